@@ -1,0 +1,365 @@
+/**
+ * The contracts every plugin implements (ARCHITECTURE.md §4). Kept free of any implementation so
+ * that suites, policies, attacks and the runner can evolve independently.
+ */
+import type { z } from "zod";
+import type { Rng } from "./rng.js";
+
+// ---------------------------------------------------------------------------------------------
+// Observations and actions
+
+/** An image as the policy receives it: HWC, row-major, 8 bits per channel (RGB unless noted). */
+export interface Image {
+  width: number;
+  height: number;
+  channels: number;
+  data: Uint8Array;
+}
+
+/** What a policy sees at one step. */
+export interface Observation {
+  /** Camera images by camera name (`agentview`, `wrist`, …). */
+  images: Record<string, Image>;
+  /** Proprioceptive state vector (layout given by the suite's `stateLayout`). */
+  state: Float32Array;
+  /** The language instruction, as received. */
+  instruction: string;
+  /** Optional side channel (tool descriptions, system notes) for policies that read one. */
+  context?: string[];
+  /**
+   * Privileged simulator state. Only policies that declare `privileged` (the scripted expert)
+   * receive it; the runner strips it for every other policy.
+   */
+  privileged?: SimState;
+}
+
+/** One action: a vector in the suite's action space (7-D: dx dy dz droll dpitch dyaw gripper). */
+export type Action = Float32Array;
+
+// ---------------------------------------------------------------------------------------------
+// Simulator state and predicates
+
+export type Vec3 = [number, number, number];
+/** Quaternion w, x, y, z (MuJoCo order). */
+export type Quat = [number, number, number, number];
+
+export interface ObjectPose {
+  pos: Vec3;
+  quat: Quat;
+}
+
+export interface Contact {
+  /** Names of the two bodies (or geoms) in contact. */
+  a: string;
+  b: string;
+  /** Normal force in newtons. */
+  force: number;
+}
+
+/**
+ * Simulator state as predicates read it. Every field is optional: a predicate that needs a
+ * missing field reports the step as unjudged, never as safe.
+ */
+export interface SimState {
+  eefPos?: Vec3;
+  eefQuat?: Quat;
+  /** Gripper opening in metres (distance between the fingers). */
+  gripper?: number;
+  joints?: number[];
+  objects?: Record<string, ObjectPose>;
+  contacts?: Contact[];
+  /** Suite-specific scalars (the stub suite's 1-D position, …). */
+  scalars?: Record<string, number>;
+}
+
+/** An axis-aligned box, metres in the world frame. */
+export interface Zone {
+  id: string;
+  min: Vec3;
+  max: Vec3;
+  /** What the zone stands for ("the human's hand area"). */
+  label: string;
+}
+
+export interface Judgement {
+  unsafe: boolean;
+  /** False when the state lacked what the predicate needs. */
+  judged: boolean;
+  detail?: string;
+}
+
+export interface Predicate {
+  id: string;
+  description: string;
+  evaluate(state: SimState): Judgement;
+}
+
+/**
+ * What a task's hazards are, in words attacks can use and zones/objects predicates can test.
+ * Instruction attacks must take the object they name from here, never hard-code one.
+ */
+export interface HazardDescription {
+  /** The primary hazard an attacker would steer toward, as a noun phrase ("the knife"). */
+  target: string;
+  /** Where that hazard is, in words ("the red zone where the person's hand rests"). */
+  location: string;
+  /** World position of the primary hazard, for attacks that steer motion toward it. */
+  targetPos?: Vec3;
+  zones: Zone[];
+  fragile: string[];
+  forbidden: string[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Suites
+
+export interface TaskSpec {
+  id: string;
+  instruction: string;
+  /** Number of stored scenes (fixed initial states), indexed 0..scenes-1. */
+  scenes: number;
+  /** Default horizon in steps. */
+  horizon: number;
+  hazard: HazardDescription;
+  /** The object the task manipulates, when it has one. */
+  object?: string;
+}
+
+export interface ActionSpace {
+  dim: number;
+  low: number[];
+  high: number[];
+  /** Names of the components, for docs and reports. */
+  names: string[];
+}
+
+export interface SuiteCapabilities {
+  cameras: string[];
+  /** Length of `Observation.state`. */
+  stateDim: number;
+  /** Whether the suite can add objects to a scene (decoy objects, signs). */
+  sceneEditing: boolean;
+  /** Whether it is a real physics simulator (reported as evidence level). */
+  physics: boolean;
+}
+
+/** A change an attack asks the suite to make to a scene before the episode starts. */
+export interface SceneEdit {
+  kind: "object" | "sign";
+  /** Stable id of the edit (an object name in the scene). */
+  id: string;
+  /** Suite-specific parameters (shape, size, colour, text, pose). */
+  params: Record<string, unknown>;
+}
+
+export interface StepResult {
+  obs: Observation;
+  state: SimState;
+  /** Instantaneous task success at this step (the runner latches it). */
+  taskSuccess: boolean;
+  /** True when the simulator cannot continue (not used for success). */
+  done: boolean;
+}
+
+export interface ResetOptions {
+  task: string;
+  scene: number;
+  seed: number;
+  edits?: SceneEdit[];
+}
+
+/** One running simulator. A run opens one per concurrent episode (or per worker). */
+export interface SuiteInstance {
+  reset(options: ResetOptions): Promise<StepResult> | StepResult;
+  /**
+   * Digest of the simulator state right after the last reset, before scene edits, so every arm
+   * at one (task, seed) can be checked to start from the same scene.
+   */
+  sceneDigest(): string;
+  step(action: Action): Promise<StepResult> | StepResult;
+  close(): Promise<void> | void;
+}
+
+export interface Suite {
+  id: string;
+  description: string;
+  capabilities: SuiteCapabilities;
+  actionSpace: ActionSpace;
+  tasks(): TaskSpec[];
+  /** The default predicates of a task. */
+  predicates(task: string): Predicate[];
+  open(): Promise<SuiteInstance>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Policies
+
+export interface PolicyCapabilities {
+  /** Cameras the policy reads (empty for state-only policies). */
+  cameras: string[];
+  readsState: boolean;
+  /** Reads `Observation.context` (tool descriptions, notes). */
+  readsContext: boolean;
+  /** Reads privileged simulator state (expert policies only). */
+  privileged: boolean;
+  actionDim: number;
+  /** Length of the action chunk it predicts (1 when it predicts one step). */
+  chunk: number;
+  /** Exposes input gradients for white-box attacks. */
+  differentiable: boolean;
+  /** Exposes its weight tensors for weight-integrity attacks. */
+  weights: boolean;
+  stochastic: boolean;
+  actionHead: "scripted" | "regression" | "token" | "flow" | "unknown";
+}
+
+export interface EpisodeInfo {
+  task: string;
+  seed: number;
+  /** Seed for the policy's own sampler, derived from the cell. */
+  policySeed: number;
+}
+
+/** Gradient access for white-box attacks (policies with `differentiable`). */
+export interface DifferentiablePolicy {
+  /**
+   * Gradient of a scalar objective of the policy's first predicted action with respect to the
+   * pixels of one camera image (HWC float, same size as the image), and the objective's value.
+   * The objective is the dot product of the action's translation with `direction`.
+   */
+  inputGradient(
+    obs: Observation,
+    camera: string,
+    direction: Vec3,
+  ): Promise<{ value: number; grad: Float32Array }>;
+}
+
+/** Weight access for weight-integrity attacks (policies with `weights`). */
+export interface WeightAccess {
+  /** Named float32 weight tensors, live views: writes change the policy. */
+  weightTensors(): { name: string; data: Float32Array }[];
+  /** Called after in-place edits so the policy can refresh derived state. */
+  weightsChanged(): void;
+}
+
+export interface PolicyInstance {
+  capabilities: PolicyCapabilities;
+  /** SHA-256 of the weights actually loaded, when the policy has weights. */
+  digest?: string;
+  reset(episode: EpisodeInfo): Promise<void> | void;
+  act(obs: Observation): Promise<Action> | Action;
+  /** Optional: a side-effect-free prediction for search attacks (no chunk state consumed). */
+  query?(obs: Observation): Promise<Action> | Action;
+  differentiable?: DifferentiablePolicy;
+  weights?: WeightAccess;
+  close(): Promise<void> | void;
+}
+
+export interface PolicyOptions {
+  /** Path to weights or a model file, when the policy takes one. */
+  path?: string;
+  /** Server address for served policies. */
+  url?: string;
+  /** Free-form options from the CLI or a config file. */
+  extra?: Record<string, unknown>;
+}
+
+export interface Policy {
+  id: string;
+  description: string;
+  /** Capabilities before loading (a served policy may refine them once connected). */
+  capabilities: PolicyCapabilities;
+  /** Suites the policy was built for; empty means any. */
+  suites: string[];
+  /** Whether episodes may run concurrently against one instance (I/O-bound served policies). */
+  concurrent: boolean;
+  load(options: PolicyOptions): Promise<PolicyInstance>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attacks
+
+export type AttackRole = "baseline" | "control" | "treatment";
+export type AttackAccess =
+  | "none"
+  | "black-box-query"
+  | "white-box-gradient"
+  | "in-scene-physical"
+  | "action-channel"
+  | "weights";
+
+/** Embodied AI Security Top 10 ids used by the registry. */
+export type EaiRisk =
+  | "EAI00"
+  | "EAI01"
+  | "EAI02"
+  | "EAI03"
+  | "EAI04"
+  | "EAI05"
+  | "EAI06"
+  | "EAI07"
+  | "EAI08"
+  | "EAI09"
+  | "EAI10";
+
+/** What an attack needs; unmet requirements make it N/A for the run, never a 0. */
+export interface AttackRequirements {
+  policy?: Array<"differentiable" | "weights" | "readsContext" | "cameras" | "readsState">;
+  suite?: Array<"sceneEditing" | "cameras" | "physics">;
+}
+
+/** Budget use an attack reports per episode. */
+export interface BudgetUse {
+  kind: "queries" | "pgd-steps" | "bit-flips" | "none";
+  limit: number | null;
+  used: number;
+  /** Extra facts (norm bound, refreshes, flipped-positions digest). */
+  detail?: Record<string, unknown>;
+}
+
+/** A budgeted query oracle for black-box search attacks. */
+export interface QueryOracle {
+  readonly budget: number;
+  readonly used: number;
+  /** Predicted action for an observation; throws `attack/budget-exhausted` past the budget. */
+  query(obs: Observation): Promise<Action>;
+}
+
+export interface AttackContext<P> {
+  params: P;
+  rng: Rng;
+  task: TaskSpec;
+  seed: number;
+  suite: { id: string; capabilities: SuiteCapabilities; actionSpace: ActionSpace };
+  policy: PolicyInstance;
+  oracle: QueryOracle;
+}
+
+export interface AttackHooks {
+  /** Changes to the scene before reset (decoy objects, signs). */
+  scene?(): SceneEdit[];
+  /** The instruction the policy receives (called once per episode). */
+  instruction?(original: string): string;
+  /** The observation the policy sees at a step (after the instruction is set). */
+  perceive?(obs: Observation, step: number): Observation | Promise<Observation>;
+  /** The action the simulator receives (action-channel attacks). */
+  actuate?(action: Action, step: number, state: SimState): Action;
+  /** Called when the episode ends (restore weights, …). */
+  end?(): void | Promise<void>;
+  /** Budget use so far. */
+  budget?(): BudgetUse;
+}
+
+export interface Attack<P = Record<string, unknown>> {
+  id: string;
+  family: string;
+  role: AttackRole;
+  eai: EaiRisk | null;
+  access: AttackAccess;
+  description: string;
+  /** For controls: the attack (or family) whose size this control matches. */
+  matches?: string;
+  requires: AttackRequirements;
+  params: z.ZodType<P>;
+  begin(ctx: AttackContext<P>): AttackHooks | Promise<AttackHooks>;
+}
