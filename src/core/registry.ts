@@ -31,10 +31,11 @@ export function unknownName(
   valid: readonly string[],
   listCommand: string,
   code: ErrorCode,
+  where = "",
 ): ProvaelError {
   const near = closest(name, valid);
   const suggestion = near.length > 0 ? ` (did you mean ${near.map((n) => `'${n}'`).join(", ")}?)` : "";
-  return new ProvaelError(code, `unknown ${kind} '${name}'${suggestion}`, {
+  return new ProvaelError(code, `unknown ${kind} '${name}'${where}${suggestion}`, {
     details: { kind, name, closest: near },
     hint: `run \`${listCommand}\` to see every ${kind}`,
   });

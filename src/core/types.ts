@@ -330,6 +330,7 @@ export interface AttackContext<P> {
   rng: Rng;
   task: TaskSpec;
   seed: number;
+  repeat: number;
   suite: { id: string; capabilities: SuiteCapabilities; actionSpace: ActionSpace };
   policy: PolicyInstance;
   oracle: QueryOracle;

@@ -1,0 +1,57 @@
+/** The attack registry: one import and one entry per attack. Everything else derives from it. */
+import { ProvaelError } from "../core/errors.js";
+import { Registry, unknownName } from "../core/registry.js";
+import type { Attack } from "../core/types.js";
+import { benignReword, declarativeText, nonsenseText, roleplayNoTarget, scrambledText } from "./control.js";
+import { goalSubstitution, paraphrase, roleplay } from "./instruction.js";
+import { none } from "./none.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: the registry holds attacks of every params type.
+type AnyAttack = Attack<any>;
+
+export const attacks = new Registry<AnyAttack>(
+  "attack",
+  [
+    none,
+    benignReword,
+    nonsenseText,
+    scrambledText,
+    roleplayNoTarget,
+    declarativeText,
+    roleplay,
+    goalSubstitution,
+    paraphrase,
+  ],
+  "provael list-attacks",
+  "config/unknown-attack",
+);
+
+/** Families in registry order. */
+export function families(): string[] {
+  return [...new Set(attacks.items.map((a) => a.family))];
+}
+
+/**
+ * Expands a comma-separated list of attack ids and family names into attack ids, in registry
+ * order, without duplicates.
+ */
+export function resolveAttacks(spec: string[]): string[] {
+  const wanted = new Set<string>();
+  for (const raw of spec) {
+    const name = raw.trim();
+    if (name === "") continue;
+    if (attacks.has(name)) {
+      wanted.add(name);
+    } else if (families().includes(name)) {
+      for (const a of attacks.items) if (a.family === name) wanted.add(a.id);
+    } else {
+      throw unknownName("attack or family", name, [...attacks.ids(), ...families()], "provael list-attacks", "config/unknown-attack");
+    }
+  }
+  if (wanted.size === 0) {
+    throw new ProvaelError("config/invalid", "the attack list is empty", {
+      hint: "pass --attacks with at least one attack or family, e.g. --attacks none,instruction",
+    });
+  }
+  return attacks.ids().filter((id) => wanted.has(id));
+}

@@ -1,0 +1,151 @@
+import { join } from "node:path";
+import type { Command } from "commander";
+import { resolveAttacks } from "../attacks/index.js";
+import { systemClock } from "../core/clock.js";
+import { DEFAULTS } from "../config/defaults.js";
+import type { Report } from "../report/build.js";
+import { formatRate } from "../report/format.js";
+import { displayOrder } from "../report/markdown.js";
+import type { PlanSpec, Termination } from "../runner/plan.js";
+import { runAttack } from "../runner/run.js";
+import { suites } from "../suites/index.js";
+import { policies } from "../policies/index.js";
+import { EXIT } from "./exit.js";
+import { choice, integer, list } from "./parse.js";
+import { progressBar } from "./progress.js";
+import { textTable } from "./table.js";
+
+interface AttackFlags {
+  policy: string;
+  suite: string;
+  attacks: string[];
+  tasks?: string[];
+  seeds: number;
+  seed: number;
+  repeats: number;
+  horizon?: number;
+  termination: Termination;
+  concurrency: number;
+  scenePin: number;
+  out?: string;
+  resume?: boolean;
+  json?: boolean;
+  policyPath?: string;
+  policyUrl?: string;
+}
+
+function defaultOut(policy: string, suite: string): string {
+  const stamp = new Date(systemClock.now()).toISOString().replace(/[-:]/g, "").replace(/\..*/, "").replace("T", "-");
+  return join("runs", `${policy}-${suite}-${stamp}`);
+}
+
+/** The arms table printed at the end of a run. */
+export function armsTable(report: Report): string {
+  const rows = displayOrder(report).map((name) => {
+    const a = report.arms[name];
+    if (!a) return [name];
+    const na = a.episodes - a.not_applicable === 0;
+    return [
+      a.role === "control" ? `  ${name}` : name,
+      a.role,
+      na ? "N/A" : formatRate(a.unsafe),
+      na ? "N/A" : formatRate(a.task_success),
+      String(a.errors),
+      a.vs_baseline?.bh_q == null ? "—" : a.vs_baseline.bh_q < 0.001 ? "<0.001" : a.vs_baseline.bh_q.toFixed(3),
+    ];
+  });
+  return textTable(["arm", "role", "unsafe (95% Wilson)", "task success", "errors", "BH q"], rows);
+}
+
+export function summaryLines(report: Report): string[] {
+  const s = report.summary;
+  return [
+    `attack success (treatment): ${formatRate(s.treatment_unsafe)}`,
+    `benign floor (none):        ${formatRate(s.baseline_unsafe)}`,
+    `controls:                   ${formatRate(s.control_unsafe)}`,
+    `clean task success:         ${formatRate(s.clean_task_success)}`,
+    ...(s.preliminary ? ["preliminary: fewer than 5 seeds"] : []),
+  ];
+}
+
+export function registerAttack(program: Command): void {
+  program
+    .command("attack")
+    .description("play tasks × arms × seeds episodes and write a run directory with report.json")
+    .option("--policy <id>", "policy under test (provael list-policies)", DEFAULTS.policy)
+    .option("--suite <id>", "suite to play (provael list-suites)", DEFAULTS.suite)
+    .option("--attacks <list>", "attacks or families, comma-separated (provael list-attacks)", list, [...DEFAULTS.attacks])
+    .option("--tasks <list>", "tasks to play, comma-separated (default: all of the suite's)", list)
+    .option("--seeds <n>", "number of seeds per (task, arm)", integer("--seeds", { min: 1 }), DEFAULTS.seeds)
+    .option("--seed <n>", "first seed", integer("--seed", { min: 0 }), DEFAULTS.seed)
+    .option("--repeats <n>", "episodes per seed", integer("--repeats", { min: 1 }), DEFAULTS.repeats)
+    .option("--horizon <n>", "steps per episode (default: each task's)", integer("--horizon", { min: 1 }))
+    .option("--termination <rule>", "fixed-horizon or first-event", choice("--termination", ["fixed-horizon", "first-event"] as const), DEFAULTS.termination)
+    .option("--concurrency <n>", "episodes in flight at once", integer("--concurrency", { min: 1 }), DEFAULTS.concurrency)
+    .option("--scene-pin <n>", "scene offset: seed s plays scene (pin + s) mod N", integer("--scene-pin", { min: 0 }), DEFAULTS.scenePin)
+    .option("--policy-path <path>", "weights or model file for the policy")
+    .option("--policy-url <url>", "server address for a served policy")
+    .option("--out <dir>", "run directory (default: runs/<policy>-<suite>-<time>)")
+    .option("--resume", "finish the run in --out, skipping finished cells")
+    .option("--json", "print a JSON summary instead of tables")
+    .action(async (flags: AttackFlags) => {
+      const suite = suites.get(flags.suite);
+      policies.get(flags.policy);
+      const arms = resolveAttacks(flags.attacks);
+      const plan: PlanSpec = {
+        policy: flags.policy,
+        suite: flags.suite,
+        tasks: flags.tasks ?? suite.tasks().map((t) => t.id),
+        arms,
+        seed: flags.seed,
+        seeds: flags.seeds,
+        repeats: flags.repeats,
+        horizon: flags.horizon ?? null,
+        termination: flags.termination,
+        scenePin: flags.scenePin,
+        policyOptions: {
+          ...(flags.policyPath ? { path: flags.policyPath } : {}),
+          ...(flags.policyUrl ? { url: flags.policyUrl } : {}),
+        },
+        attackParams: {},
+      };
+      const out = flags.out ?? defaultOut(flags.policy, flags.suite);
+      const bar = progressBar(Boolean(process.stderr.isTTY) && !flags.json);
+      let result: Awaited<ReturnType<typeof runAttack>>;
+      try {
+        result = await runAttack({
+          plan,
+          out,
+          resume: Boolean(flags.resume),
+          concurrency: flags.concurrency,
+          policyOptions: {
+            ...(flags.policyPath ? { path: flags.policyPath } : {}),
+            ...(flags.policyUrl ? { url: flags.policyUrl } : {}),
+          },
+          commandLine: process.argv.slice(1),
+          onProgress: (d, t) => bar.update(d, t),
+        });
+      } finally {
+        bar.stop();
+      }
+      if (result.alreadyComplete) {
+        if (flags.json) process.stdout.write(`${JSON.stringify({ out, complete: true, played: 0 })}\n`);
+        else process.stdout.write(`${out} is already complete; nothing to do (see ${join(out, "report.md")})\n`);
+        return;
+      }
+      const report = result.report;
+      if (!report) {
+        process.stderr.write(`provael: run stopped with ${result.total - result.played} episode(s) left; finish it with --resume --out ${out}\n`);
+        process.exitCode = EXIT.incomplete;
+        return;
+      }
+      if (flags.json) {
+        process.stdout.write(
+          `${JSON.stringify({ out, report_digest: result.reportDigest, played: result.played, summary: report.summary, arms: report.arms }, null, 2)}\n`,
+        );
+        return;
+      }
+      process.stdout.write(`\n${armsTable(report)}\n\n${summaryLines(report).join("\n")}\n\n`);
+      process.stdout.write(`wrote ${out}/report.json (${result.reportDigest}), report.md, trajectories.jsonl, execution-manifest.json\n`);
+    });
+}

@@ -1,0 +1,85 @@
+import type { Command } from "commander";
+import { attacks } from "../attacks/index.js";
+import { policies } from "../policies/index.js";
+import { suites } from "../suites/index.js";
+import { textTable } from "./table.js";
+
+const print = (json: boolean | undefined, data: unknown, text: () => string) =>
+  process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${text()}\n`);
+
+export function registerList(program: Command): void {
+  program
+    .command("list-attacks")
+    .description("every registered attack with family, role, EAI risk, access and requirements")
+    .option("--json", "print JSON")
+    .action((flags: { json?: boolean }) => {
+      const data = attacks.items.map((a) => ({
+        id: a.id,
+        family: a.family,
+        role: a.role,
+        eai: a.eai,
+        access: a.access,
+        requires: a.requires,
+        matches: a.matches ?? null,
+        defaults: a.params.parse({}),
+        description: a.description,
+      }));
+      print(flags.json, data, () =>
+        textTable(
+          ["attack", "family", "role", "EAI", "access", "requires", "matches", "description"],
+          data.map((a) => [
+            a.id,
+            a.family,
+            a.role,
+            a.eai ?? "—",
+            a.access,
+            [...(a.requires.policy ?? []).map((r: string) => `policy:${r}`), ...(a.requires.suite ?? []).map((r: string) => `suite:${r}`)].join(",") || "—",
+            a.matches ?? "—",
+            a.description,
+          ]),
+        ),
+      );
+    });
+  program
+    .command("list-policies")
+    .description("every registered policy with its capabilities")
+    .option("--json", "print JSON")
+    .action((flags: { json?: boolean }) => {
+      const data = policies.items.map((p) => ({ id: p.id, description: p.description, capabilities: p.capabilities, suites: p.suites }));
+      print(flags.json, data, () =>
+        textTable(
+          ["policy", "reads", "action", "suites", "description"],
+          data.map((p) => [
+            p.id,
+            [...p.capabilities.cameras, ...(p.capabilities.readsState ? ["state"] : []), ...(p.capabilities.privileged ? ["privileged"] : [])].join(",") || "—",
+            `${p.capabilities.actionDim}-D×${p.capabilities.chunk}`,
+            p.suites.join(",") || "any",
+            p.description,
+          ]),
+        ),
+      );
+    });
+  program
+    .command("list-suites")
+    .description("every registered suite with its tasks")
+    .option("--json", "print JSON")
+    .action((flags: { json?: boolean }) => {
+      const data = suites.items.map((s) => ({
+        id: s.id,
+        description: s.description,
+        capabilities: s.capabilities,
+        tasks: s.tasks().map((t) => ({ id: t.id, instruction: t.instruction, scenes: t.scenes, horizon: t.horizon, hazard: t.hazard.target })),
+      }));
+      print(flags.json, data, () =>
+        data
+          .map(
+            (s) =>
+              `${s.id}: ${s.description}\n${textTable(
+                ["task", "instruction", "scenes", "horizon", "hazard"],
+                s.tasks.map((t) => [t.id, t.instruction, String(t.scenes), String(t.horizon), t.hazard]),
+              )}`,
+          )
+          .join("\n\n"),
+      );
+    });
+}

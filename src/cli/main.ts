@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+/** The `provael` command line: parse, call the library, print. */
+import { Command, CommanderError } from "commander";
+import { TOOL_VERSION } from "../core/package-root.js";
+import { PROTOCOL, REPORT_SCHEMA } from "../report/build.js";
+import { registerAttack } from "./attack.js";
+import { EXIT, reportError } from "./exit.js";
+import { registerList } from "./list.js";
+import { registerReport } from "./report.js";
+
+export function buildProgram(): Command {
+  const program = new Command("provael")
+    .description("Red-team Vision-Language-Action robot policies in simulation, with honest statistics")
+    .version(TOOL_VERSION, "-V, --version")
+    .showSuggestionAfterError(true)
+    .exitOverride();
+  registerAttack(program);
+  registerReport(program);
+  registerList(program);
+  program
+    .command("version")
+    .description("print the tool version, protocol and report schema")
+    .option("--json", "print JSON")
+    .action((flags: { json?: boolean }) => {
+      const info = { tool_version: TOOL_VERSION, protocol: PROTOCOL, report_schema: REPORT_SCHEMA, node: process.version };
+      process.stdout.write(flags.json ? `${JSON.stringify(info)}\n` : `provael ${TOOL_VERSION} (protocol ${PROTOCOL}, report ${REPORT_SCHEMA}, node ${process.version})\n`);
+    });
+  return program;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  const json = argv.includes("--json");
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === "number" ? process.exitCode : EXIT.ok;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // Help and version output are not errors; everything else commander rejects is bad input.
+      return e.exitCode === 0 || e.code === "commander.helpDisplayed" || e.code === "commander.version" ? EXIT.ok : EXIT.usage;
+    }
+    // Commander wraps errors thrown by option parsers; unwrap to print ours.
+    return reportError(e, json);
+  }
+}
+
+main(process.argv).then((code) => {
+  process.exitCode = code;
+});

@@ -1,0 +1,19 @@
+import type { Rate } from "./build.js";
+
+/** "12.5%" or "N/A" when the rate has no denominator. */
+export function pct(value: number | null): string {
+  return value === null ? "N/A" : `${(value * 100).toFixed(1)}%`;
+}
+
+/** "3/10 = 30.0% [10.8–60.3%]" */
+export function formatRate(r: Rate): string {
+  if (r.rate === null || r.interval === null) return `N/A (0 judged)`;
+  return `${r.successes}/${r.n} = ${pct(r.rate)} [${pct(r.interval.low).replace("%", "")}–${pct(r.interval.high)}]`;
+}
+
+/** A p-value in fixed or scientific notation. */
+export function formatP(p: number | null): string {
+  if (p === null) return "—";
+  if (p >= 0.001) return p.toFixed(3);
+  return p.toExponential(1);
+}

@@ -1,0 +1,106 @@
+/**
+ * A plan is tasks × arms × seeds × repeats. Cells have stable ids (a digest of their fields), so
+ * a cell means the same thing in every process, shard and resume.
+ */
+import { digestJson } from "../core/digest.js";
+import { ProvaelError } from "../core/errors.js";
+import { unknownName } from "../core/registry.js";
+
+export type Termination = "fixed-horizon" | "first-event";
+
+export interface PlanSpec {
+  policy: string;
+  suite: string;
+  tasks: string[];
+  arms: string[];
+  seed: number;
+  seeds: number;
+  repeats: number;
+  /** Steps per episode; null means each task's own default horizon. */
+  horizon: number | null;
+  termination: Termination;
+  scenePin: number;
+  /** Policy options that change behaviour (path, replan, …); recorded so a resume must match. */
+  policyOptions: Record<string, unknown>;
+  /** Per-arm attack parameters that differ from the defaults (budgets, bounds). */
+  attackParams: Record<string, Record<string, unknown>>;
+}
+
+export interface Cell {
+  id: string;
+  task: string;
+  arm: string;
+  seed: number;
+  repeat: number;
+}
+
+/** Stable id of a cell: the first 20 hex digits of the digest of its fields. */
+export function cellId(task: string, arm: string, seed: number, repeat: number): string {
+  return `c${digestJson({ arm, repeat, seed, task }).slice(7, 27)}`;
+}
+
+/** Cells in canonical order: task, then arm, then seed, then repeat. */
+export function planCells(spec: PlanSpec): Cell[] {
+  const cells: Cell[] = [];
+  for (const task of spec.tasks) {
+    for (const arm of spec.arms) {
+      for (let s = 0; s < spec.seeds; s++) {
+        for (let r = 0; r < spec.repeats; r++) {
+          const seed = spec.seed + s;
+          cells.push({ id: cellId(task, arm, seed, r), task, arm, seed, repeat: r });
+        }
+      }
+    }
+  }
+  return cells;
+}
+
+/** Digest identifying a plan; two runs with one plan digest play the same cells. */
+export function planDigest(spec: PlanSpec): string {
+  return digestJson(spec);
+}
+
+/** Checks the numeric fields of a plan and the task list against the suite's tasks. */
+export function validatePlan(spec: PlanSpec, suiteTasks: string[]): void {
+  const positive = (name: string, v: number | null) => {
+    if (v !== null && (!Number.isInteger(v) || v < 1)) {
+      throw new ProvaelError("config/invalid", `--${name} must be a positive integer, got ${v}`, {
+        details: { field: name, value: v },
+        hint: `pass --${name} 1 or more`,
+      });
+    }
+  };
+  positive("seeds", spec.seeds);
+  positive("repeats", spec.repeats);
+  positive("horizon", spec.horizon);
+  if (!Number.isInteger(spec.seed) || spec.seed < 0) {
+    throw new ProvaelError("config/invalid", `--seed must be a non-negative integer, got ${spec.seed}`, {
+      hint: "pass --seed 0 or more",
+    });
+  }
+  if (!Number.isInteger(spec.scenePin) || spec.scenePin < 0) {
+    throw new ProvaelError("config/invalid", `--scene-pin must be a non-negative integer, got ${spec.scenePin}`);
+  }
+  if (spec.tasks.length === 0) {
+    throw new ProvaelError("config/invalid", "the task list is empty", { hint: "omit --tasks to run every task" });
+  }
+  for (const t of spec.tasks) {
+    if (!suiteTasks.includes(t)) {
+      throw unknownName("task", t, suiteTasks, "provael list-suites", "config/unknown-task", ` in suite '${spec.suite}'`);
+    }
+  }
+  if (new Set(spec.tasks).size !== spec.tasks.length) {
+    throw new ProvaelError("config/invalid", "a task is listed twice in --tasks");
+  }
+}
+
+/** Field-by-field differences between two plans, for resume and merge errors. */
+export function planDifferences(a: PlanSpec, b: PlanSpec): string[] {
+  const diffs: string[] = [];
+  for (const key of Object.keys(a) as (keyof PlanSpec)[]) {
+    if (digestJson(a[key] ?? null) !== digestJson(b[key] ?? null)) {
+      diffs.push(`${key}: ${JSON.stringify(a[key])} vs ${JSON.stringify(b[key])}`);
+    }
+  }
+  return diffs;
+}

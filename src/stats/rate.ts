@@ -1,0 +1,75 @@
+import { anytimeInterval } from "./anytime.js";
+import { assertOpenUnit, assertSuccesses } from "./validate.js";
+import { wilsonInterval } from "./wilson.js";
+
+/** A Wilson score interval as stored in a report. */
+export interface WilsonRateInterval {
+  method: "wilson";
+  confidence: number;
+  low: number;
+  high: number;
+}
+
+/** An anytime-valid (Beta(1, 1)-mixture) interval as stored in a report. */
+export interface AnytimeRateInterval {
+  method: "beta-binomial-mixture";
+  alpha: number;
+  low: number;
+  high: number;
+}
+
+/**
+ * The report's RATE object. `rate` and the intervals are null when n = 0: no episodes means no
+ * estimate, which is not the same as a rate of 0. `anytime` is present only when asked for.
+ */
+export interface Rate {
+  successes: number;
+  n: number;
+  rate: number | null;
+  interval: WilsonRateInterval | null;
+  anytime?: AnytimeRateInterval | null;
+}
+
+/** Options of {@link rate}. */
+export interface RateOptions {
+  /** Confidence level of the Wilson interval; default 0.95. */
+  confidence?: number;
+  /** Include the anytime-valid interval; default false. */
+  anytime?: boolean;
+  /** Alpha of the anytime-valid interval; default 0.05. */
+  alpha?: number;
+}
+
+/**
+ * Builds a report RATE: the counts, the point estimate s/n, its Wilson interval and, with
+ * `{ anytime: true }`, Robbins' anytime-valid interval. n = 0 gives nulls, never 0.
+ *
+ * @example
+ *   rate(3, 10, { anytime: true });
+ *   // { successes: 3, n: 10, rate: 0.3,
+ *   //   interval: { method: "wilson", confidence: 0.95, low: ≈0.1078, high: ≈0.6032 },
+ *   //   anytime: { method: "beta-binomial-mixture", alpha: 0.05, low: …, high: … } }
+ *   rate(0, 0); // { successes: 0, n: 0, rate: null, interval: null }
+ */
+export function rate(successes: number, n: number, options: RateOptions = {}): Rate {
+  const confidence = options.confidence ?? 0.95;
+  const alpha = options.alpha ?? 0.05;
+  assertSuccesses("rate", successes, n);
+  assertOpenUnit("rate", "confidence", confidence);
+  assertOpenUnit("rate", "alpha", alpha);
+  const empty = n === 0;
+  const out: Rate = {
+    successes,
+    n,
+    rate: empty ? null : successes / n,
+    interval: empty
+      ? null
+      : { method: "wilson", confidence, ...wilsonInterval(successes, n, { confidence }) },
+  };
+  if (options.anytime === true) {
+    out.anytime = empty
+      ? null
+      : { method: "beta-binomial-mixture", alpha, ...anytimeInterval(successes, n, { alpha }) };
+  }
+  return out;
+}

@@ -1,0 +1,130 @@
+import { spawn } from "node:child_process";
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { CLI, runCli } from "../support/cli.js";
+import { tempDir } from "../support/tmp.js";
+
+const QUICK = ["attack", "--policy", "stub", "--suite", "stub", "--attacks", "none,control,instruction", "--seeds", "10"];
+const read = (dir: string, f = "report.json") => readFileSync(join(dir, f), "utf8");
+
+describe("provael attack (built CLI)", () => {
+  it("prints the arms table and gives identical bytes across processes and concurrency", () => {
+    const a = tempDir();
+    const b = tempDir();
+    const r1 = runCli([...QUICK, "--concurrency", "1", "--out", join(a, "run")]);
+    const r2 = runCli([...QUICK, "--concurrency", "8", "--out", join(b, "run")]);
+    expect(r1.code).toBe(0);
+    expect(r2.code).toBe(0);
+    expect(r1.stdout).toContain("goal_substitution");
+    expect(r1.stdout).toContain("benign floor");
+    expect(r1.stderr).toBe(""); // no progress bar when not a TTY
+    expect(read(join(a, "run"))).toBe(read(join(b, "run")));
+    for (const f of ["report.md", "trajectories.jsonl", "execution-manifest.json", "journal.jsonl"]) {
+      expect(existsSync(join(a, "run", f)), f).toBe(true);
+    }
+  });
+
+  it("finishes a SIGKILLed run with --resume to identical bytes", async () => {
+    const dir = tempDir();
+    const big = ["attack", "--policy", "stub", "--suite", "stub", "--attacks", "none,control,instruction", "--seeds", "150"];
+    const whole = runCli([...big, "--out", join(dir, "whole")]);
+    expect(whole.code).toBe(0);
+    const out = join(dir, "killed");
+    const child = spawn(process.execPath, [CLI, ...big, "--out", out], { stdio: "ignore" });
+    const journal = join(out, "journal.jsonl");
+    await new Promise<void>((resolve, reject) => {
+      const started = Date.now();
+      const timer = setInterval(() => {
+        const lines = existsSync(journal) ? readFileSync(journal, "utf8").split("\n").length : 0;
+        if (lines > 200) {
+          clearInterval(timer);
+          child.kill("SIGKILL");
+          resolve();
+        } else if (Date.now() - started > 60_000) {
+          clearInterval(timer);
+          reject(new Error("journal never grew"));
+        }
+      }, 5);
+    });
+    await new Promise((r) => child.on("exit", r));
+    expect(existsSync(join(out, "report.json"))).toBe(false);
+    // Simulate the torn write a crash can leave behind.
+    appendFileSync(journal, '{"type":"episode","record":{"cell":"c');
+    const refused = runCli([...big, "--out", out]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("partial run");
+    const resumed = runCli([...big, "--out", out, "--resume"]);
+    expect(resumed.code).toBe(0);
+    expect(read(out)).toBe(read(join(dir, "whole")));
+    expect(read(out, "trajectories.jsonl")).toBe(read(join(dir, "whole"), "trajectories.jsonl"));
+    const again = runCli([...big, "--out", out, "--resume"]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("already complete");
+  }, 180_000);
+
+  it("prints a JSON summary with --json", () => {
+    const dir = tempDir();
+    const r = runCli([...QUICK, "--seeds", "2", "--json", "--out", join(dir, "run")]);
+    expect(r.code).toBe(0);
+    const parsed = JSON.parse(r.stdout) as { summary: { preliminary: boolean }; report_digest: string };
+    expect(parsed.summary.preliminary).toBe(true);
+    expect(parsed.report_digest).toMatch(/^sha256:/);
+  });
+});
+
+describe("bad input", () => {
+  const cases: [string, string[], RegExp][] = [
+    ["unknown policy", ["attack", "--policy", "stubb"], /unknown policy 'stubb' \(did you mean 'stub'\?\)[\s\S]*provael list-policies/],
+    ["unknown suite", ["attack", "--suite", "stb"], /unknown suite 'stb'[\s\S]*list-suites/],
+    ["unknown attack", ["attack", "--attacks", "none,rolepay"], /unknown attack or family 'rolepay' \(did you mean 'roleplay'/],
+    ["unknown task", ["attack", "--tasks", "fetch_cp"], /unknown task 'fetch_cp' in suite 'stub' \(did you mean 'fetch_cup'/],
+    ["zero seeds", ["attack", "--seeds", "0"], /--seeds must be an integer ≥ 1, got '0'/],
+    ["negative horizon", ["attack", "--horizon", "-3"], /--horizon must be an integer ≥ 1/],
+    ["zero concurrency", ["attack", "--concurrency", "0"], /--concurrency must be an integer ≥ 1/],
+    ["empty attack list", ["attack", "--attacks", ","], /attack list is empty/],
+    ["bad termination", ["attack", "--termination", "never"], /--termination must be one of/],
+  ];
+  for (const [name, args, pattern] of cases) {
+    it(`${name}: exit 2 with a clear message and no stack trace`, () => {
+      const dir = tempDir();
+      const r = runCli([...args, "--out", join(dir, "run")]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(pattern);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(existsSync(join(dir, "run", "report.json"))).toBe(false);
+    });
+  }
+
+  it("report on a missing run exits 2 and says what to pass", () => {
+    const r = runCli(["report", "--in", tempDir()]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/holds no Provael run/);
+  });
+});
+
+describe("listing and reporting", () => {
+  it("lists attacks, policies and suites as JSON", () => {
+    for (const cmd of ["list-attacks", "list-policies", "list-suites"]) {
+      const r = runCli([cmd, "--json"]);
+      expect(r.code, cmd).toBe(0);
+      expect(Array.isArray(JSON.parse(r.stdout)), cmd).toBe(true);
+    }
+    const attacks = JSON.parse(runCli(["list-attacks", "--json"]).stdout) as { id: string; matches: string | null; role: string }[];
+    expect(attacks.find((a) => a.id === "benign_reword")?.matches).toBe("paraphrase");
+  });
+
+  it("re-renders a finished run as markdown or JSON", () => {
+    const dir = tempDir();
+    expect(runCli([...QUICK, "--seeds", "2", "--out", join(dir, "run")]).code).toBe(0);
+    const md = runCli(["report", "--in", join(dir, "run")]);
+    expect(md.stdout).toBe(read(join(dir, "run"), "report.md"));
+    const json = runCli(["report", "--in", join(dir, "run"), "--format", "json"]);
+    expect(JSON.parse(json.stdout)).toEqual(JSON.parse(read(join(dir, "run"))));
+  });
+
+  it("prints the version", () => {
+    const r = runCli(["version", "--json"]);
+    expect(JSON.parse(r.stdout)).toMatchObject({ protocol: "provael-redteam/v2", report_schema: "provael.report/1" });
+  });
+});

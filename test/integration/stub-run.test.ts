@@ -1,0 +1,151 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { describe, expect, it } from "vitest";
+import { resolveAttacks } from "../../src/attacks/index.js";
+import { ProvaelError } from "../../src/core/errors.js";
+import { readJournal } from "../../src/runner/journal.js";
+import type { PlanSpec } from "../../src/runner/plan.js";
+import { runAttack } from "../../src/runner/run.js";
+import { tempDir } from "../support/tmp.js";
+
+const plan = (over: Partial<PlanSpec> = {}): PlanSpec => ({
+  policy: "stub",
+  suite: "stub",
+  tasks: ["fetch_cup", "wipe_plate", "grab_sponge"],
+  arms: resolveAttacks(["none", "control", "instruction"]),
+  seed: 0,
+  seeds: 6,
+  repeats: 1,
+  horizon: null,
+  termination: "fixed-horizon",
+  scenePin: 0,
+  policyOptions: {},
+  attackParams: {},
+  ...over,
+});
+
+async function run(out: string, over: Partial<PlanSpec> = {}, extra: { concurrency?: number; resume?: boolean; maxEpisodes?: number } = {}) {
+  return runAttack({
+    plan: plan(over),
+    out,
+    resume: extra.resume ?? false,
+    concurrency: extra.concurrency ?? 1,
+    policyOptions: {},
+    commandLine: ["test"],
+    ...(extra.maxEpisodes === undefined ? {} : { maxEpisodes: extra.maxEpisodes }),
+  });
+}
+
+const bytes = (dir: string, file = "report.json") => readFileSync(join(dir, file), "utf8");
+
+describe("a stub run", () => {
+  it("gives the same report bytes with concurrency 1 and 8", async () => {
+    const a = tempDir();
+    const b = tempDir();
+    await run(a, {}, { concurrency: 1 });
+    await run(b, {}, { concurrency: 8 });
+    expect(bytes(a)).toBe(bytes(b));
+    expect(bytes(a, "trajectories.jsonl")).toBe(bytes(b, "trajectories.jsonl"));
+  });
+
+  it("resumes a stopped run to identical bytes", async () => {
+    const whole = tempDir();
+    const parts = tempDir();
+    await run(whole);
+    const first = await run(parts, {}, { maxEpisodes: 40, concurrency: 3 });
+    expect(first.report).toBeNull();
+    expect(readJournal(join(parts, "journal.jsonl")).episodes).toHaveLength(40);
+    const second = await run(parts, {}, { resume: true });
+    expect(second.played).toBe(first.total - 40);
+    expect(bytes(parts)).toBe(bytes(whole));
+  });
+
+  it("validates against the committed JSON Schema", async () => {
+    const out = tempDir();
+    await run(out, { seeds: 2 });
+    const schema = JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "schema", "report.schema.json"), "utf8"));
+    const ajv = new Ajv2020({ allErrors: true, strict: false });
+    const validate = ajv.compile(schema);
+    const ok = validate(JSON.parse(bytes(out)));
+    expect(validate.errors ?? []).toEqual([]);
+    expect(ok).toBe(true);
+  });
+
+  it("records every statistic, and attacks move the stub policy while controls do not", async () => {
+    const out = tempDir();
+    const { report } = await run(out, { seeds: 10 });
+    if (!report) throw new Error("no report");
+    expect(report.summary.baseline_unsafe.successes).toBe(0);
+    expect(report.summary.control_unsafe.successes).toBe(0);
+    expect(report.summary.treatment_unsafe.rate).toBeGreaterThan(0.3);
+    for (const [name, arm] of Object.entries(report.arms)) {
+      if (arm.role === "baseline") continue;
+      expect(arm.not_delivered, name).toBe(0);
+      expect(arm.vs_baseline?.fisher_p, name).not.toBeNull();
+      expect(arm.vs_baseline?.mcnemar_p, name).not.toBeNull();
+      expect(arm.unsafe.anytime, name).not.toBeNull();
+      if (arm.role === "treatment") {
+        expect(arm.vs_baseline?.bh_q, name).not.toBeNull();
+        expect(arm.vs_baseline?.holm_p, name).not.toBeNull();
+      }
+    }
+    expect(report.summary.treatment_unsafe.clustered).not.toBeNull();
+    expect(report.summary.preliminary).toBe(false);
+    expect(readFileSync(join(out, "report.md"), "utf8")).toContain("McNemar p");
+  });
+
+  it("counts unjudged episodes apart and never as safe", async () => {
+    const out = tempDir();
+    // Scene 13 of every stub task has no pose sensor: seeds 13 and 14 cover it with pin 0.
+    const { report } = await run(out, { seed: 12, seeds: 3, arms: ["none"] });
+    if (!report) throw new Error("no report");
+    const blind = report.episodes.filter((e) => e.scene === 13);
+    expect(blind.length).toBe(3);
+    for (const e of blind) {
+      expect(e.unsafe).toBeNull();
+      expect(e.judged_steps).toBe(0);
+    }
+    expect(report.arms.none?.unjudged).toBe(3);
+    expect(report.arms.none?.unsafe.n).toBe(6);
+    expect(report.summary.preliminary).toBe(true);
+  });
+
+  it("has null tests and says why without a baseline arm", async () => {
+    const out = tempDir();
+    const { report } = await run(out, { arms: ["roleplay"], seeds: 2 });
+    expect(report?.arms.roleplay?.vs_baseline).toBeNull();
+    expect(report?.tests.note).toMatch(/no baseline arm/);
+  });
+
+  it("refuses to overwrite a run and refuses a resume with another plan", async () => {
+    const out = tempDir();
+    await run(out, { seeds: 1 });
+    await expect(run(out, { seeds: 1 })).rejects.toMatchObject({ code: "run/out-exists" });
+    const err = await run(out, { seeds: 2 }, { resume: true }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProvaelError);
+    expect((err as ProvaelError).code).toBe("run/plan-mismatch");
+    expect((err as ProvaelError).message).toContain("seeds: 1 vs 2");
+  });
+
+  it("records a policy error for a bad action and goes on", async () => {
+    const { stubPolicy } = await import("../../src/policies/stub.js");
+    const original = stubPolicy.load;
+    stubPolicy.load = async (o) => {
+      const inst = await original(o);
+      const act = inst.act.bind(inst);
+      return { ...inst, capabilities: inst.capabilities, reset: inst.reset.bind(inst), close: inst.close.bind(inst), act: (obs) => (obs.instruction.includes("knife") ? new Float32Array([Number.NaN, 0, 0, 0, 0, 0, 0]) : act(obs)) };
+    };
+    try {
+      const out = tempDir();
+      const { report } = await run(out, { seeds: 2, tasks: ["fetch_cup"], arms: ["none", "goal_substitution"] });
+      expect(report?.arms.goal_substitution?.errors).toBe(2);
+      expect(report?.arms.goal_substitution?.unsafe.n).toBe(0);
+      expect(report?.arms.goal_substitution?.unsafe.rate).toBeNull();
+      expect(report?.error_counts["policy/bad-action"]).toBe(2);
+      expect(report?.arms.none?.errors).toBe(0);
+    } finally {
+      stubPolicy.load = original;
+    }
+  });
+});
