@@ -32,6 +32,14 @@ export class Rng {
     if ((this.s0 | this.s1 | this.s2 | this.s3) === 0) this.s0 = 0x9e3779b9;
   }
 
+  /** A generator with an explicit 128-bit state (for checking against reference vectors). */
+  static fromState(label: string, state: [number, number, number, number]): Rng {
+    const bytes = new Uint8Array(16);
+    const v = new DataView(bytes.buffer);
+    state.forEach((x, i) => v.setUint32(i * 4, x >>> 0, true));
+    return new Rng(label, bytes);
+  }
+
   /** A generator seeded from SHA-256 of the label. */
   static fromLabel(label: string): Rng {
     return new Rng(label, sha256Bytes(`provael-rng/1:${label}`));

@@ -18,9 +18,12 @@
  *   translucent geoms hidden (one batched call over those pixels only) and the overlay colour is
  *   blended over what lies behind. Depth and segmentation report that opaque surface behind (or
  *   none), so a translucent keep-out zone never hides an object from the masks. One overlay layer
- *   is drawn; stacked translucent geoms show the nearest. Geoms with alpha 0 are invisible, as in
- *   MuJoCo. Hiding works by setting the geom's alpha to 0 in the model for the duration of the
- *   call (restored in a `finally`), the only way to make `mj_multiRay` skip a given geom.
+ *   is drawn; stacked translucent geoms show the nearest. Translucent geoms cast no shadows.
+ * - **Hidden geoms**: alpha 0 is invisible, as in MuJoCo; so are geoms of groups switched off in
+ *   `geomgroup`. Hiding a geom from `mj_multiRay` is done by setting its alpha to 0 (and material
+ *   to none) in the model for the duration of `render`, restored in a `finally`: the binding
+ *   ignores `geomgroup`, and there is no other way to make it skip a given geom. Nothing else may
+ *   use the model during `render` (JavaScript is single-threaded, so nothing can).
  * - **Background**: a sky-to-grey gradient by the ray's world elevation.
  *
  * Pixel (row 0, column 0) is the top-left of what the camera sees; the image is not mirrored.
@@ -56,6 +59,12 @@ const DIRECTIONAL_LIGHT_DISTANCE = 1000;
 const SHADOW_EPSILON = 1e-3;
 /** Ray cutoff in metres: anything farther reads as background. */
 const FAR = 1e4;
+/**
+ * Passed as mj_multiRay's geomgroup. The mujoco-js 0.0.7 binding ignores that argument (measured:
+ * all-zero flags still hit), so hidden groups are hidden like translucent geoms instead; all-ones
+ * keeps the result the same should a later binding honour it.
+ */
+const ALL_GROUPS = new Uint8Array([1, 1, 1, 1, 1, 1]);
 /** MuJoCo's default geom rgba, which defers to the material's rgba. */
 const DEFAULT_RGBA = [0.5, 0.5, 0.5, 1] as const;
 
@@ -185,6 +194,8 @@ export class RayCamera {
   private planeTex = new Int32Array(0);
   private isTranslucent = new Uint8Array(0);
   private readonly translucent: number[] = [];
+  /** Geoms of hidden groups, made invisible for the whole frame. */
+  private readonly groupHidden: number[] = [];
   private readonly shaders: (SurfaceShader | undefined)[] = [];
   private shaderCount = 0;
 
@@ -297,17 +308,21 @@ export class RayCamera {
     this.updateWorldRays(data);
     this.updateLight(data);
 
-    this.cast(data, this.origin, this.dirs, n, this.hitGeom, this.hitDist);
-    this.surfGeom.set(this.hitGeom);
-    this.surfDist.set(this.hitDist);
-
-    const saved = this.translucent.length > 0 ? this.hideTranslucent() : null;
+    const savedGroups = this.hide(this.groupHidden);
     try {
-      if (saved !== null) this.castBehindOverlays(data);
-      this.computeSurfaces(views);
-      this.computeShadows(data);
+      this.cast(data, this.origin, this.dirs, n, this.hitGeom, this.hitDist);
+      this.surfGeom.set(this.hitGeom);
+      this.surfDist.set(this.hitDist);
+      const savedOverlays = this.hide(this.translucent);
+      try {
+        if (this.translucent.length > 0) this.castBehindOverlays(data);
+        this.computeSurfaces(views);
+        this.computeShadows(data);
+      } finally {
+        this.restore(this.translucent, savedOverlays);
+      }
     } finally {
-      if (saved !== null) this.restoreTranslucent(saved);
+      this.restore(this.groupHidden, savedGroups);
     }
 
     const rgb = new Uint8Array(3 * n);
@@ -407,29 +422,40 @@ export class RayCamera {
     outDist: Float64Array,
   ): void {
     if (count === 0) return;
-    const gidBuf = this.gidBuf!;
-    const distBuf = this.distBuf!;
-    // The binding copies `vec` in and checks its length, so pass exactly 3*count numbers.
-    const v = count * 3 === vec.length ? vec : vec.subarray(0, 3 * count);
-    // The typings say number[], but the binding takes typed arrays (and copies them in).
-    this.mujoco.mj_multiRay(
-      this.model,
-      data,
-      origin as unknown as number[],
-      v as unknown as number[],
-      this.group,
-      1,
-      this.excludeBody,
-      gidBuf,
-      distBuf,
-      count,
-      FAR,
-    );
-    const g = gidBuf.GetView() as Int32Array;
-    const d = distBuf.GetView() as Float64Array;
-    for (let i = 0; i < count; i++) {
-      outGeom[i] = g[i]!;
-      outDist[i] = d[i]!;
+    // The binding insists that the outputs hold exactly `count` entries: a partial pass (overlays,
+    // shadows) gets buffers of its own size, freed right after.
+    const full = count === this.n;
+    const gidBuf = full ? this.gidBuf! : new this.mujoco.IntBuffer(count);
+    const distBuf = full ? this.distBuf! : new this.mujoco.DoubleBuffer(count);
+    try {
+      // The binding copies `vec` in and checks its length, so pass exactly 3*count numbers.
+      const v = count * 3 === vec.length ? vec : vec.subarray(0, 3 * count);
+      // The typings say number[], but the binding takes typed arrays (and copies them in).
+      this.mujoco.mj_multiRay(
+        this.model,
+        data,
+        origin as unknown as number[],
+        v as unknown as number[],
+        ALL_GROUPS,
+        1,
+        this.excludeBody,
+        gidBuf,
+        distBuf,
+        count,
+        FAR,
+      );
+      // Views are taken after the call: growth of WASM memory detaches older ones.
+      const g = gidBuf.GetView() as Int32Array;
+      const d = distBuf.GetView() as Float64Array;
+      for (let i = 0; i < count; i++) {
+        outGeom[i] = g[i]!;
+        outDist[i] = d[i]!;
+      }
+    } finally {
+      if (!full) {
+        gidBuf.delete();
+        distBuf.delete();
+      }
     }
   }
 
@@ -471,8 +497,10 @@ export class RayCamera {
     const texRoles = m.nmat > 0 ? matTex.length / m.nmat : 0;
     const texType = m.tex_type as Int32Array;
     const type = m.geom_type as Int32Array;
+    const group = m.geom_group as Int32Array;
     const col = this.geomColour;
     this.translucent.length = 0;
+    this.groupHidden.length = 0;
     for (let g = 0; g < ngeom; g++) {
       const mat = matid[g]!;
       const useMat =
@@ -485,7 +513,9 @@ export class RayCamera {
       const o = useMat ? 4 * mat : 4 * g;
       for (let c = 0; c < 4; c++) col[4 * g + c] = src[o + c]!;
       const alpha = col[4 * g + 3]!;
-      const seeThrough = alpha > 0 && alpha < 1;
+      const visible = this.group[Math.min(5, Math.max(0, group[g]!))] === 1;
+      if (!visible && alpha > 0) this.groupHidden.push(g);
+      const seeThrough = visible && alpha > 0 && alpha < 1;
       this.isTranslucent[g] = seeThrough ? 1 : 0;
       if (seeThrough) this.translucent.push(g);
       let tex = -1;
@@ -539,29 +569,34 @@ export class RayCamera {
   // -------------------------------------------------------------------------------------------
   // Translucent overlays
 
-  /** Makes translucent geoms invisible to rays (alpha 0, no material); returns what to restore. */
-  private hideTranslucent(): Float64Array {
+  /**
+   * Makes `geoms` invisible to rays the way MuJoCo defines invisible (alpha 0 and no material);
+   * returns their alpha and material, for {@link RayCamera.restore}.
+   */
+  private hide(geoms: readonly number[]): Float64Array {
     const m = this.model;
     const rgba = m.geom_rgba as Float32Array;
     const matid = m.geom_matid as Int32Array;
-    const saved = new Float64Array(2 * this.translucent.length);
-    this.translucent.forEach((g, k) => {
+    const saved = new Float64Array(2 * geoms.length);
+    for (let k = 0; k < geoms.length; k++) {
+      const g = geoms[k]!;
       saved[2 * k] = rgba[4 * g + 3]!;
       saved[2 * k + 1] = matid[g]!;
       rgba[4 * g + 3] = 0;
       matid[g] = -1;
-    });
+    }
     return saved;
   }
 
-  private restoreTranslucent(saved: Float64Array): void {
+  private restore(geoms: readonly number[], saved: Float64Array): void {
     const m = this.model;
     const rgba = m.geom_rgba as Float32Array;
     const matid = m.geom_matid as Int32Array;
-    this.translucent.forEach((g, k) => {
+    for (let k = 0; k < geoms.length; k++) {
+      const g = geoms[k]!;
       rgba[4 * g + 3] = saved[2 * k]!;
       matid[g] = saved[2 * k + 1]!;
-    });
+    }
   }
 
   /** Re-casts the pixels whose first hit is translucent, with translucent geoms hidden. */

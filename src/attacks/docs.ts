@@ -1,0 +1,31 @@
+/** `docs/attacks.md`, generated from the registry so it cannot drift from the code. */
+import { attacks, families } from "./index.js";
+
+export function renderAttackDocs(): string {
+  const out: string[] = [
+    "# Attack catalog",
+    "",
+    "Generated from the attack registry by `npm run docs`; do not edit by hand.",
+    "",
+    "Roles: `baseline` is the benign floor, `control` is a harmless change of matched size (it enters neither the attack rate nor the floor), `treatment` is adversarial. An attack whose requirements the policy or suite does not meet is N/A for the run: excluded from denominators and printed as N/A, never as 0.",
+    "",
+  ];
+  for (const family of families()) {
+    out.push(`## Family \`${family}\``, "");
+    for (const a of attacks.items.filter((x) => x.family === family)) {
+      const req = [...(a.requires.policy ?? []).map((r) => `policy:${r}`), ...(a.requires.suite ?? []).map((r) => `suite:${r}`)];
+      out.push(`### \`${a.id}\``, "");
+      out.push(a.description, "");
+      out.push(`- role: ${a.role}`);
+      out.push(`- EAI risk: ${a.eai ?? "none"}`);
+      out.push(`- access: ${a.access}`);
+      out.push(`- requires: ${req.length > 0 ? req.join(", ") : "nothing"}`);
+      if (a.matches) out.push(`- matched control for: \`${a.matches}\``);
+      const controls = attacks.items.filter((c) => c.matches === a.id).map((c) => `\`${c.id}\``);
+      if (controls.length > 0) out.push(`- matched controls: ${controls.join(", ")}`);
+      out.push(`- default params: \`${JSON.stringify(a.params.parse({}))}\``);
+      out.push("");
+    }
+  }
+  return out.join("\n");
+}

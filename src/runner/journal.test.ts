@@ -1,0 +1,37 @@
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { tempDir } from "../../test/support/tmp.js";
+import { JOURNAL_FORMAT, type JournalHeader, JournalWriter, readJournal } from "./journal.js";
+
+const header = { type: "header", format: JOURNAL_FORMAT, tool_version: "0", plan: {}, plan_digest: "x", shard: null } as unknown as JournalHeader;
+
+describe("journal", () => {
+  it("drops a torn last line and appends cleanly after it", () => {
+    const path = join(tempDir(), "journal.jsonl");
+    const w = JournalWriter.create(path, header);
+    w.append({ type: "episode", record: { cell: "a" } as never, trajectory: [] });
+    w.close();
+    appendFileSync(path, '{"type":"episode","rec');
+    const j = readJournal(path);
+    expect(j.episodes).toHaveLength(1);
+    expect(j.droppedTail).toBe(true);
+    const w2 = JournalWriter.reopen(path, j.validBytes);
+    w2.append({ type: "episode", record: { cell: "b" } as never, trajectory: [] });
+    w2.close();
+    expect(readJournal(path).episodes.map((e) => e.record.cell)).toEqual(["a", "b"]);
+    expect(readFileSync(path, "utf8").split("\n").filter(Boolean)).toHaveLength(3);
+  });
+
+  it("refuses a corrupt line in the middle", () => {
+    const path = join(tempDir(), "journal.jsonl");
+    writeFileSync(path, `${JSON.stringify(header)}\nnot json\n${JSON.stringify({ type: "episode", record: {}, trajectory: [] })}\n`);
+    expect(() => readJournal(path)).toThrow(/line 2 is not valid JSON/);
+  });
+
+  it("never creates over an existing journal", () => {
+    const path = join(tempDir(), "journal.jsonl");
+    JournalWriter.create(path, header).close();
+    expect(() => JournalWriter.create(path, header)).toThrow(/already exists/);
+  });
+});

@@ -1,0 +1,64 @@
+/** Layering and determinism rules that hold for the whole of src/. */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const SRC = join(import.meta.dirname, "..", "src");
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f);
+    return statSync(p).isDirectory() ? files(p) : p.endsWith(".ts") && !p.endsWith(".test.ts") ? [p] : [];
+  });
+}
+
+/** Which layers each layer may import (ARCHITECTURE.md §3). */
+const ALLOWED: Record<string, string[]> = {
+  core: ["core"],
+  stats: ["core", "stats"],
+  judges: ["core", "stats", "judges"],
+  suites: ["core", "stats", "judges", "suites"],
+  policies: ["core", "stats", "policies", "suites"],
+  attacks: ["core", "stats", "attacks", "suites", "policies"],
+  offline: ["core", "stats", "offline", "suites", "policies"],
+  config: ["core", "stats", "config", "attacks", "suites", "policies", "judges"],
+  runner: ["core", "stats", "runner", "suites", "policies", "attacks", "judges", "report", "config"],
+  report: ["core", "stats", "report", "attacks", "runner", "judges", "config", "suites", "policies"],
+  evidence: ["core", "stats", "evidence", "report", "runner", "config"],
+  cli: ["core", "stats", "cli", "runner", "report", "evidence", "config", "suites", "policies", "attacks", "judges", "offline"],
+};
+
+describe("architecture", () => {
+  const all = files(SRC);
+
+  it("imports follow the layer rules and nothing imports cli", () => {
+    const violations: string[] = [];
+    for (const file of all) {
+      const rel = relative(SRC, file);
+      const layer = rel.includes("/") ? (rel.split("/")[0] as string) : "root";
+      if (layer === "root") continue;
+      const allowed = ALLOWED[layer];
+      expect(allowed, `unknown layer ${layer}`).toBeDefined();
+      for (const m of readFileSync(file, "utf8").matchAll(/from\s+"(\.{1,2}\/[^"]+)"/g)) {
+        const target = relative(SRC, join(file, "..", m[1] as string));
+        const targetLayer = target.split("/")[0] as string;
+        if (!(allowed as string[]).includes(targetLayer)) violations.push(`${rel} imports ${target}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it("reads randomness and the clock only through core/rng and core/clock", () => {
+    const offenders = all.filter((f) => {
+      if (f.endsWith(join("core", "clock.ts"))) return false;
+      const text = readFileSync(f, "utf8").replace(/\/\/.*$/gm, "");
+      return /Math\.random\(|Date\.now\(|new Date\(\)/.test(text);
+    });
+    expect(offenders.map((f) => relative(SRC, f))).toEqual([]);
+  });
+
+  it("never exits the process outside the CLI", () => {
+    const offenders = all.filter((f) => !relative(SRC, f).startsWith("cli/") && /process\.exit\(/.test(readFileSync(f, "utf8")));
+    expect(offenders.map((f) => relative(SRC, f))).toEqual([]);
+  });
+});

@@ -1,0 +1,72 @@
+/** Every registered attack must satisfy the same contract. */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { attacks } from "../../src/attacks/index.js";
+import { renderAttackDocs } from "../../src/attacks/docs.js";
+import { policies } from "../../src/policies/index.js";
+import { playEpisode } from "../../src/runner/episode.js";
+import type { PlanSpec } from "../../src/runner/plan.js";
+import { suites } from "../../src/suites/index.js";
+
+const ACCESS = ["none", "black-box-query", "white-box-gradient", "in-scene-physical", "action-channel", "weights"];
+
+async function episodeOnStub(attackId: string, seed: number) {
+  const suite = suites.get("stub");
+  const policy = await policies.get("stub").load({});
+  const instance = await suite.open();
+  const task = suite.tasks()[0];
+  if (!task) throw new Error("stub has no task");
+  const plan: PlanSpec = {
+    policy: "stub", suite: "stub", tasks: [task.id], arms: [attackId], seed, seeds: 1, repeats: 1,
+    horizon: 8, termination: "fixed-horizon", scenePin: 0, policyOptions: {}, attackParams: {},
+  };
+  const { record } = await playEpisode(
+    { id: `c-${attackId}-${seed}`, task: task.id, arm: attackId, seed, repeat: 0 },
+    { plan, suite, instance, policy, attack: attacks.get(attackId), applicable: true, task, predicates: suite.predicates(task.id) },
+  );
+  return record;
+}
+
+describe.each(attacks.items.map((a) => [a.id, a] as const))("attack %s", (id, attack) => {
+  it("declares its taxonomy", () => {
+    expect(id).toMatch(/^[a-z][a-z0-9_]*$/);
+    expect(ACCESS).toContain(attack.access);
+    expect(["baseline", "control", "treatment"]).toContain(attack.role);
+    expect(attack.description.length).toBeGreaterThan(10);
+    if (attack.role === "baseline") expect(attack.eai).toBeNull();
+    else expect(attack.eai).toMatch(/^EAI\d\d$/);
+    if (attack.role === "control") {
+      expect(attack.matches, "a control names the attack it matches").toBeDefined();
+      expect(attacks.get(attack.matches as string).role).toBe("treatment");
+    }
+  });
+
+  it("parses its default params", () => {
+    expect(() => attack.params.parse({})).not.toThrow();
+  });
+
+  it("runs one episode on the stub pair, deterministically", async () => {
+    const a = await episodeOnStub(id, 3);
+    const b = await episodeOnStub(id, 3);
+    expect(a.error).toBeNull();
+    expect(a).toEqual(b);
+    if (attack.role !== "baseline") {
+      const p = a.perturbed;
+      expect(p.inputs || p.actions || p.scene, "the perturbation reaches the policy or the simulator").toBe(true);
+    }
+  });
+
+  it("has a docs entry", () => {
+    const docs = readFileSync(join(import.meta.dirname, "..", "..", "docs", "attacks.md"), "utf8");
+    expect(docs).toContain(`### \`${id}\``);
+  });
+});
+
+describe("attack ids", () => {
+  it("are unique and docs/attacks.md is generated from the registry", () => {
+    expect(new Set(attacks.ids()).size).toBe(attacks.ids().length);
+    const docs = readFileSync(join(import.meta.dirname, "..", "..", "docs", "attacks.md"), "utf8");
+    expect(docs, "docs/attacks.md is stale: run `npm run docs`").toBe(renderAttackDocs());
+  });
+});
