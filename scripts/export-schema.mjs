@@ -2,5 +2,8 @@
 import { writeFileSync } from "node:fs";
 import { reportJsonSchema } from "../dist/report/schema.js";
 
-writeFileSync(new URL("../schema/report.schema.json", import.meta.url), `${JSON.stringify(reportJsonSchema(), null, 2)}\n`);
+writeFileSync(
+  new URL("../schema/report.schema.json", import.meta.url),
+  `${JSON.stringify(reportJsonSchema(), null, 2)}\n`,
+);
 console.log("wrote schema/report.schema.json");

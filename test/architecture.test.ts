@@ -8,7 +8,11 @@ const SRC = join(import.meta.dirname, "..", "src");
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((f) => {
     const p = join(dir, f);
-    return statSync(p).isDirectory() ? files(p) : p.endsWith(".ts") && !p.endsWith(".test.ts") ? [p] : [];
+    return statSync(p).isDirectory()
+      ? files(p)
+      : p.endsWith(".ts") && !p.endsWith(".test.ts")
+        ? [p]
+        : [];
   });
 }
 
@@ -22,10 +26,43 @@ const ALLOWED: Record<string, string[]> = {
   attacks: ["core", "stats", "attacks", "suites", "policies"],
   offline: ["core", "stats", "offline", "suites", "policies"],
   config: ["core", "stats", "config", "attacks", "suites", "policies", "judges"],
-  runner: ["core", "stats", "runner", "suites", "policies", "attacks", "judges", "report", "config"],
-  report: ["core", "stats", "report", "attacks", "runner", "judges", "config", "suites", "policies"],
+  runner: [
+    "core",
+    "stats",
+    "runner",
+    "suites",
+    "policies",
+    "attacks",
+    "judges",
+    "report",
+    "config",
+  ],
+  report: [
+    "core",
+    "stats",
+    "report",
+    "attacks",
+    "runner",
+    "judges",
+    "config",
+    "suites",
+    "policies",
+  ],
   evidence: ["core", "stats", "evidence", "report", "runner", "config"],
-  cli: ["core", "stats", "cli", "runner", "report", "evidence", "config", "suites", "policies", "attacks", "judges", "offline"],
+  cli: [
+    "core",
+    "stats",
+    "cli",
+    "runner",
+    "report",
+    "evidence",
+    "config",
+    "suites",
+    "policies",
+    "attacks",
+    "judges",
+    "offline",
+  ],
 };
 
 describe("architecture", () => {
@@ -42,7 +79,8 @@ describe("architecture", () => {
       for (const m of readFileSync(file, "utf8").matchAll(/from\s+"(\.{1,2}\/[^"]+)"/g)) {
         const target = relative(SRC, join(file, "..", m[1] as string));
         const targetLayer = target.split("/")[0] as string;
-        if (!(allowed as string[]).includes(targetLayer)) violations.push(`${rel} imports ${target}`);
+        if (!(allowed as string[]).includes(targetLayer))
+          violations.push(`${rel} imports ${target}`);
       }
     }
     expect(violations).toEqual([]);
@@ -58,7 +96,10 @@ describe("architecture", () => {
   });
 
   it("never exits the process outside the CLI", () => {
-    const offenders = all.filter((f) => !relative(SRC, f).startsWith("cli/") && /process\.exit\(/.test(readFileSync(f, "utf8")));
+    const offenders = all.filter(
+      (f) =>
+        !relative(SRC, f).startsWith("cli/") && /process\.exit\(/.test(readFileSync(f, "utf8")),
+    );
     expect(offenders.map((f) => relative(SRC, f))).toEqual([]);
   });
 });

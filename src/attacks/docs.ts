@@ -13,7 +13,10 @@ export function renderAttackDocs(): string {
   for (const family of families()) {
     out.push(`## Family \`${family}\``, "");
     for (const a of attacks.items.filter((x) => x.family === family)) {
-      const req = [...(a.requires.policy ?? []).map((r) => `policy:${r}`), ...(a.requires.suite ?? []).map((r) => `suite:${r}`)];
+      const req = [
+        ...(a.requires.policy ?? []).map((r) => `policy:${r}`),
+        ...(a.requires.suite ?? []).map((r) => `suite:${r}`),
+      ];
       out.push(`### \`${a.id}\``, "");
       out.push(a.description, "");
       out.push(`- role: ${a.role}`);

@@ -2,7 +2,13 @@
 import { ProvaelError } from "../core/errors.js";
 import { Registry, unknownName } from "../core/registry.js";
 import type { Attack } from "../core/types.js";
-import { benignReword, declarativeText, nonsenseText, roleplayNoTarget, scrambledText } from "./control.js";
+import {
+  benignReword,
+  declarativeText,
+  nonsenseText,
+  roleplayNoTarget,
+  scrambledText,
+} from "./control.js";
 import { goalSubstitution, paraphrase, roleplay } from "./instruction.js";
 import { none } from "./none.js";
 
@@ -45,7 +51,13 @@ export function resolveAttacks(spec: string[]): string[] {
     } else if (families().includes(name)) {
       for (const a of attacks.items) if (a.family === name) wanted.add(a.id);
     } else {
-      throw unknownName("attack or family", name, [...attacks.ids(), ...families()], "provael list-attacks", "config/unknown-attack");
+      throw unknownName(
+        "attack or family",
+        name,
+        [...attacks.ids(), ...families()],
+        "provael list-attacks",
+        "config/unknown-attack",
+      );
     }
   }
   if (wanted.size === 0) {

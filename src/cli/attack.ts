@@ -1,15 +1,15 @@
 import { join } from "node:path";
 import type { Command } from "commander";
 import { resolveAttacks } from "../attacks/index.js";
-import { systemClock } from "../core/clock.js";
 import { DEFAULTS } from "../config/defaults.js";
+import { systemClock } from "../core/clock.js";
+import { policies } from "../policies/index.js";
 import type { Report } from "../report/build.js";
 import { formatRate } from "../report/format.js";
 import { displayOrder } from "../report/markdown.js";
 import type { PlanSpec, Termination } from "../runner/plan.js";
 import { runAttack } from "../runner/run.js";
 import { suites } from "../suites/index.js";
-import { policies } from "../policies/index.js";
 import { EXIT } from "./exit.js";
 import { choice, integer, list } from "./parse.js";
 import { progressBar } from "./progress.js";
@@ -35,7 +35,11 @@ interface AttackFlags {
 }
 
 function defaultOut(policy: string, suite: string): string {
-  const stamp = new Date(systemClock.now()).toISOString().replace(/[-:]/g, "").replace(/\..*/, "").replace("T", "-");
+  const stamp = new Date(systemClock.now())
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\..*/, "")
+    .replace("T", "-");
   return join("runs", `${policy}-${suite}-${stamp}`);
 }
 
@@ -51,7 +55,11 @@ export function armsTable(report: Report): string {
       na ? "N/A" : formatRate(a.unsafe),
       na ? "N/A" : formatRate(a.task_success),
       String(a.errors),
-      a.vs_baseline?.bh_q == null ? "—" : a.vs_baseline.bh_q < 0.001 ? "<0.001" : a.vs_baseline.bh_q.toFixed(3),
+      a.vs_baseline?.bh_q == null
+        ? "—"
+        : a.vs_baseline.bh_q < 0.001
+          ? "<0.001"
+          : a.vs_baseline.bh_q.toFixed(3),
     ];
   });
   return textTable(["arm", "role", "unsafe (95% Wilson)", "task success", "errors", "BH q"], rows);
@@ -74,15 +82,49 @@ export function registerAttack(program: Command): void {
     .description("play tasks × arms × seeds episodes and write a run directory with report.json")
     .option("--policy <id>", "policy under test (provael list-policies)", DEFAULTS.policy)
     .option("--suite <id>", "suite to play (provael list-suites)", DEFAULTS.suite)
-    .option("--attacks <list>", "attacks or families, comma-separated (provael list-attacks)", list, [...DEFAULTS.attacks])
+    .option(
+      "--attacks <list>",
+      "attacks or families, comma-separated (provael list-attacks)",
+      list,
+      [...DEFAULTS.attacks],
+    )
     .option("--tasks <list>", "tasks to play, comma-separated (default: all of the suite's)", list)
-    .option("--seeds <n>", "number of seeds per (task, arm)", integer("--seeds", { min: 1 }), DEFAULTS.seeds)
+    .option(
+      "--seeds <n>",
+      "number of seeds per (task, arm)",
+      integer("--seeds", { min: 1 }),
+      DEFAULTS.seeds,
+    )
     .option("--seed <n>", "first seed", integer("--seed", { min: 0 }), DEFAULTS.seed)
-    .option("--repeats <n>", "episodes per seed", integer("--repeats", { min: 1 }), DEFAULTS.repeats)
-    .option("--horizon <n>", "steps per episode (default: each task's)", integer("--horizon", { min: 1 }))
-    .option("--termination <rule>", "fixed-horizon or first-event", choice("--termination", ["fixed-horizon", "first-event"] as const), DEFAULTS.termination)
-    .option("--concurrency <n>", "episodes in flight at once", integer("--concurrency", { min: 1 }), DEFAULTS.concurrency)
-    .option("--scene-pin <n>", "scene offset: seed s plays scene (pin + s) mod N", integer("--scene-pin", { min: 0 }), DEFAULTS.scenePin)
+    .option(
+      "--repeats <n>",
+      "episodes per seed",
+      integer("--repeats", { min: 1 }),
+      DEFAULTS.repeats,
+    )
+    .option(
+      "--horizon <n>",
+      "steps per episode (default: each task's)",
+      integer("--horizon", { min: 1 }),
+    )
+    .option(
+      "--termination <rule>",
+      "fixed-horizon or first-event",
+      choice("--termination", ["fixed-horizon", "first-event"] as const),
+      DEFAULTS.termination,
+    )
+    .option(
+      "--concurrency <n>",
+      "episodes in flight at once",
+      integer("--concurrency", { min: 1 }),
+      DEFAULTS.concurrency,
+    )
+    .option(
+      "--scene-pin <n>",
+      "scene offset: seed s plays scene (pin + s) mod N",
+      integer("--scene-pin", { min: 0 }),
+      DEFAULTS.scenePin,
+    )
     .option("--policy-path <path>", "weights or model file for the policy")
     .option("--policy-url <url>", "server address for a served policy")
     .option("--out <dir>", "run directory (default: runs/<policy>-<suite>-<time>)")
@@ -129,13 +171,19 @@ export function registerAttack(program: Command): void {
         bar.stop();
       }
       if (result.alreadyComplete) {
-        if (flags.json) process.stdout.write(`${JSON.stringify({ out, complete: true, played: 0 })}\n`);
-        else process.stdout.write(`${out} is already complete; nothing to do (see ${join(out, "report.md")})\n`);
+        if (flags.json)
+          process.stdout.write(`${JSON.stringify({ out, complete: true, played: 0 })}\n`);
+        else
+          process.stdout.write(
+            `${out} is already complete; nothing to do (see ${join(out, "report.md")})\n`,
+          );
         return;
       }
       const report = result.report;
       if (!report) {
-        process.stderr.write(`provael: run stopped with ${result.total - result.played} episode(s) left; finish it with --resume --out ${out}\n`);
+        process.stderr.write(
+          `provael: run stopped with ${result.total - result.played} episode(s) left; finish it with --resume --out ${out}\n`,
+        );
         process.exitCode = EXIT.incomplete;
         return;
       }
@@ -146,6 +194,8 @@ export function registerAttack(program: Command): void {
         return;
       }
       process.stdout.write(`\n${armsTable(report)}\n\n${summaryLines(report).join("\n")}\n\n`);
-      process.stdout.write(`wrote ${out}/report.json (${result.reportDigest}), report.md, trajectories.jsonl, execution-manifest.json\n`);
+      process.stdout.write(
+        `wrote ${out}/report.json (${result.reportDigest}), report.md, trajectories.jsonl, execution-manifest.json\n`,
+      );
     });
 }

@@ -6,7 +6,12 @@ export const EXIT = { ok: 0, fail: 1, usage: 2, incomplete: 3, runtime: 4 } as c
 /** Bad input the user can fix exits 2; failures at run time exit 4. */
 export function exitCodeFor(code: ErrorCode): number {
   if (code.startsWith("config/") || code.startsWith("io/")) return EXIT.usage;
-  if (code === "run/out-exists" || code === "run/plan-mismatch" || code === "run/not-found" || code === "run/journal-corrupt") {
+  if (
+    code === "run/out-exists" ||
+    code === "run/plan-mismatch" ||
+    code === "run/not-found" ||
+    code === "run/journal-corrupt"
+  ) {
     return EXIT.usage;
   }
   if (code === "run/incomplete") return EXIT.incomplete;
@@ -20,10 +25,15 @@ export function reportError(e: unknown, json: boolean): number {
     process.stderr.write(`provael: error: ${e.message}\n`);
     if (e.hint) process.stderr.write(`  hint: ${e.hint}\n`);
     const code = exitCodeFor(e.code);
-    if (code === EXIT.runtime && process.env.PROVAEL_DEBUG && e.stack) process.stderr.write(`${e.stack}\n`);
+    if (code === EXIT.runtime && process.env.PROVAEL_DEBUG && e.stack)
+      process.stderr.write(`${e.stack}\n`);
     return code;
   }
-  process.stderr.write(`provael: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-  process.stderr.write("  hint: this is a bug in Provael; please report it with the command line\n");
+  process.stderr.write(
+    `provael: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`,
+  );
+  process.stderr.write(
+    "  hint: this is a bug in Provael; please report it with the command line\n",
+  );
   return EXIT.runtime;
 }

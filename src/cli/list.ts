@@ -33,7 +33,10 @@ export function registerList(program: Command): void {
             a.role,
             a.eai ?? "—",
             a.access,
-            [...(a.requires.policy ?? []).map((r: string) => `policy:${r}`), ...(a.requires.suite ?? []).map((r: string) => `suite:${r}`)].join(",") || "—",
+            [
+              ...(a.requires.policy ?? []).map((r: string) => `policy:${r}`),
+              ...(a.requires.suite ?? []).map((r: string) => `suite:${r}`),
+            ].join(",") || "—",
             a.matches ?? "—",
             a.description,
           ]),
@@ -45,13 +48,22 @@ export function registerList(program: Command): void {
     .description("every registered policy with its capabilities")
     .option("--json", "print JSON")
     .action((flags: { json?: boolean }) => {
-      const data = policies.items.map((p) => ({ id: p.id, description: p.description, capabilities: p.capabilities, suites: p.suites }));
+      const data = policies.items.map((p) => ({
+        id: p.id,
+        description: p.description,
+        capabilities: p.capabilities,
+        suites: p.suites,
+      }));
       print(flags.json, data, () =>
         textTable(
           ["policy", "reads", "action", "suites", "description"],
           data.map((p) => [
             p.id,
-            [...p.capabilities.cameras, ...(p.capabilities.readsState ? ["state"] : []), ...(p.capabilities.privileged ? ["privileged"] : [])].join(",") || "—",
+            [
+              ...p.capabilities.cameras,
+              ...(p.capabilities.readsState ? ["state"] : []),
+              ...(p.capabilities.privileged ? ["privileged"] : []),
+            ].join(",") || "—",
             `${p.capabilities.actionDim}-D×${p.capabilities.chunk}`,
             p.suites.join(",") || "any",
             p.description,
@@ -68,7 +80,13 @@ export function registerList(program: Command): void {
         id: s.id,
         description: s.description,
         capabilities: s.capabilities,
-        tasks: s.tasks().map((t) => ({ id: t.id, instruction: t.instruction, scenes: t.scenes, horizon: t.horizon, hazard: t.hazard.target })),
+        tasks: s.tasks().map((t) => ({
+          id: t.id,
+          instruction: t.instruction,
+          scenes: t.scenes,
+          horizon: t.horizon,
+          hazard: t.hazard.target,
+        })),
       }));
       print(flags.json, data, () =>
         data
@@ -76,7 +94,13 @@ export function registerList(program: Command): void {
             (s) =>
               `${s.id}: ${s.description}\n${textTable(
                 ["task", "instruction", "scenes", "horizon", "hazard"],
-                s.tasks.map((t) => [t.id, t.instruction, String(t.scenes), String(t.horizon), t.hazard]),
+                s.tasks.map((t) => [
+                  t.id,
+                  t.instruction,
+                  String(t.scenes),
+                  String(t.horizon),
+                  t.hazard,
+                ]),
               )}`,
           )
           .join("\n\n"),

@@ -10,7 +10,9 @@ import { registerReport } from "./report.js";
 
 export function buildProgram(): Command {
   const program = new Command("provael")
-    .description("Red-team Vision-Language-Action robot policies in simulation, with honest statistics")
+    .description(
+      "Red-team Vision-Language-Action robot policies in simulation, with honest statistics",
+    )
     .version(TOOL_VERSION, "-V, --version")
     .showSuggestionAfterError(true)
     .exitOverride();
@@ -22,8 +24,17 @@ export function buildProgram(): Command {
     .description("print the tool version, protocol and report schema")
     .option("--json", "print JSON")
     .action((flags: { json?: boolean }) => {
-      const info = { tool_version: TOOL_VERSION, protocol: PROTOCOL, report_schema: REPORT_SCHEMA, node: process.version };
-      process.stdout.write(flags.json ? `${JSON.stringify(info)}\n` : `provael ${TOOL_VERSION} (protocol ${PROTOCOL}, report ${REPORT_SCHEMA}, node ${process.version})\n`);
+      const info = {
+        tool_version: TOOL_VERSION,
+        protocol: PROTOCOL,
+        report_schema: REPORT_SCHEMA,
+        node: process.version,
+      };
+      process.stdout.write(
+        flags.json
+          ? `${JSON.stringify(info)}\n`
+          : `provael ${TOOL_VERSION} (protocol ${PROTOCOL}, report ${REPORT_SCHEMA}, node ${process.version})\n`,
+      );
     });
   return program;
 }
@@ -37,7 +48,11 @@ async function main(argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof CommanderError) {
       // Help and version output are not errors; everything else commander rejects is bad input.
-      return e.exitCode === 0 || e.code === "commander.helpDisplayed" || e.code === "commander.version" ? EXIT.ok : EXIT.usage;
+      return e.exitCode === 0 ||
+        e.code === "commander.helpDisplayed" ||
+        e.code === "commander.version"
+        ? EXIT.ok
+        : EXIT.usage;
     }
     // Commander wraps errors thrown by option parsers; unwrap to print ours.
     return reportError(e, json);

@@ -5,10 +5,14 @@ export function integer(flag: string, { min }: { min: number }) {
   return (raw: string): number => {
     const v = Number(raw);
     if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(v) || v < min) {
-      throw new ProvaelError("config/invalid", `${flag} must be an integer ≥ ${min}, got '${raw}'`, {
-        details: { flag, value: raw },
-        hint: `pass ${flag} ${Math.max(min, 1)} or more`,
-      });
+      throw new ProvaelError(
+        "config/invalid",
+        `${flag} must be an integer ≥ ${min}, got '${raw}'`,
+        {
+          details: { flag, value: raw },
+          hint: `pass ${flag} ${Math.max(min, 1)} or more`,
+        },
+      );
     }
     return v;
   };
@@ -24,9 +28,13 @@ export function list(raw: string): string[] {
 export function choice<T extends string>(flag: string, values: readonly T[]) {
   return (raw: string): T => {
     if (!(values as readonly string[]).includes(raw)) {
-      throw new ProvaelError("config/invalid", `${flag} must be one of ${values.join(", ")}, got '${raw}'`, {
-        details: { flag, value: raw },
-      });
+      throw new ProvaelError(
+        "config/invalid",
+        `${flag} must be one of ${values.join(", ")}, got '${raw}'`,
+        {
+          details: { flag, value: raw },
+        },
+      );
     }
     return raw as T;
   };

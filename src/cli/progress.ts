@@ -1,7 +1,10 @@
 import cliProgress from "cli-progress";
 
 /** A progress bar on a TTY (episodes, rate, ETA); nothing at all otherwise. */
-export function progressBar(enabled: boolean): { update(done: number, total: number): void; stop(): void } {
+export function progressBar(enabled: boolean): {
+  update(done: number, total: number): void;
+  stop(): void;
+} {
   if (!enabled) return { update() {}, stop() {} };
   const bar = new cliProgress.SingleBar(
     {

@@ -11,16 +11,29 @@ export function readReport(dir: string): Report {
   const path = join(dir, "report.json");
   if (!existsSync(path)) {
     const partial = existsSync(join(dir, "journal.jsonl"));
-    throw new ProvaelError(partial ? "run/incomplete" : "run/not-found", partial ? `${dir} holds an unfinished run (no report.json yet)` : `${dir} holds no Provael run (no report.json)`, {
-      hint: partial ? `finish it with \`provael attack --resume --out ${dir}\` and the original flags` : "pass the --out directory of a finished `provael attack`",
-    });
+    throw new ProvaelError(
+      partial ? "run/incomplete" : "run/not-found",
+      partial
+        ? `${dir} holds an unfinished run (no report.json yet)`
+        : `${dir} holds no Provael run (no report.json)`,
+      {
+        hint: partial
+          ? `finish it with \`provael attack --resume --out ${dir}\` and the original flags`
+          : "pass the --out directory of a finished `provael attack`",
+      },
+    );
   }
   try {
     const report = JSON.parse(readFileSync(path, "utf8")) as Report;
-    if (report.schema !== "provael.report/1") throw new Error(`unknown schema ${String(report.schema)}`);
+    if (report.schema !== "provael.report/1")
+      throw new Error(`unknown schema ${String(report.schema)}`);
     return report;
   } catch (e) {
-    throw new ProvaelError("io/malformed", `${path} is not a Provael report: ${(e as Error).message}`, { cause: e });
+    throw new ProvaelError(
+      "io/malformed",
+      `${path} is not a Provael report: ${(e as Error).message}`,
+      { cause: e },
+    );
   }
 }
 
@@ -32,6 +45,8 @@ export function registerReport(program: Command): void {
     .option("--format <format>", "md or json", choice("--format", ["md", "json"] as const), "md")
     .action((flags: { in: string; format: "md" | "json" }) => {
       const report = readReport(flags.in);
-      process.stdout.write(flags.format === "json" ? `${JSON.stringify(report, null, 2)}\n` : renderMarkdown(report));
+      process.stdout.write(
+        flags.format === "json" ? `${JSON.stringify(report, null, 2)}\n` : renderMarkdown(report),
+      );
     });
 }

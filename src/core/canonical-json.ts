@@ -21,10 +21,14 @@ function serialise(value: unknown, path: string): string {
       return value ? "true" : "false";
     case "number":
       if (!Number.isFinite(value)) {
-        throw new ProvaelError("internal/non-finite-number", `cannot serialise ${value} at ${path}`, {
-          details: { path },
-          hint: "store a non-finite statistic as null",
-        });
+        throw new ProvaelError(
+          "internal/non-finite-number",
+          `cannot serialise ${value} at ${path}`,
+          {
+            details: { path },
+            hint: "store a non-finite statistic as null",
+          },
+        );
       }
       // JSON.stringify on a finite number gives the ECMAScript shortest form, as RFC 8785 asks.
       return Object.is(value, -0) ? "0" : JSON.stringify(value);
@@ -47,9 +51,13 @@ function serialise(value: unknown, path: string): string {
       return `{${keys.map((k) => `${JSON.stringify(k)}:${serialise(obj[k], `${path}.${k}`)}`).join(",")}}`;
     }
     default:
-      throw new ProvaelError("internal/unserialisable", `cannot serialise a ${typeof value} at ${path}`, {
-        details: { path },
-      });
+      throw new ProvaelError(
+        "internal/unserialisable",
+        `cannot serialise a ${typeof value} at ${path}`,
+        {
+          details: { path },
+        },
+      );
   }
 }
 

@@ -34,7 +34,8 @@ export function unknownName(
   where = "",
 ): ProvaelError {
   const near = closest(name, valid);
-  const suggestion = near.length > 0 ? ` (did you mean ${near.map((n) => `'${n}'`).join(", ")}?)` : "";
+  const suggestion =
+    near.length > 0 ? ` (did you mean ${near.map((n) => `'${n}'`).join(", ")}?)` : "";
   return new ProvaelError(code, `unknown ${kind} '${name}'${where}${suggestion}`, {
     details: { kind, name, closest: near },
     hint: `run \`${listCommand}\` to see every ${kind}`,

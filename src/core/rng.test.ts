@@ -25,7 +25,9 @@ describe("Rng (xoshiro128**)", () => {
   it("matches the reference xoshiro128** output for state (1, 2, 3, 4)", () => {
     // First outputs of the published C routine (compiled with gcc) seeded with s = {1, 2, 3, 4}.
     const r = Rng.fromState("ref", [1, 2, 3, 4]);
-    expect(Array.from({ length: 5 }, () => r.nextUint32())).toEqual([11520, 0, 5927040, 70819200, 2031721883]);
+    expect(Array.from({ length: 5 }, () => r.nextUint32())).toEqual([
+      11520, 0, 5927040, 70819200, 2031721883,
+    ]);
   });
 
   it("forks independent streams without consuming the parent", () => {

@@ -36,7 +36,9 @@ export class Rng {
   static fromState(label: string, state: [number, number, number, number]): Rng {
     const bytes = new Uint8Array(16);
     const v = new DataView(bytes.buffer);
-    state.forEach((x, i) => v.setUint32(i * 4, x >>> 0, true));
+    state.forEach((x, i) => {
+      v.setUint32(i * 4, x >>> 0, true);
+    });
     return new Rng(label, bytes);
   }
 
@@ -77,7 +79,8 @@ export class Rng {
 
   /** Uniform integer in [0, n), without modulo bias. */
   int(n: number): number {
-    if (!Number.isInteger(n) || n <= 0) throw new RangeError(`Rng.int needs a positive integer, got ${n}`);
+    if (!Number.isInteger(n) || n <= 0)
+      throw new RangeError(`Rng.int needs a positive integer, got ${n}`);
     if (n > 0x100000000) return Math.floor(this.float() * n);
     const limit = 0x100000000 - (0x100000000 % n);
     for (;;) {

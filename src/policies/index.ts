@@ -3,4 +3,9 @@ import { Registry } from "../core/registry.js";
 import type { Policy } from "../core/types.js";
 import { stubPolicy } from "./stub.js";
 
-export const policies = new Registry<Policy>("policy", [stubPolicy], "provael list-policies", "config/unknown-policy");
+export const policies = new Registry<Policy>(
+  "policy",
+  [stubPolicy],
+  "provael list-policies",
+  "config/unknown-policy",
+);

@@ -10,7 +10,20 @@ import { Rng } from "../core/rng.js";
 import type { Action, EpisodeInfo, Observation, PolicyInstance } from "../core/types.js";
 import { STUB_OBJECTS } from "../suites/stub.js";
 
-const CUES = ["instead", "ignore", "actually", "override", "system", "priority", "forget", "real", "must", "now", "urgent", "new"];
+const CUES = [
+  "instead",
+  "ignore",
+  "actually",
+  "override",
+  "system",
+  "priority",
+  "forget",
+  "real",
+  "must",
+  "now",
+  "urgent",
+  "new",
+];
 
 /** Objects named in a text, in order of first mention (whole words only). */
 export function namedObjects(text: string): string[] {

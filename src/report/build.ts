@@ -129,10 +129,24 @@ export function makeRate(successes: number, n: number, withAnytime = false): Rat
     successes,
     n,
     rate: n === 0 ? null : successes / n,
-    interval: n === 0 ? null : { method: "wilson", confidence: CONFIDENCE, ...wilsonInterval(successes, n, { confidence: CONFIDENCE }) },
+    interval:
+      n === 0
+        ? null
+        : {
+            method: "wilson",
+            confidence: CONFIDENCE,
+            ...wilsonInterval(successes, n, { confidence: CONFIDENCE }),
+          },
   };
   if (withAnytime) {
-    base.anytime = n === 0 ? null : { method: "beta-binomial-mixture", alpha: ALPHA, ...anytimeInterval(successes, n, { alpha: ALPHA }) };
+    base.anytime =
+      n === 0
+        ? null
+        : {
+            method: "beta-binomial-mixture",
+            alpha: ALPHA,
+            ...anytimeInterval(successes, n, { alpha: ALPHA }),
+          };
   }
   return base;
 }
@@ -147,16 +161,29 @@ function unsafeRate(eps: EpisodeRecord[], withAnytime = false): Rate {
 
 function successRate(eps: EpisodeRecord[], withAnytime = false): Rate {
   const counted = eps.filter(isCounted);
-  return makeRate(counted.filter((e) => e.task_success === true).length, counted.length, withAnytime);
+  return makeRate(
+    counted.filter((e) => e.task_success === true).length,
+    counted.length,
+    withAnytime,
+  );
 }
 
 function succButUnsafe(eps: EpisodeRecord[]): Rate {
   const judged = eps.filter(isJudged);
-  return makeRate(judged.filter((e) => e.unsafe === true && e.task_success === true).length, judged.length);
+  return makeRate(
+    judged.filter((e) => e.unsafe === true && e.task_success === true).length,
+    judged.length,
+  );
 }
 
 /** Adds the task-clustered bootstrap interval to a rate pooled over two or more tasks. */
-function withClusters(rate: Rate, eps: EpisodeRecord[], tasks: string[], label: string, seedBase: string): Rate {
+function withClusters(
+  rate: Rate,
+  eps: EpisodeRecord[],
+  tasks: string[],
+  label: string,
+  seedBase: string,
+): Rate {
   const judged = eps.filter(isJudged);
   const clusters = tasks
     .map((t) => {
@@ -166,11 +193,24 @@ function withClusters(rate: Rate, eps: EpisodeRecord[], tasks: string[], label: 
     .filter((c) => c.n > 0);
   const ci =
     clusters.length >= 2
-      ? clusterBootstrapInterval(clusters, { resamples: BOOTSTRAP_RESAMPLES, seed: `${seedBase}:${label}`, confidence: CONFIDENCE })
+      ? clusterBootstrapInterval(clusters, {
+          resamples: BOOTSTRAP_RESAMPLES,
+          seed: `${seedBase}:${label}`,
+          confidence: CONFIDENCE,
+        })
       : null;
   return {
     ...rate,
-    clustered: ci === null ? null : { method: "task-cluster-bootstrap", confidence: CONFIDENCE, resamples: BOOTSTRAP_RESAMPLES, clusters: clusters.length, ...ci },
+    clustered:
+      ci === null
+        ? null
+        : {
+            method: "task-cluster-bootstrap",
+            confidence: CONFIDENCE,
+            resamples: BOOTSTRAP_RESAMPLES,
+            clusters: clusters.length,
+            ...ci,
+          },
   };
 }
 
@@ -197,7 +237,10 @@ export function buildReport(input: ReportInput): Report {
   const baselineEps = baselineArm ? (byArm.get(baselineArm) ?? []) : [];
   const twins = new Map(baselineEps.map((e) => [pairKey(e), e]));
 
-  const episodes: ReportEpisode[] = sorted.map((e) => ({ ...e, delivered: delivered(e, twins.get(pairKey(e)) ?? null) }));
+  const episodes: ReportEpisode[] = sorted.map((e) => ({
+    ...e,
+    delivered: delivered(e, twins.get(pairKey(e)) ?? null),
+  }));
 
   // Significance against the baseline arm's own counts.
   const baseRate = unsafeRate(baselineEps);
@@ -208,7 +251,10 @@ export function buildReport(input: ReportInput): Report {
     if (role === "baseline" || baselineArm === null) continue;
     const eps = byArm.get(arm) ?? [];
     const r = unsafeRate(eps);
-    const fisher = r.n > 0 && baseRate.n > 0 ? fisherExactGreater(r.successes, r.n, baseRate.successes, baseRate.n) : null;
+    const fisher =
+      r.n > 0 && baseRate.n > 0
+        ? fisherExactGreater(r.successes, r.n, baseRate.successes, baseRate.n)
+        : null;
     let b = 0;
     let c = 0;
     let pairs = 0;
@@ -255,11 +301,15 @@ export function buildReport(input: ReportInput): Report {
       not_applicable: eps.filter((e) => e.termination === "not_applicable").length,
       unjudged: counted.filter((e) => e.unsafe === null).length,
       errors: eps.filter((e) => e.error !== null).length,
-      not_delivered: attack.role === "baseline" ? 0 : counted.filter((e) => e.delivered === false).length,
+      not_delivered:
+        attack.role === "baseline" ? 0 : counted.filter((e) => e.delivered === false).length,
       unsafe: unsafeRate(eps, true),
       task_success: successRate(eps, true),
       succ_but_unsafe: succButUnsafe(eps),
-      mean_unsafe_steps: judgedEps.length === 0 ? null : judgedEps.reduce((s, e) => s + e.unsafe_steps, 0) / judgedEps.length,
+      mean_unsafe_steps:
+        judgedEps.length === 0
+          ? null
+          : judgedEps.reduce((s, e) => s + e.unsafe_steps, 0) / judgedEps.length,
       vs_baseline: raw.get(arm) ?? null,
     };
   }
@@ -275,7 +325,9 @@ export function buildReport(input: ReportInput): Report {
   for (const t of plan.tasks) {
     byTask[t] = {};
     for (const arm of plan.arms) {
-      (byTask[t] as Record<string, Rate>)[arm] = unsafeRate(episodes.filter((e) => e.task === t && e.arm === arm));
+      (byTask[t] as Record<string, Rate>)[arm] = unsafeRate(
+        episodes.filter((e) => e.task === t && e.arm === arm),
+      );
     }
   }
 
@@ -338,6 +390,7 @@ function delivered(e: EpisodeRecord, twin: EpisodeRecord | null): boolean | null
   if (!isCounted(e)) return null;
   const p = e.perturbed;
   if (!p.inputs && !p.actions && !p.scene) return false;
-  if (p.inputs && !p.actions && !p.scene && twin && twin.received_digest === e.received_digest) return false;
+  if (p.inputs && !p.actions && !p.scene && twin && twin.received_digest === e.received_digest)
+    return false;
   return true;
 }

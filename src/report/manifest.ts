@@ -37,7 +37,8 @@ export interface ExecutionManifest {
 }
 
 /** Environment variables worth recording; anything that looks secret is redacted. */
-const ENV_ALLOW = /^(PROVAEL_|CI$|GITHUB_(SHA|REF|RUN_ID|RUN_ATTEMPT|WORKFLOW|REPOSITORY)$|NODE_OPTIONS$|UV_THREADPOOL_SIZE$|SLURM_(JOB_ID|ARRAY_TASK_ID)$|JOB_COMPLETION_INDEX$)/;
+const ENV_ALLOW =
+  /^(PROVAEL_|CI$|GITHUB_(SHA|REF|RUN_ID|RUN_ATTEMPT|WORKFLOW|REPOSITORY)$|NODE_OPTIONS$|UV_THREADPOOL_SIZE$|SLURM_(JOB_ID|ARRAY_TASK_ID)$|JOB_COMPLETION_INDEX$)/;
 const SECRET = /(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH)/i;
 
 export function allowListedEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
@@ -52,7 +53,12 @@ export function allowListedEnvironment(env: NodeJS.ProcessEnv): Record<string, s
 
 function gitInfo(cwd: string): { commit: string; dirty: boolean } | null {
   try {
-    const opts = { cwd, stdio: ["ignore", "pipe", "ignore"] as ["ignore", "pipe", "ignore"], encoding: "utf8" as const, timeout: 5000 };
+    const opts = {
+      cwd,
+      stdio: ["ignore", "pipe", "ignore"] as ["ignore", "pipe", "ignore"],
+      encoding: "utf8" as const,
+      timeout: 5000,
+    };
     const commit = execFileSync("git", ["rev-parse", "HEAD"], opts).trim();
     const dirty = execFileSync("git", ["status", "--porcelain"], opts).trim().length > 0;
     return /^[0-9a-f]{40}$/.test(commit) ? { commit, dirty } : null;

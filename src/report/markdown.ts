@@ -36,7 +36,9 @@ function armRow(name: string, a: ArmReport, report: Report): string[] {
     String(a.errors),
     String(a.unjudged),
     a.role === "baseline" ? "—" : String(a.not_delivered),
-    report.arms[name]?.vs_baseline?.bh_q == null ? "—" : formatP(report.arms[name]?.vs_baseline?.bh_q ?? null),
+    report.arms[name]?.vs_baseline?.bh_q == null
+      ? "—"
+      : formatP(report.arms[name]?.vs_baseline?.bh_q ?? null),
   ];
 }
 
@@ -48,24 +50,45 @@ export function renderMarkdown(report: Report): string {
   out.push(
     `Protocol \`${report.protocol}\`, Provael ${report.tool_version}. ${report.run.tasks.length} task(s) × ${report.run.arms.length} arm(s) × ${report.run.seeds} seed(s) × ${report.run.repeats} repeat(s), termination \`${report.run.termination}\`, horizon ${report.run.horizon ?? "task default"}.`,
   );
-  if (s.preliminary) out.push("", `> **Preliminary:** fewer than 5 seeds ran; read the intervals, not the point estimates.`);
+  if (s.preliminary)
+    out.push(
+      "",
+      `> **Preliminary:** fewer than 5 seeds ran; read the intervals, not the point estimates.`,
+    );
   out.push("");
   out.push("## Headline");
   out.push("");
-  out.push(`- **Attack success (treatment arms, unsafe):** ${formatRate(s.treatment_unsafe)}${s.treatment_unsafe.clustered ? `, task-clustered bootstrap [${pct(s.treatment_unsafe.clustered.low)}, ${pct(s.treatment_unsafe.clustered.high)}]` : ""}`);
+  out.push(
+    `- **Attack success (treatment arms, unsafe):** ${formatRate(s.treatment_unsafe)}${s.treatment_unsafe.clustered ? `, task-clustered bootstrap [${pct(s.treatment_unsafe.clustered.low)}, ${pct(s.treatment_unsafe.clustered.high)}]` : ""}`,
+  );
   out.push(`- **Benign floor (baseline arm, unsafe):** ${formatRate(s.baseline_unsafe)}`);
   out.push(`- **Controls (unsafe):** ${formatRate(s.control_unsafe)}`);
   out.push(`- **Clean task success (baseline arm):** ${formatRate(s.clean_task_success)}`);
   out.push(`- **Succeeded but unsafe (treatment arms):** ${formatRate(s.succ_but_unsafe)}`);
-  out.push(`- All episodes, unsafe: ${formatRate(s.all_unsafe)}${s.all_unsafe.anytime ? ` (anytime-valid ${pct(s.all_unsafe.anytime.low)}–${pct(s.all_unsafe.anytime.high)})` : ""}`);
+  out.push(
+    `- All episodes, unsafe: ${formatRate(s.all_unsafe)}${s.all_unsafe.anytime ? ` (anytime-valid ${pct(s.all_unsafe.anytime.low)}–${pct(s.all_unsafe.anytime.high)})` : ""}`,
+  );
   out.push("");
-  out.push("Rates are successes / judged episodes with a 95% Wilson interval. Errors, N/A and unjudged episodes are excluded from every denominator and counted separately.");
+  out.push(
+    "Rates are successes / judged episodes with a 95% Wilson interval. Errors, N/A and unjudged episodes are excluded from every denominator and counted separately.",
+  );
   out.push("");
   out.push("## Arms");
   out.push("");
   out.push(
     table(
-      ["arm", "family", "role", "EAI", "unsafe", "task success", "errors", "unjudged", "not delivered", "BH q"],
+      [
+        "arm",
+        "family",
+        "role",
+        "EAI",
+        "unsafe",
+        "task success",
+        "errors",
+        "unjudged",
+        "not delivered",
+        "BH q",
+      ],
       displayOrder(report).map((a) => armRow(a, report.arms[a] as ArmReport, report)),
     ),
   );
@@ -75,28 +98,55 @@ export function renderMarkdown(report: Report): string {
   if (report.tests.baseline_arm === null) {
     out.push(`No tests: ${report.tests.note}.`);
   } else {
-    out.push("- **Fisher p**: one-sided exact test that the arm's unsafe rate exceeds the baseline arm's (its own counts).");
-    out.push("- **BH q**: Fisher p after Benjamini-Hochberg correction across the run's treatment arms (false discovery rate).");
-    out.push("- **McNemar p**: exact two-sided test on pinned pairs (same task, seed and scene): b = arm unsafe and twin safe, c = the reverse.");
-    out.push("- **Holm p**: McNemar p after Holm correction across treatment arms (family-wise error).");
+    out.push(
+      "- **Fisher p**: one-sided exact test that the arm's unsafe rate exceeds the baseline arm's (its own counts).",
+    );
+    out.push(
+      "- **BH q**: Fisher p after Benjamini-Hochberg correction across the run's treatment arms (false discovery rate).",
+    );
+    out.push(
+      "- **McNemar p**: exact two-sided test on pinned pairs (same task, seed and scene): b = arm unsafe and twin safe, c = the reverse.",
+    );
+    out.push(
+      "- **Holm p**: McNemar p after Holm correction across treatment arms (family-wise error).",
+    );
     out.push("");
     const rows = displayOrder(report)
       .filter((a) => report.arms[a]?.role !== "baseline")
       .map((a) => {
         const arm = report.arms[a] as ArmReport;
         const v = arm.vs_baseline;
-        const sig = arm.role === "treatment" && v !== null && ((v.bh_q !== null && v.bh_q < report.tests.significance_level) || (v.holm_p !== null && v.holm_p < report.tests.significance_level));
+        const sig =
+          arm.role === "treatment" &&
+          v !== null &&
+          ((v.bh_q !== null && v.bh_q < report.tests.significance_level) ||
+            (v.holm_p !== null && v.holm_p < report.tests.significance_level));
         return [
           arm.role === "control" ? `↳ ${a}` : a,
           formatRate(arm.unsafe),
           formatP(v?.fisher_p ?? null),
           formatP(v?.bh_q ?? null),
-          v?.discordant ? `${formatP(v.mcnemar_p)} (b=${v.discordant[0]}, c=${v.discordant[1]})` : "—",
+          v?.discordant
+            ? `${formatP(v.mcnemar_p)} (b=${v.discordant[0]}, c=${v.discordant[1]})`
+            : "—",
           formatP(v?.holm_p ?? null),
           arm.role === "control" ? "(control)" : sig ? "**yes**" : "no",
         ];
       });
-    out.push(table(["arm", "unsafe", "Fisher p", "BH q", "McNemar p", "Holm p", "significant at 0.05 after correction"], rows));
+    out.push(
+      table(
+        [
+          "arm",
+          "unsafe",
+          "Fisher p",
+          "BH q",
+          "McNemar p",
+          "Holm p",
+          "significant at 0.05 after correction",
+        ],
+        rows,
+      ),
+    );
   }
   out.push("");
   out.push("## Per task (unsafe)");
@@ -105,19 +155,41 @@ export function renderMarkdown(report: Report): string {
   out.push(
     table(
       ["task", ...arms],
-      report.run.tasks.map((t) => [t, ...arms.map((a) => formatRate(report.by_task[t]?.[a] ?? { successes: 0, n: 0, rate: null, interval: null }))]),
+      report.run.tasks.map((t) => [
+        t,
+        ...arms.map((a) =>
+          formatRate(report.by_task[t]?.[a] ?? { successes: 0, n: 0, rate: null, interval: null }),
+        ),
+      ]),
     ),
   );
   out.push("");
   out.push("## Episodes");
   out.push("");
-  out.push(`Terminations: ${Object.entries(report.termination_counts).map(([k, v]) => `${k} ${v}`).join(", ") || "none"}.`);
+  out.push(
+    `Terminations: ${
+      Object.entries(report.termination_counts)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(", ") || "none"
+    }.`,
+  );
   const errors = Object.entries(report.error_counts);
-  out.push(`Errors: ${errors.length === 0 ? "none" : errors.map(([k, v]) => `${k} ${v}`).join(", ")}.`);
+  out.push(
+    `Errors: ${errors.length === 0 ? "none" : errors.map(([k, v]) => `${k} ${v}`).join(", ")}.`,
+  );
   out.push("");
   out.push("## Predicates");
   out.push("");
-  out.push(table(["task", "predicate", "source"], report.run.tasks.map((t) => [t, report.calibration[t]?.predicate ?? "—", report.calibration[t]?.source ?? "—"])));
+  out.push(
+    table(
+      ["task", "predicate", "source"],
+      report.run.tasks.map((t) => [
+        t,
+        report.calibration[t]?.predicate ?? "—",
+        report.calibration[t]?.source ?? "—",
+      ]),
+    ),
+  );
   out.push("");
   out.push(`Trajectories: \`trajectories.jsonl\` (${report.trajectories_digest}).`);
   out.push("");

@@ -5,7 +5,9 @@ import { reportJsonSchema } from "./schema.js";
 
 describe("schema/report.schema.json", () => {
   it("is generated from the zod schema (run `npm run schema` when this fails)", () => {
-    const committed = JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "schema", "report.schema.json"), "utf8"));
+    const committed = JSON.parse(
+      readFileSync(join(import.meta.dirname, "..", "..", "schema", "report.schema.json"), "utf8"),
+    );
     expect(committed).toEqual(reportJsonSchema());
   });
 });

@@ -4,7 +4,12 @@
  */
 import { z } from "zod";
 
-const interval = z.object({ method: z.literal("wilson"), confidence: z.number(), low: z.number().min(0).max(1), high: z.number().min(0).max(1) });
+const interval = z.object({
+  method: z.literal("wilson"),
+  confidence: z.number(),
+  low: z.number().min(0).max(1),
+  high: z.number().min(0).max(1),
+});
 
 export const rateSchema = z
   .object({
@@ -13,7 +18,12 @@ export const rateSchema = z
     rate: z.number().min(0).max(1).nullable(),
     interval: interval.nullable(),
     anytime: z
-      .object({ method: z.literal("beta-binomial-mixture"), alpha: z.number(), low: z.number(), high: z.number() })
+      .object({
+        method: z.literal("beta-binomial-mixture"),
+        alpha: z.number(),
+        low: z.number(),
+        high: z.number(),
+      })
       .nullable()
       .optional(),
     clustered: z
@@ -31,7 +41,14 @@ export const rateSchema = z
   .strict()
   .describe("RATE: successes over n with its interval; rate and interval are null when n = 0");
 
-const endpoint = z.object({ unsafe: z.boolean(), first_step: z.number().int().nullable(), steps: z.number().int(), judged_steps: z.number().int() }).strict();
+const endpoint = z
+  .object({
+    unsafe: z.boolean(),
+    first_step: z.number().int().nullable(),
+    steps: z.number().int(),
+    judged_steps: z.number().int(),
+  })
+  .strict();
 
 const budget = z
   .object({
@@ -86,7 +103,14 @@ const arm = z
     family: z.string(),
     role: z.enum(["baseline", "control", "treatment"]),
     eai: z.string().nullable(),
-    access: z.enum(["none", "black-box-query", "white-box-gradient", "in-scene-physical", "action-channel", "weights"]),
+    access: z.enum([
+      "none",
+      "black-box-query",
+      "white-box-gradient",
+      "in-scene-physical",
+      "action-channel",
+      "weights",
+    ]),
     matches: z.string().optional(),
     episodes: z.number().int(),
     not_applicable: z.number().int(),
@@ -133,9 +157,20 @@ export const reportSchema = z
         preliminary: z.boolean(),
       })
       .strict(),
-    tests: z.object({ baseline_arm: z.string().nullable(), note: z.string(), significance_level: z.number() }).strict(),
+    tests: z
+      .object({
+        baseline_arm: z.string().nullable(),
+        note: z.string(),
+        significance_level: z.number(),
+      })
+      .strict(),
     by_task: z.record(z.string(), z.record(z.string(), rateSchema)),
-    calibration: z.record(z.string(), z.object({ predicate: z.string(), source: z.string(), digest: z.string().nullable() }).strict()),
+    calibration: z.record(
+      z.string(),
+      z
+        .object({ predicate: z.string(), source: z.string(), digest: z.string().nullable() })
+        .strict(),
+    ),
     termination_counts: z.record(z.string(), z.number().int()),
     error_counts: z.record(z.string(), z.number().int()),
     episodes: z.array(episodeSchema),

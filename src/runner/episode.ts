@@ -2,6 +2,8 @@
  * One episode of protocol `provael-redteam/v2`: reset to the pinned scene, let the arm perturb
  * what the policy sees and does, step the suite, judge every step, latch endpoints.
  */
+
+import { attackRng } from "../attacks/control.js";
 import { sha256, sha256Stream } from "../core/digest.js";
 import { asProvaelError, ProvaelError } from "../core/errors.js";
 import type {
@@ -17,10 +19,15 @@ import type {
   SuiteInstance,
   TaskSpec,
 } from "../core/types.js";
-import { attackRng } from "../attacks/control.js";
 import type { Cell, PlanSpec } from "./plan.js";
 
-export type TerminationReason = "horizon" | "unsafe" | "success" | "done" | "error" | "not_applicable";
+export type TerminationReason =
+  | "horizon"
+  | "unsafe"
+  | "success"
+  | "done"
+  | "error"
+  | "not_applicable";
 
 export interface EndpointRecord {
   unsafe: boolean;
@@ -130,7 +137,14 @@ function imagesEqual(a: Observation, b: Observation): boolean {
 function inputsEqual(a: Observation, b: Observation): boolean {
   if (a.instruction !== b.instruction) return false;
   if ((a.context ?? []).join("\u0000") !== (b.context ?? []).join("\u0000")) return false;
-  if (a.state !== b.state && Buffer.compare(new Uint8Array(a.state.buffer, a.state.byteOffset, a.state.byteLength), new Uint8Array(b.state.buffer, b.state.byteOffset, b.state.byteLength)) !== 0) return false;
+  if (
+    a.state !== b.state &&
+    Buffer.compare(
+      new Uint8Array(a.state.buffer, a.state.byteOffset, a.state.byteLength),
+      new Uint8Array(b.state.buffer, b.state.byteOffset, b.state.byteLength),
+    ) !== 0
+  )
+    return false;
   return imagesEqual(a, b);
 }
 
@@ -153,10 +167,17 @@ function checkAction(action: unknown, dim: number): Action {
     action.length === dim &&
     Array.prototype.every.call(action, (v: unknown) => typeof v === "number" && Number.isFinite(v));
   if (!ok) {
-    const shown = Array.isArray(action) || ArrayBuffer.isView(action) ? `[${Array.from(action as ArrayLike<number>).join(", ")}]` : String(action);
-    throw new ProvaelError("policy/bad-action", `policy returned an invalid action ${shown.slice(0, 200)}: need ${dim} finite numbers`, {
-      hint: "check the policy's action head and its output shape",
-    });
+    const shown =
+      Array.isArray(action) || ArrayBuffer.isView(action)
+        ? `[${Array.from(action as ArrayLike<number>).join(", ")}]`
+        : String(action);
+    throw new ProvaelError(
+      "policy/bad-action",
+      `policy returned an invalid action ${shown.slice(0, 200)}: need ${dim} finite numbers`,
+      {
+        hint: "check the policy's action head and its output shape",
+      },
+    );
   }
   return action instanceof Float32Array ? action : Float32Array.from(action as ArrayLike<number>);
 }
@@ -174,7 +195,8 @@ export function makeOracle(policy: PolicyInstance, budget: number): QueryOracle 
         throw new ProvaelError("attack/budget-exhausted", `query budget of ${budget} spent`);
       }
       used += 1;
-      if (!policy.query) throw new ProvaelError("attack/error", "policy has no side-effect-free query");
+      if (!policy.query)
+        throw new ProvaelError("attack/error", "policy has no side-effect-free query");
       return checkAction(await policy.query(obs), policy.capabilities.actionDim);
     },
   };
@@ -194,7 +216,8 @@ export async function playEpisode(
   const received = sha256Stream();
   let hooks: AttackHooks = {};
   const endpoints: Record<string, EndpointRecord> = {};
-  for (const p of ctx.predicates) endpoints[p.id] = { unsafe: false, first_step: null, steps: 0, judged_steps: 0 };
+  for (const p of ctx.predicates)
+    endpoints[p.id] = { unsafe: false, first_step: null, steps: 0, judged_steps: 0 };
   record.endpoints = endpoints;
   record.unsafe = false;
   record.task_success = false;
@@ -209,18 +232,29 @@ export async function playEpisode(
       task: ctx.task,
       seed: cell.seed,
       repeat: cell.repeat,
-      suite: { id: ctx.suite.id, capabilities: ctx.suite.capabilities, actionSpace: ctx.suite.actionSpace },
+      suite: {
+        id: ctx.suite.id,
+        capabilities: ctx.suite.capabilities,
+        actionSpace: ctx.suite.actionSpace,
+      },
       policy: ctx.policy,
       oracle: makeOracle(ctx.policy, 0),
     });
     const edits = hooks.scene?.() ?? [];
     record.perturbed.scene = edits.length > 0;
     phase = "suite/error";
-    let result = await ctx.instance.reset({ task: cell.task, scene: record.scene, seed: cell.seed, ...(edits.length > 0 ? { edits } : {}) });
+    let result = await ctx.instance.reset({
+      task: cell.task,
+      scene: record.scene,
+      seed: cell.seed,
+      ...(edits.length > 0 ? { edits } : {}),
+    });
     record.scene_digest = ctx.instance.sceneDigest();
     phase = "policy/error";
     await ctx.policy.reset({ task: cell.task, seed: cell.seed, policySeed: record.policy_seed });
-    const instruction = hooks.instruction ? hooks.instruction(result.obs.instruction) : result.obs.instruction;
+    const instruction = hooks.instruction
+      ? hooks.instruction(result.obs.instruction)
+      : result.obs.instruction;
     record.instruction = { original: result.obs.instruction, received: instruction };
     const instructionDigest = sha256(instruction);
 
@@ -241,7 +275,12 @@ export async function playEpisode(
       if (hooks.actuate) {
         phase = "attack/error";
         action = checkAction(hooks.actuate(proposed, step, result.state), dim);
-        if (Buffer.compare(new Uint8Array(action.buffer, action.byteOffset, action.byteLength), new Uint8Array(proposed.buffer, proposed.byteOffset, proposed.byteLength)) !== 0) {
+        if (
+          Buffer.compare(
+            new Uint8Array(action.buffer, action.byteOffset, action.byteLength),
+            new Uint8Array(proposed.buffer, proposed.byteOffset, proposed.byteLength),
+          ) !== 0
+        ) {
           record.perturbed.actions = true;
         }
       }

@@ -1,10 +1,19 @@
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { tempDir } from "../../test/support/tmp.js";
 import { JOURNAL_FORMAT, type JournalHeader, JournalWriter, readJournal } from "./journal.js";
 
-const header = { type: "header", format: JOURNAL_FORMAT, tool_version: "0", plan: {}, plan_digest: "x", shard: null } as unknown as JournalHeader;
+const header = {
+  type: "header",
+  format: JOURNAL_FORMAT,
+  tool_version: "0",
+  plan: {},
+  plan_digest: "x",
+  shard: null,
+} as unknown as JournalHeader;
+
+const tempDir = () => mkdtempSync(join(tmpdir(), "provael-journal-"));
 
 describe("journal", () => {
   it("drops a torn last line and appends cleanly after it", () => {
@@ -25,7 +34,10 @@ describe("journal", () => {
 
   it("refuses a corrupt line in the middle", () => {
     const path = join(tempDir(), "journal.jsonl");
-    writeFileSync(path, `${JSON.stringify(header)}\nnot json\n${JSON.stringify({ type: "episode", record: {}, trajectory: [] })}\n`);
+    writeFileSync(
+      path,
+      `${JSON.stringify(header)}\nnot json\n${JSON.stringify({ type: "episode", record: {}, trajectory: [] })}\n`,
+    );
     expect(() => readJournal(path)).toThrow(/line 2 is not valid JSON/);
   });
 

@@ -3,7 +3,15 @@
  * fsync'd before the episode counts. A crash can only lose the line being written, and a
  * truncated last line is dropped (its cell reruns) on resume.
  */
-import { closeSync, existsSync, fsyncSync, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  writeSync,
+} from "node:fs";
 import { ProvaelError } from "../core/errors.js";
 import type { EpisodeRecord, TrajectoryStep } from "./episode.js";
 import type { PlanSpec } from "./plan.js";
@@ -60,14 +68,21 @@ export function readJournal(path: string): JournalContents {
         droppedTail = true;
         return;
       }
-      throw new ProvaelError("run/journal-corrupt", `journal ${path} line ${i + 1} is not valid JSON`, {
-        cause: e,
-        hint: "the journal was edited or damaged; start a new run directory",
-      });
+      throw new ProvaelError(
+        "run/journal-corrupt",
+        `journal ${path} line ${i + 1} is not valid JSON`,
+        {
+          cause: e,
+          hint: "the journal was edited or damaged; start a new run directory",
+        },
+      );
     }
     if (i === 0) {
       if (parsed.type !== "header" || parsed.format !== JOURNAL_FORMAT) {
-        throw new ProvaelError("run/journal-corrupt", `journal ${path} has no ${JOURNAL_FORMAT} header`);
+        throw new ProvaelError(
+          "run/journal-corrupt",
+          `journal ${path} has no ${JOURNAL_FORMAT} header`,
+        );
       }
       header = parsed;
     } else if (parsed.type === "episode") {
@@ -93,7 +108,8 @@ export class JournalWriter {
 
   /** Creates a new journal with its header. */
   static create(path: string, header: JournalHeader): JournalWriter {
-    if (existsSync(path)) throw new ProvaelError("run/out-exists", `journal ${path} already exists`);
+    if (existsSync(path))
+      throw new ProvaelError("run/out-exists", `journal ${path} already exists`);
     const w = new JournalWriter(openSync(path, "wx"));
     w.writeLine(header);
     return w;

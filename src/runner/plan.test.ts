@@ -2,8 +2,18 @@ import { describe, expect, it } from "vitest";
 import { cellId, type PlanSpec, planCells, planDifferences, validatePlan } from "./plan.js";
 
 const spec: PlanSpec = {
-  policy: "stub", suite: "stub", tasks: ["a", "b"], arms: ["none", "roleplay"], seed: 5, seeds: 3, repeats: 2,
-  horizon: null, termination: "fixed-horizon", scenePin: 0, policyOptions: {}, attackParams: {},
+  policy: "stub",
+  suite: "stub",
+  tasks: ["a", "b"],
+  arms: ["none", "roleplay"],
+  seed: 5,
+  seeds: 3,
+  repeats: 2,
+  horizon: null,
+  termination: "fixed-horizon",
+  scenePin: 0,
+  policyOptions: {},
+  attackParams: {},
 };
 
 describe("plan", () => {
@@ -11,7 +21,13 @@ describe("plan", () => {
     const cells = planCells(spec);
     expect(cells).toHaveLength(2 * 2 * 3 * 2);
     expect(new Set(cells.map((c) => c.id)).size).toBe(cells.length);
-    expect(cells[0]).toEqual({ id: cellId("a", "none", 5, 0), task: "a", arm: "none", seed: 5, repeat: 0 });
+    expect(cells[0]).toEqual({
+      id: cellId("a", "none", 5, 0),
+      task: "a",
+      arm: "none",
+      seed: 5,
+      repeat: 0,
+    });
     expect(cellId("a", "none", 5, 0)).toMatchInlineSnapshot(`"c0c5bab49d516990940c6"`);
   });
 
@@ -20,7 +36,9 @@ describe("plan", () => {
   });
 
   it("rejects bad numbers and unknown tasks", () => {
-    expect(() => validatePlan({ ...spec, seeds: 0 }, ["a", "b"])).toThrow(/--seeds must be a positive integer/);
+    expect(() => validatePlan({ ...spec, seeds: 0 }, ["a", "b"])).toThrow(
+      /--seeds must be a positive integer/,
+    );
     expect(() => validatePlan({ ...spec, horizon: -1 }, ["a", "b"])).toThrow(/--horizon/);
     expect(() => validatePlan({ ...spec, tasks: ["c"] }, ["a", "b"])).toThrow(/unknown task 'c'/);
   });

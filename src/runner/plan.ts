@@ -74,19 +74,35 @@ export function validatePlan(spec: PlanSpec, suiteTasks: string[]): void {
   positive("repeats", spec.repeats);
   positive("horizon", spec.horizon);
   if (!Number.isInteger(spec.seed) || spec.seed < 0) {
-    throw new ProvaelError("config/invalid", `--seed must be a non-negative integer, got ${spec.seed}`, {
-      hint: "pass --seed 0 or more",
-    });
+    throw new ProvaelError(
+      "config/invalid",
+      `--seed must be a non-negative integer, got ${spec.seed}`,
+      {
+        hint: "pass --seed 0 or more",
+      },
+    );
   }
   if (!Number.isInteger(spec.scenePin) || spec.scenePin < 0) {
-    throw new ProvaelError("config/invalid", `--scene-pin must be a non-negative integer, got ${spec.scenePin}`);
+    throw new ProvaelError(
+      "config/invalid",
+      `--scene-pin must be a non-negative integer, got ${spec.scenePin}`,
+    );
   }
   if (spec.tasks.length === 0) {
-    throw new ProvaelError("config/invalid", "the task list is empty", { hint: "omit --tasks to run every task" });
+    throw new ProvaelError("config/invalid", "the task list is empty", {
+      hint: "omit --tasks to run every task",
+    });
   }
   for (const t of spec.tasks) {
     if (!suiteTasks.includes(t)) {
-      throw unknownName("task", t, suiteTasks, "provael list-suites", "config/unknown-task", ` in suite '${spec.suite}'`);
+      throw unknownName(
+        "task",
+        t,
+        suiteTasks,
+        "provael list-suites",
+        "config/unknown-task",
+        ` in suite '${spec.suite}'`,
+      );
     }
   }
   if (new Set(spec.tasks).size !== spec.tasks.length) {

@@ -11,7 +11,16 @@ import { type Clock, systemClock } from "../core/clock.js";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
-import type { Attack, Policy, PolicyCapabilities, PolicyInstance, PolicyOptions, Suite, SuiteCapabilities, SuiteInstance } from "../core/types.js";
+import type {
+  Attack,
+  Policy,
+  PolicyCapabilities,
+  PolicyInstance,
+  PolicyOptions,
+  Suite,
+  SuiteCapabilities,
+  SuiteInstance,
+} from "../core/types.js";
 import { policies } from "../policies/index.js";
 import { buildReport, type Report } from "../report/build.js";
 import { buildManifest } from "../report/manifest.js";
@@ -19,8 +28,21 @@ import { renderMarkdown } from "../report/markdown.js";
 import { suites } from "../suites/index.js";
 import { type EpisodeRecord, playEpisode, type TrajectoryStep } from "./episode.js";
 import { writeFileAtomic } from "./files.js";
-import { JOURNAL_FILE, JOURNAL_FORMAT, type JournalHeader, JournalWriter, readJournal } from "./journal.js";
-import { type Cell, type PlanSpec, planCells, planDifferences, planDigest, validatePlan } from "./plan.js";
+import {
+  JOURNAL_FILE,
+  JOURNAL_FORMAT,
+  type JournalHeader,
+  JournalWriter,
+  readJournal,
+} from "./journal.js";
+import {
+  type Cell,
+  type PlanSpec,
+  planCells,
+  planDifferences,
+  planDigest,
+  validatePlan,
+} from "./plan.js";
 
 export interface RunOptions {
   plan: PlanSpec;
@@ -46,7 +68,11 @@ export interface RunResult {
 }
 
 /** Why an attack cannot run against this policy and suite, or null when it can. */
-export function notApplicableReason(attack: Attack<unknown>, policy: PolicyCapabilities, suite: SuiteCapabilities): string | null {
+export function notApplicableReason(
+  attack: Attack<unknown>,
+  policy: PolicyCapabilities,
+  suite: SuiteCapabilities,
+): string | null {
   for (const need of attack.requires.policy ?? []) {
     const ok = need === "cameras" ? policy.cameras.length > 0 : Boolean(policy[need]);
     if (!ok) return `policy lacks '${need}'`;
@@ -59,7 +85,11 @@ export function notApplicableReason(attack: Attack<unknown>, policy: PolicyCapab
 }
 
 /** Refuses to touch a directory that holds results, unless resuming a matching plan. */
-function prepareOut(out: string, plan: PlanSpec, resume: boolean): { existing: ReturnType<typeof readJournal> | null } {
+function prepareOut(
+  out: string,
+  plan: PlanSpec,
+  resume: boolean,
+): { existing: ReturnType<typeof readJournal> | null } {
   const journalPath = join(out, JOURNAL_FILE);
   if (!existsSync(out)) {
     mkdirSync(out, { recursive: true });
@@ -69,20 +99,28 @@ function prepareOut(out: string, plan: PlanSpec, resume: boolean): { existing: R
   if (entries.includes(JOURNAL_FILE)) {
     const finished = entries.includes("report.json");
     if (!resume) {
-      throw new ProvaelError("run/out-exists", `${out} already holds a ${finished ? "finished" : "partial"} run`, {
-        details: { out, finished },
-        hint: finished
-          ? "choose another --out; finished results are never overwritten"
-          : "pass --resume to finish it, or choose another --out",
-      });
+      throw new ProvaelError(
+        "run/out-exists",
+        `${out} already holds a ${finished ? "finished" : "partial"} run`,
+        {
+          details: { out, finished },
+          hint: finished
+            ? "choose another --out; finished results are never overwritten"
+            : "pass --resume to finish it, or choose another --out",
+        },
+      );
     }
     const existing = readJournal(journalPath);
     const diffs = planDifferences(existing.header.plan, plan);
     if (diffs.length > 0 || existing.header.plan_digest !== planDigest(plan)) {
-      throw new ProvaelError("run/plan-mismatch", `cannot resume ${out}: the journal was written for another plan (${diffs.join("; ")})`, {
-        details: { differences: diffs },
-        hint: "rerun with the original flags, or choose another --out",
-      });
+      throw new ProvaelError(
+        "run/plan-mismatch",
+        `cannot resume ${out}: the journal was written for another plan (${diffs.join("; ")})`,
+        {
+          details: { differences: diffs },
+          hint: "rerun with the original flags, or choose another --out",
+        },
+      );
     }
     return { existing };
   }
@@ -100,7 +138,12 @@ interface Slot {
   policy: PolicyInstance;
 }
 
-async function openSlots(suite: Suite, policy: Policy, options: PolicyOptions, n: number): Promise<Slot[]> {
+async function openSlots(
+  suite: Suite,
+  policy: Policy,
+  options: PolicyOptions,
+  n: number,
+): Promise<Slot[]> {
   const slots: Slot[] = [];
   let shared: PolicyInstance | null = null;
   for (let i = 0; i < n; i++) {
@@ -123,26 +166,41 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
   const startedAt = clock.now();
   const { plan } = options;
   if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
-    throw new ProvaelError("config/invalid", `--concurrency must be a positive integer, got ${options.concurrency}`, {
-      hint: "pass --concurrency 1 or more",
-    });
+    throw new ProvaelError(
+      "config/invalid",
+      `--concurrency must be a positive integer, got ${options.concurrency}`,
+      {
+        hint: "pass --concurrency 1 or more",
+      },
+    );
   }
   const suite = suites.get(plan.suite);
   const policy = policies.get(plan.policy);
   const armAttacks = plan.arms.map((a) => attacks.get(a));
   if (plan.arms.length === 0) throw new ProvaelError("config/invalid", "the attack list is empty");
-  validatePlan(plan, suite.tasks().map((t) => t.id));
+  validatePlan(
+    plan,
+    suite.tasks().map((t) => t.id),
+  );
   for (const a of armAttacks) a.params.parse(plan.attackParams[a.id] ?? {});
 
   const { existing } = prepareOut(options.out, plan, options.resume);
   const cells = planCells(plan);
   const journalPath = join(options.out, JOURNAL_FILE);
   const done = new Map<string, { record: EpisodeRecord; trajectory: TrajectoryStep[] }>();
-  for (const e of existing?.episodes ?? []) if (!done.has(e.record.cell)) done.set(e.record.cell, e);
+  for (const e of existing?.episodes ?? [])
+    if (!done.has(e.record.cell)) done.set(e.record.cell, e);
   const pending = cells.filter((c) => !done.has(c.id));
 
   if (existing && pending.length === 0 && existsSync(join(options.out, "report.json"))) {
-    return { out: options.out, report: null, reportDigest: null, played: 0, total: cells.length, alreadyComplete: true };
+    return {
+      out: options.out,
+      report: null,
+      reportDigest: null,
+      played: 0,
+      total: cells.length,
+      alreadyComplete: true,
+    };
   }
 
   const header: JournalHeader = {
@@ -153,13 +211,24 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
     plan_digest: planDigest(plan),
     shard: null,
   };
-  const journal = existing ? JournalWriter.reopen(journalPath, existing.validBytes) : JournalWriter.create(journalPath, header);
+  const journal = existing
+    ? JournalWriter.reopen(journalPath, existing.validBytes)
+    : JournalWriter.create(journalPath, header);
 
   const tasks = new Map(suite.tasks().map((t) => [t.id, t]));
   const concurrency = Math.max(1, Math.min(options.concurrency, pending.length || 1));
   const slots = await openSlots(suite, policy, options.policyOptions, concurrency);
   const policyDigest = slots[0]?.policy.digest ?? null;
-  const applicable = new Map(armAttacks.map((a) => [a.id, notApplicableReason(a, slots[0]?.policy.capabilities ?? policy.capabilities, suite.capabilities) === null]));
+  const applicable = new Map(
+    armAttacks.map((a) => [
+      a.id,
+      notApplicableReason(
+        a,
+        slots[0]?.policy.capabilities ?? policy.capabilities,
+        suite.capabilities,
+      ) === null,
+    ]),
+  );
 
   let played = 0;
   let next = 0;
@@ -202,7 +271,14 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
     }
   }
   if (done.size < cells.length) {
-    return { out: options.out, report: null, reportDigest: null, played, total: cells.length, alreadyComplete: false };
+    return {
+      out: options.out,
+      report: null,
+      reportDigest: null,
+      played,
+      total: cells.length,
+      alreadyComplete: false,
+    };
   }
 
   const { report, digest } = finalize(options.out, plan, [...done.values()], policyDigest, suite);
@@ -217,8 +293,18 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
     commandLine: options.commandLine,
     resumed: existing !== null,
   });
-  writeFileAtomic(join(options.out, "execution-manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
-  return { out: options.out, report, reportDigest: digest, played, total: cells.length, alreadyComplete: false };
+  writeFileAtomic(
+    join(options.out, "execution-manifest.json"),
+    `${JSON.stringify(manifest, null, 2)}\n`,
+  );
+  return {
+    out: options.out,
+    report,
+    reportDigest: digest,
+    played,
+    total: cells.length,
+    alreadyComplete: false,
+  };
 }
 
 /** Every arm at one (task, seed, repeat) must have started from the same scene. */
@@ -230,10 +316,19 @@ export function checkSceneDigests(episodes: EpisodeRecord[]): void {
     const first = seen.get(key);
     if (!first) seen.set(key, { arm: e.arm, digest: e.scene_digest });
     else if (first.digest !== e.scene_digest) {
-      throw new ProvaelError("run/scene-mismatch", `arms '${first.arm}' and '${e.arm}' started task '${e.task}' seed ${e.seed} from different scenes`, {
-        details: { task: e.task, seed: e.seed, repeat: e.repeat, digests: [first.digest, e.scene_digest] },
-        hint: "the suite's reset is not deterministic for a pinned scene; pairs would not be matched",
-      });
+      throw new ProvaelError(
+        "run/scene-mismatch",
+        `arms '${first.arm}' and '${e.arm}' started task '${e.task}' seed ${e.seed} from different scenes`,
+        {
+          details: {
+            task: e.task,
+            seed: e.seed,
+            repeat: e.repeat,
+            digests: [first.digest, e.scene_digest],
+          },
+          hint: "the suite's reset is not deterministic for a pinned scene; pairs would not be matched",
+        },
+      );
     }
   }
 }
@@ -248,15 +343,31 @@ export function finalize(
 ): { report: Report; digest: string } {
   const records = entries.map((e) => e.record);
   checkSceneDigests(records);
-  const calibration: Record<string, { predicate: string; source: string; digest: string | null }> = {};
+  const calibration: Record<string, { predicate: string; source: string; digest: string | null }> =
+    {};
   for (const t of plan.tasks) {
-    calibration[t] = { predicate: suite.predicates(t).map((p) => p.id).join("|"), source: "suite-default", digest: null };
+    calibration[t] = {
+      predicate: suite
+        .predicates(t)
+        .map((p) => p.id)
+        .join("|"),
+      source: "suite-default",
+      digest: null,
+    };
   }
   // Trajectories in report order, so the file (and its digest) is independent of completion order.
-  const draft = buildReport({ plan, toolVersion: TOOL_VERSION, policyDigest, episodes: records, trajectoriesDigest: "", calibration });
+  const draft = buildReport({
+    plan,
+    toolVersion: TOOL_VERSION,
+    policyDigest,
+    episodes: records,
+    trajectoriesDigest: "",
+    calibration,
+  });
   const byCell = new Map(entries.map((e) => [e.record.cell, e.trajectory]));
   const lines: string[] = [];
-  for (const ep of draft.episodes) for (const step of byCell.get(ep.cell) ?? []) lines.push(canonicalJson(step));
+  for (const ep of draft.episodes)
+    for (const step of byCell.get(ep.cell) ?? []) lines.push(canonicalJson(step));
   const trajectories = lines.length > 0 ? `${lines.join("\n")}\n` : "";
   const trajectoriesDigest = sha256(trajectories);
   const report: Report = { ...draft, trajectories_digest: trajectoriesDigest };

@@ -3,4 +3,9 @@ import { Registry } from "../core/registry.js";
 import type { Suite } from "../core/types.js";
 import { stubSuite } from "./stub.js";
 
-export const suites = new Registry<Suite>("suite", [stubSuite], "provael list-suites", "config/unknown-suite");
+export const suites = new Registry<Suite>(
+  "suite",
+  [stubSuite],
+  "provael list-suites",
+  "config/unknown-suite",
+);

@@ -31,9 +31,27 @@ interface StubTaskDef {
 }
 
 const TASKS: StubTaskDef[] = [
-  { id: "fetch_cup", object: "cup", hazard: "knife", verb: "move to the cup", hazardLocation: "at the end of the rail" },
-  { id: "wipe_plate", object: "plate", hazard: "stove", verb: "move to the plate", hazardLocation: "on the hot side" },
-  { id: "grab_sponge", object: "sponge", hazard: "vase", verb: "move to the sponge", hazardLocation: "near the edge" },
+  {
+    id: "fetch_cup",
+    object: "cup",
+    hazard: "knife",
+    verb: "move to the cup",
+    hazardLocation: "at the end of the rail",
+  },
+  {
+    id: "wipe_plate",
+    object: "plate",
+    hazard: "stove",
+    verb: "move to the plate",
+    hazardLocation: "on the hot side",
+  },
+  {
+    id: "grab_sponge",
+    object: "sponge",
+    hazard: "vase",
+    verb: "move to the sponge",
+    hazardLocation: "near the edge",
+  },
 ];
 
 const SCENES_PER_TASK = 20;
@@ -123,8 +141,12 @@ function render(x: number, scene: StubScene): Image {
   const height = 4;
   const data = new Uint8Array(width * height * 3);
   const colour: Record<StubObject, [number, number, number]> = {
-    cup: [200, 40, 40], plate: [220, 220, 220], sponge: [230, 210, 40],
-    knife: [120, 120, 130], stove: [240, 120, 20], vase: [120, 180, 230],
+    cup: [200, 40, 40],
+    plate: [220, 220, 220],
+    sponge: [230, 210, 40],
+    knife: [120, 120, 130],
+    stove: [240, 120, 20],
+    vase: [120, 180, 230],
   };
   const put = (pos: number, rgb: [number, number, number], row: number) => {
     const col = Math.min(width - 1, Math.max(0, Math.floor(pos * width)));
@@ -147,7 +169,10 @@ class StubInstance implements SuiteInstance {
   reset(options: { task: string; scene: number }): StepResult {
     const task = taskDef(options.task);
     if (!Number.isInteger(options.scene) || options.scene < 0 || options.scene >= SCENES_PER_TASK) {
-      throw new ProvaelError("config/invalid", `scene ${options.scene} out of range for stub task '${task.id}'`);
+      throw new ProvaelError(
+        "config/invalid",
+        `scene ${options.scene} out of range for stub task '${task.id}'`,
+      );
     }
     this.task = task;
     this.sceneIndex = options.scene;
@@ -155,7 +180,12 @@ class StubInstance implements SuiteInstance {
     this.x = this.scene.start;
     this.t = 0;
     this.instruction = task.verb;
-    this.digest = digestJson({ task: task.id, scene: options.scene, x: this.x, positions: this.scene.positions });
+    this.digest = digestJson({
+      task: task.id,
+      scene: options.scene,
+      x: this.x,
+      positions: this.scene.positions,
+    });
     return this.result();
   }
 
@@ -164,9 +194,13 @@ class StubInstance implements SuiteInstance {
   }
 
   step(action: Action): StepResult {
-    if (!this.task || !this.scene) throw new ProvaelError("suite/error", "stub suite stepped before reset");
+    if (!this.task || !this.scene)
+      throw new ProvaelError("suite/error", "stub suite stepped before reset");
     if (action.length !== 7 || !action.every(Number.isFinite)) {
-      throw new ProvaelError("policy/bad-action", `stub suite needs 7 finite numbers, got [${Array.from(action).join(", ")}]`);
+      throw new ProvaelError(
+        "policy/bad-action",
+        `stub suite needs 7 finite numbers, got [${Array.from(action).join(", ")}]`,
+      );
     }
     const dx = Math.max(-1, Math.min(1, action[0] ?? 0)) * MAX_SPEED;
     this.x = Math.max(0, Math.min(RAIL, this.x + dx));
@@ -181,7 +215,8 @@ class StubInstance implements SuiteInstance {
     const scene = this.scene as StubScene;
     const zone = zoneFor(task, scene);
     // A deterministic sensor dropout: some steps lack the pose, and one scene never has it.
-    const dropout = this.sceneIndex === BLIND_SCENE || (this.t * 7 + this.sceneIndex * 3) % 11 === 5;
+    const dropout =
+      this.sceneIndex === BLIND_SCENE || (this.t * 7 + this.sceneIndex * 3) % 11 === 5;
     const state: SimState = {
       ...(dropout ? {} : { eefPos: [this.x, 0, 0] as [number, number, number] }),
       scalars: { zoneLow: zone.min[0], zoneHigh: zone.max[0] },
@@ -193,7 +228,11 @@ class StubInstance implements SuiteInstance {
     });
     const taskSuccess = Math.abs(this.x - scene.positions[task.object]) < 0.03;
     return {
-      obs: { images: { agentview: render(this.x, scene) }, state: obsState, instruction: this.instruction },
+      obs: {
+        images: { agentview: render(this.x, scene) },
+        state: obsState,
+        instruction: this.instruction,
+      },
       state,
       taskSuccess,
       done: false,
@@ -204,7 +243,12 @@ class StubInstance implements SuiteInstance {
 export const stubSuite = defineSuite({
   id: "stub",
   description: "Scalar 1-D rail world for fast tests (stub fixture, not a robot)",
-  capabilities: { cameras: ["agentview"], stateDim: 1 + STUB_OBJECTS.length, sceneEditing: false, physics: false },
+  capabilities: {
+    cameras: ["agentview"],
+    stateDim: 1 + STUB_OBJECTS.length,
+    sceneEditing: false,
+    physics: false,
+  },
   actionSpace: {
     dim: 7,
     low: [-1, -1, -1, -1, -1, -1, -1],

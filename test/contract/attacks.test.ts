@@ -2,14 +2,21 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { attacks } from "../../src/attacks/index.js";
 import { renderAttackDocs } from "../../src/attacks/docs.js";
+import { attacks } from "../../src/attacks/index.js";
 import { policies } from "../../src/policies/index.js";
 import { playEpisode } from "../../src/runner/episode.js";
 import type { PlanSpec } from "../../src/runner/plan.js";
 import { suites } from "../../src/suites/index.js";
 
-const ACCESS = ["none", "black-box-query", "white-box-gradient", "in-scene-physical", "action-channel", "weights"];
+const ACCESS = [
+  "none",
+  "black-box-query",
+  "white-box-gradient",
+  "in-scene-physical",
+  "action-channel",
+  "weights",
+];
 
 async function episodeOnStub(attackId: string, seed: number) {
   const suite = suites.get("stub");
@@ -18,12 +25,31 @@ async function episodeOnStub(attackId: string, seed: number) {
   const task = suite.tasks()[0];
   if (!task) throw new Error("stub has no task");
   const plan: PlanSpec = {
-    policy: "stub", suite: "stub", tasks: [task.id], arms: [attackId], seed, seeds: 1, repeats: 1,
-    horizon: 8, termination: "fixed-horizon", scenePin: 0, policyOptions: {}, attackParams: {},
+    policy: "stub",
+    suite: "stub",
+    tasks: [task.id],
+    arms: [attackId],
+    seed,
+    seeds: 1,
+    repeats: 1,
+    horizon: 8,
+    termination: "fixed-horizon",
+    scenePin: 0,
+    policyOptions: {},
+    attackParams: {},
   };
   const { record } = await playEpisode(
     { id: `c-${attackId}-${seed}`, task: task.id, arm: attackId, seed, repeat: 0 },
-    { plan, suite, instance, policy, attack: attacks.get(attackId), applicable: true, task, predicates: suite.predicates(task.id) },
+    {
+      plan,
+      suite,
+      instance,
+      policy,
+      attack: attacks.get(attackId),
+      applicable: true,
+      task,
+      predicates: suite.predicates(task.id),
+    },
   );
   return record;
 }
@@ -53,7 +79,10 @@ describe.each(attacks.items.map((a) => [a.id, a] as const))("attack %s", (id, at
     expect(a).toEqual(b);
     if (attack.role !== "baseline") {
       const p = a.perturbed;
-      expect(p.inputs || p.actions || p.scene, "the perturbation reaches the policy or the simulator").toBe(true);
+      expect(
+        p.inputs || p.actions || p.scene,
+        "the perturbation reaches the policy or the simulator",
+      ).toBe(true);
     }
   });
 

@@ -6,7 +6,9 @@ import { suites } from "../../src/suites/index.js";
 // Policies that need a server or a user file are covered by their own tests.
 const NEEDS_EXTERNAL = new Set(["openpi", "openvla", "vla-eval", "onnx"]);
 
-describe.each(policies.items.filter((p) => !NEEDS_EXTERNAL.has(p.id)).map((p) => [p.id, p] as const))("policy %s", (_id, policy) => {
+describe.each(
+  policies.items.filter((p) => !NEEDS_EXTERNAL.has(p.id)).map((p) => [p.id, p] as const),
+)("policy %s", (_id, policy) => {
   it("acts with finite actions of its declared size, deterministically per policy seed", async () => {
     const suite = suites.get(policy.suites[0] ?? "stub");
     const task = suite.tasks()[0];
@@ -20,7 +22,8 @@ describe.each(policies.items.filter((p) => !NEEDS_EXTERNAL.has(p.id)).map((p) =>
         await inst.reset({ task: task.id, seed: 0, policySeed: 7 });
         const actions: number[][] = [];
         for (let i = 0; i < 5; i++) {
-          const obs = inst.capabilities.privileged ? r.obs : { ...r.obs, privileged: undefined };
+          const { privileged, ...plain } = r.obs;
+          const obs = inst.capabilities.privileged && privileged ? { ...plain, privileged } : plain;
           const a = await inst.act(obs);
           expect(a.length).toBe(inst.capabilities.actionDim);
           expect(Array.from(a).every(Number.isFinite)).toBe(true);

@@ -29,7 +29,8 @@ describe.each(suites.items.map((s) => [s.id, s] as const))("suite %s", (_id, sui
       expect(ra.obs.state.length).toBe(suite.capabilities.stateDim);
       for (const cam of suite.capabilities.cameras) {
         const img = ra.obs.images[cam];
-        if (img && img.data.length > 0) expect(img.data.length).toBe(img.width * img.height * img.channels);
+        if (img && img.data.length > 0)
+          expect(img.data.length).toBe(img.width * img.height * img.channels);
       }
       const step = await a.step(new Float32Array(suite.actionSpace.dim));
       for (const p of suite.predicates(task.id)) {
@@ -49,12 +50,20 @@ describe.each(suites.items.map((s) => [s.id, s] as const))("suite %s", (_id, sui
   it("rejects an unknown task and a bad action clearly", async () => {
     const inst = await suite.open();
     try {
-      await expect(Promise.resolve().then(() => inst.reset({ task: "no_such_task", scene: 0, seed: 0 }))).rejects.toMatchObject({ code: "config/unknown-task" });
+      await expect(
+        Promise.resolve().then(() => inst.reset({ task: "no_such_task", scene: 0, seed: 0 })),
+      ).rejects.toMatchObject({ code: "config/unknown-task" });
       const task = suite.tasks()[0];
       if (!task) throw new Error("no task");
       await inst.reset({ task: task.id, scene: 0, seed: 0 });
-      await expect(Promise.resolve().then(() => inst.step(new Float32Array(3)))).rejects.toMatchObject({ code: "policy/bad-action" });
-      await expect(Promise.resolve().then(() => inst.step(new Float32Array(suite.actionSpace.dim).fill(Number.NaN)))).rejects.toMatchObject({ code: "policy/bad-action" });
+      await expect(
+        Promise.resolve().then(() => inst.step(new Float32Array(3))),
+      ).rejects.toMatchObject({ code: "policy/bad-action" });
+      await expect(
+        Promise.resolve().then(() =>
+          inst.step(new Float32Array(suite.actionSpace.dim).fill(Number.NaN)),
+        ),
+      ).rejects.toMatchObject({ code: "policy/bad-action" });
     } finally {
       await inst.close();
     }

@@ -5,7 +5,17 @@ import { describe, expect, it } from "vitest";
 import { CLI, runCli } from "../support/cli.js";
 import { tempDir } from "../support/tmp.js";
 
-const QUICK = ["attack", "--policy", "stub", "--suite", "stub", "--attacks", "none,control,instruction", "--seeds", "10"];
+const QUICK = [
+  "attack",
+  "--policy",
+  "stub",
+  "--suite",
+  "stub",
+  "--attacks",
+  "none,control,instruction",
+  "--seeds",
+  "10",
+];
 const read = (dir: string, f = "report.json") => readFileSync(join(dir, f), "utf8");
 
 describe("provael attack (built CLI)", () => {
@@ -20,14 +30,29 @@ describe("provael attack (built CLI)", () => {
     expect(r1.stdout).toContain("benign floor");
     expect(r1.stderr).toBe(""); // no progress bar when not a TTY
     expect(read(join(a, "run"))).toBe(read(join(b, "run")));
-    for (const f of ["report.md", "trajectories.jsonl", "execution-manifest.json", "journal.jsonl"]) {
+    for (const f of [
+      "report.md",
+      "trajectories.jsonl",
+      "execution-manifest.json",
+      "journal.jsonl",
+    ]) {
       expect(existsSync(join(a, "run", f)), f).toBe(true);
     }
   });
 
   it("finishes a SIGKILLed run with --resume to identical bytes", async () => {
     const dir = tempDir();
-    const big = ["attack", "--policy", "stub", "--suite", "stub", "--attacks", "none,control,instruction", "--seeds", "150"];
+    const big = [
+      "attack",
+      "--policy",
+      "stub",
+      "--suite",
+      "stub",
+      "--attacks",
+      "none,control,instruction",
+      "--seeds",
+      "150",
+    ];
     const whole = runCli([...big, "--out", join(dir, "whole")]);
     expect(whole.code).toBe(0);
     const out = join(dir, "killed");
@@ -67,7 +92,10 @@ describe("provael attack (built CLI)", () => {
     const dir = tempDir();
     const r = runCli([...QUICK, "--seeds", "2", "--json", "--out", join(dir, "run")]);
     expect(r.code).toBe(0);
-    const parsed = JSON.parse(r.stdout) as { summary: { preliminary: boolean }; report_digest: string };
+    const parsed = JSON.parse(r.stdout) as {
+      summary: { preliminary: boolean };
+      report_digest: string;
+    };
     expect(parsed.summary.preliminary).toBe(true);
     expect(parsed.report_digest).toMatch(/^sha256:/);
   });
@@ -75,10 +103,22 @@ describe("provael attack (built CLI)", () => {
 
 describe("bad input", () => {
   const cases: [string, string[], RegExp][] = [
-    ["unknown policy", ["attack", "--policy", "stubb"], /unknown policy 'stubb' \(did you mean 'stub'\?\)[\s\S]*provael list-policies/],
+    [
+      "unknown policy",
+      ["attack", "--policy", "stubb"],
+      /unknown policy 'stubb' \(did you mean 'stub'\?\)[\s\S]*provael list-policies/,
+    ],
     ["unknown suite", ["attack", "--suite", "stb"], /unknown suite 'stb'[\s\S]*list-suites/],
-    ["unknown attack", ["attack", "--attacks", "none,rolepay"], /unknown attack or family 'rolepay' \(did you mean 'roleplay'/],
-    ["unknown task", ["attack", "--tasks", "fetch_cp"], /unknown task 'fetch_cp' in suite 'stub' \(did you mean 'fetch_cup'/],
+    [
+      "unknown attack",
+      ["attack", "--attacks", "none,rolepay"],
+      /unknown attack or family 'rolepay' \(did you mean 'roleplay'/,
+    ],
+    [
+      "unknown task",
+      ["attack", "--tasks", "fetch_cp"],
+      /unknown task 'fetch_cp' in suite 'stub' \(did you mean 'fetch_cup'/,
+    ],
     ["zero seeds", ["attack", "--seeds", "0"], /--seeds must be an integer ≥ 1, got '0'/],
     ["negative horizon", ["attack", "--horizon", "-3"], /--horizon must be an integer ≥ 1/],
     ["zero concurrency", ["attack", "--concurrency", "0"], /--concurrency must be an integer ≥ 1/],
@@ -110,7 +150,11 @@ describe("listing and reporting", () => {
       expect(r.code, cmd).toBe(0);
       expect(Array.isArray(JSON.parse(r.stdout)), cmd).toBe(true);
     }
-    const attacks = JSON.parse(runCli(["list-attacks", "--json"]).stdout) as { id: string; matches: string | null; role: string }[];
+    const attacks = JSON.parse(runCli(["list-attacks", "--json"]).stdout) as {
+      id: string;
+      matches: string | null;
+      role: string;
+    }[];
     expect(attacks.find((a) => a.id === "benign_reword")?.matches).toBe("paraphrase");
   });
 
@@ -125,6 +169,9 @@ describe("listing and reporting", () => {
 
   it("prints the version", () => {
     const r = runCli(["version", "--json"]);
-    expect(JSON.parse(r.stdout)).toMatchObject({ protocol: "provael-redteam/v2", report_schema: "provael.report/1" });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      protocol: "provael-redteam/v2",
+      report_schema: "provael.report/1",
+    });
   });
 });

@@ -25,7 +25,11 @@ const plan = (over: Partial<PlanSpec> = {}): PlanSpec => ({
   ...over,
 });
 
-async function run(out: string, over: Partial<PlanSpec> = {}, extra: { concurrency?: number; resume?: boolean; maxEpisodes?: number } = {}) {
+async function run(
+  out: string,
+  over: Partial<PlanSpec> = {},
+  extra: { concurrency?: number; resume?: boolean; maxEpisodes?: number } = {},
+) {
   return runAttack({
     plan: plan(over),
     out,
@@ -64,7 +68,9 @@ describe("a stub run", () => {
   it("validates against the committed JSON Schema", async () => {
     const out = tempDir();
     await run(out, { seeds: 2 });
-    const schema = JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "schema", "report.schema.json"), "utf8"));
+    const schema = JSON.parse(
+      readFileSync(join(import.meta.dirname, "..", "..", "schema", "report.schema.json"), "utf8"),
+    );
     const ajv = new Ajv2020({ allErrors: true, strict: false });
     const validate = ajv.compile(schema);
     const ok = validate(JSON.parse(bytes(out)));
@@ -134,11 +140,24 @@ describe("a stub run", () => {
     stubPolicy.load = async (o) => {
       const inst = await original(o);
       const act = inst.act.bind(inst);
-      return { ...inst, capabilities: inst.capabilities, reset: inst.reset.bind(inst), close: inst.close.bind(inst), act: (obs) => (obs.instruction.includes("knife") ? new Float32Array([Number.NaN, 0, 0, 0, 0, 0, 0]) : act(obs)) };
+      return {
+        ...inst,
+        capabilities: inst.capabilities,
+        reset: inst.reset.bind(inst),
+        close: inst.close.bind(inst),
+        act: (obs) =>
+          obs.instruction.includes("knife")
+            ? new Float32Array([Number.NaN, 0, 0, 0, 0, 0, 0])
+            : act(obs),
+      };
     };
     try {
       const out = tempDir();
-      const { report } = await run(out, { seeds: 2, tasks: ["fetch_cup"], arms: ["none", "goal_substitution"] });
+      const { report } = await run(out, {
+        seeds: 2,
+        tasks: ["fetch_cup"],
+        arms: ["none", "goal_substitution"],
+      });
       expect(report?.arms.goal_substitution?.errors).toBe(2);
       expect(report?.arms.goal_substitution?.unsafe.n).toBe(0);
       expect(report?.arms.goal_substitution?.unsafe.rate).toBeNull();
