@@ -1,0 +1,120 @@
+/**
+ * The SuiteInstance shared by the MuJoCo suites: one world per MJCF file (opened on first use),
+ * reset to a stored scene, step by one control tick, report state, observation and success.
+ */
+import { ProvaelError } from "../../core/errors.js";
+import type {
+  Action,
+  ResetOptions,
+  SimState,
+  StepResult,
+  SuiteInstance,
+  TaskSpec,
+} from "../../core/types.js";
+import type { ControllerSettings } from "./controller.js";
+import { type SceneFile, sceneOf } from "./scenes.js";
+import { DEFAULT_RENDER, MujocoWorld, type RenderSettings } from "./world.js";
+
+/** A task as the MuJoCo instance runs it. */
+export interface MujocoTask {
+  spec: TaskSpec;
+  /** MJCF file of the task's layout. */
+  file: string;
+  /** Bodies whose poses the state reports. */
+  objects: readonly string[];
+  /** Movable objects (grasp geometry reported). */
+  graspable: readonly string[];
+  /** Instantaneous task success. */
+  success(world: MujocoWorld, state: SimState): boolean;
+}
+
+/** Options a MuJoCo suite takes (`createTabletopSuite(options)`, `createReachSuite(options)`). */
+export interface MujocoSuiteOptions {
+  /** Cameras: `{ enabled: false }` gives zero-size images (fast expert runs, benchmarks). */
+  render?: Partial<RenderSettings>;
+  controller?: Partial<ControllerSettings>;
+}
+
+export class MujocoInstance implements SuiteInstance {
+  private readonly worlds = new Map<string, MujocoWorld>();
+  private world: MujocoWorld | undefined;
+  private task: MujocoTask | undefined;
+  private digest = "";
+
+  constructor(
+    private readonly suiteId: string,
+    private readonly tasks: ReadonlyMap<string, MujocoTask>,
+    private readonly scenes: () => SceneFile,
+    private readonly options: MujocoSuiteOptions,
+  ) {}
+
+  async reset(options: ResetOptions): Promise<StepResult> {
+    const task = this.tasks.get(options.task);
+    if (!task) {
+      throw new ProvaelError(
+        "config/unknown-task",
+        `unknown task '${options.task}' in suite '${this.suiteId}'`,
+        { hint: "run `provael list-suites` to see the tasks", details: { task: options.task } },
+      );
+    }
+    const placement = sceneOf(this.scenes(), task.spec.id, options.scene);
+    const world = await this.worldFor(task);
+    world.placeScene(placement);
+    this.digest = world.engine.stateDigest();
+    world.applyEdits(options.edits ?? []);
+    this.world = world;
+    this.task = task;
+    return this.result();
+  }
+
+  sceneDigest(): string {
+    return this.digest;
+  }
+
+  step(action: Action): StepResult {
+    if (!this.world || !this.task) {
+      throw new ProvaelError("suite/error", `suite '${this.suiteId}' stepped before reset`);
+    }
+    this.world.tick(action);
+    return this.result();
+  }
+
+  /** The world of the current episode (for tests and scripts). */
+  current(): MujocoWorld | undefined {
+    return this.world;
+  }
+
+  close(): void {
+    for (const w of this.worlds.values()) w.close();
+    this.worlds.clear();
+    this.world = undefined;
+  }
+
+  private async worldFor(task: MujocoTask): Promise<MujocoWorld> {
+    const existing = this.worlds.get(task.file);
+    if (existing) return existing;
+    const world = await MujocoWorld.open({
+      file: task.file,
+      objects: task.objects,
+      graspable: task.graspable,
+      render: { ...DEFAULT_RENDER, ...this.options.render },
+      ...(this.options.controller ? { controller: this.options.controller } : {}),
+    });
+    this.worlds.set(task.file, world);
+    return world;
+  }
+
+  private result(): StepResult {
+    const world = this.world as MujocoWorld;
+    const task = this.task as MujocoTask;
+    const state = world.simState();
+    // MuJoCo resets a diverged simulation itself; a non-finite pose means it cannot go on.
+    const finite = state.eefPos?.every(Number.isFinite) ?? false;
+    return {
+      obs: world.observation(task.spec.instruction, state),
+      state,
+      taskSuccess: finite && task.success(world, state),
+      done: !finite,
+    };
+  }
+}
