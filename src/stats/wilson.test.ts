@@ -16,17 +16,18 @@ describe("normalQuantile", () => {
     expect(normalQuantile(1)).toBe(Number.POSITIVE_INFINITY);
     fc.assert(
       fc.property(
-        fc.double({ min: 1e-300, max: 0.5, noNaN: true }),
-        fc.double({ min: 1e-300, max: 0.5, noNaN: true }),
-        (p, q) => {
-          const symmetric = normalQuantile(p) === -normalQuantile(1 - p) || p < 1e-16;
-          const ordered = p < q ? normalQuantile(p) <= normalQuantile(q) : true;
-          return (
-            ordered && (symmetric || Math.abs(normalQuantile(p) + normalQuantile(1 - p)) < 1e-9)
-          );
-        },
+        fc.double({ min: 1e-300, max: 1, noNaN: true }),
+        fc.double({ min: 1e-300, max: 1, noNaN: true }),
+        (p, q) => (p <= q ? normalQuantile(p) <= normalQuantile(q) : true),
       ),
-      { seed: 42, numRuns: 300 },
+      { seed: 42, numRuns: 500 },
+    );
+    // 1 − p is rounded, so the mirror image is exact only to the rounding of the tail area.
+    fc.assert(
+      fc.property(fc.double({ min: 1e-6, max: 0.5, noNaN: true }), (p) => {
+        return Math.abs(normalQuantile(p) + normalQuantile(1 - p)) <= 1e-9;
+      }),
+      { seed: 42, numRuns: 500 },
     );
     expect(() => normalQuantile(1.1)).toThrow(RangeError);
   });

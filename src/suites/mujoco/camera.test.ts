@@ -109,7 +109,7 @@ afterAll(() => {
 
 describe("RayCamera", () => {
   it("sees each object in its own colour where it projects, upright and unmirrored", () => {
-    const cam = camera({ camera: "top", segmentation: true });
+    const cam = camera({ camera: "top", segmentation: true, shadows: true });
     const { rgb, segmentation } = cam.render(data);
     save("top", rgb);
     expect(rgb.width).toBe(128);
@@ -261,7 +261,7 @@ describe("RayCamera", () => {
   });
 
   it("gives shaders face coordinates that read left-to-right and top-down from outside", () => {
-    const cam = camera({ camera: "front", segmentation: true, shadows: false });
+    const cam = camera({ camera: "front", segmentation: true });
     const sign = geomId("sign");
     const dark = [0.05, 0.05, 0.05];
     const light = [1, 1, 1];
@@ -305,10 +305,11 @@ describe("RayCamera", () => {
   });
 
   it("shades: lit faces are brighter than faces turned from the light, shadows darken the floor", () => {
-    const cam = camera({ camera: "front", segmentation: true, depth: true });
-    const noShadow = camera({ camera: "front", shadows: false });
+    const cam = camera({ camera: "front", segmentation: true, depth: true, shadows: true });
+    const noShadow = camera({ camera: "front" });
     const lit = cam.render(data);
     const flat = noShadow.render(data);
+    save("front-shadows", lit.rgb);
     save("front-noshadow", flat.rgb);
     // The light shines along +x +y -z: floor pixels darker with shadows than without exist.
     let shadowed = 0;
@@ -316,6 +317,13 @@ describe("RayCamera", () => {
       if (lit.rgb.data[3 * i]! < flat.rgb.data[3 * i]! - 20) shadowed++;
     }
     expect(shadowed).toBeGreaterThan(50);
+    // The sphere's side towards the light (-x -y, up) is brighter than the far side.
+    const top = camera({ camera: "top" });
+    const topImg = top.render(data).rgb;
+    const z = 0.05 + Math.sqrt(0.05 ** 2 - 2 * 0.03 ** 2);
+    const [nr, nc] = project(top, [0.17, 0.07, z]);
+    const [fr, fc] = project(top, [0.23, 0.13, z]);
+    expect(pixel(topImg, nr, nc)[1]).toBeGreaterThan(pixel(topImg, fr, fc)[1] + 40);
     // Pixels of the mesh are not all one shade (finite-difference normals vary per face).
     const pyramid = geomId("pyramid");
     const shades = new Set<number>();

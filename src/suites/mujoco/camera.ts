@@ -11,19 +11,21 @@
  *   so faces stay distinguishable. Normals are analytic for planes, spheres, capsules, ellipsoids,
  *   cylinders and boxes, and come from finite differences of neighbouring hit points otherwise
  *   (meshes, height fields).
- * - **Shadows** (on by default): hard shadows from one extra `mj_multiRay` cast *from* the light to
- *   every lit hit point (a directional light is placed 1 km away along its direction), so it stays
- *   one batched call.
+ * - **Shadows** (opt-in, `shadows: true`; skipped for a light with `castshadow="false"`): hard
+ *   shadows from one extra `mj_multiRay` cast *from* the light to every lit hit point (a
+ *   directional light is placed 1 km away along its direction), so it stays one batched call;
+ *   it costs about 65% more time per frame.
  * - **Translucency**: a geom with 0 < alpha < 1 is an overlay. Its pixels are re-cast with all
  *   translucent geoms hidden (one batched call over those pixels only) and the overlay colour is
  *   blended over what lies behind. Depth and segmentation report that opaque surface behind (or
  *   none), so a translucent keep-out zone never hides an object from the masks. One overlay layer
  *   is drawn; stacked translucent geoms show the nearest. Translucent geoms cast no shadows.
  * - **Hidden geoms**: alpha 0 is invisible, as in MuJoCo; so are geoms of groups switched off in
- *   `geomgroup`. Hiding a geom from `mj_multiRay` is done by setting its alpha to 0 (and material
- *   to none) in the model for the duration of `render`, restored in a `finally`: the binding
- *   ignores `geomgroup`, and there is no other way to make it skip a given geom. Nothing else may
- *   use the model during `render` (JavaScript is single-threaded, so nothing can).
+ *   `geomgroup` and geoms of excluded bodies. Hiding a geom from `mj_multiRay` is done by setting
+ *   its alpha to 0 (and material to none) in the model for the duration of `render`, restored in
+ *   a `finally`: the binding ignores `geomgroup`, `bodyexclude` takes a single body, and there is
+ *   no other way to make it skip a given geom. Nothing else can use the model meanwhile, as
+ *   `render` is synchronous.
  * - **Background**: a sky-to-grey gradient by the ray's world elevation.
  *
  * Pixel (row 0, column 0) is the top-left of what the camera sees; the image is not mirrored.
@@ -100,9 +102,12 @@ export interface RayCameraOptions {
    * viewer default, which hides collision-only geoms conventionally put in groups 3-5.
    */
   geomgroup?: ArrayLike<number | boolean>;
-  /** Body id whose geoms are ignored (a wrist camera's own gripper, say); default -1 (none). */
-  excludeBody?: number;
-  /** Cast hard shadows from the light (default true; costs one more ray pass). */
+  /**
+   * Body id, or ids, whose geoms are invisible to this camera (a wrist camera's own gripper and
+   * fingers, say); default none. Excluded bodies cast no shadows either.
+   */
+  excludeBody?: number | readonly number[];
+  /** Cast hard shadows from the light (default false: one more ray pass, ~65% more time). */
   shadows?: boolean;
 }
 
@@ -160,13 +165,15 @@ export class RayCamera {
   private readonly wantDepth: boolean;
   private readonly wantSegmentation: boolean;
   private readonly shadows: boolean;
-  private readonly excludeBody: number;
+  /** Per body: 1 when its geoms are excluded from this camera. */
+  private readonly bodyExcluded: Uint8Array;
   private readonly group = new Uint8Array(6);
   private readonly origin = new Float64Array(3);
   private readonly shadowOrigin = new Float64Array(3);
   /** Light of this frame: unit direction towards it (directional) or its position (point). */
   private readonly light = new Float64Array(3);
   private lightIsPoint = false;
+  private lightCastsShadow = true;
 
   /** Unit ray directions in the camera frame (x right, y up, looking along -z), per pixel. */
   private readonly camDirs: Float64Array;
@@ -186,6 +193,8 @@ export class RayCamera {
   private readonly surfDist: Float64Array;
   private readonly pos: Float64Array;
   private readonly nrm: Float64Array;
+  private readonly loc: Float64Array;
+  private readonly ndotl: Float64Array;
   private readonly lit: Uint8Array;
   private readonly needsFiniteDiff: Uint8Array;
 
@@ -194,8 +203,8 @@ export class RayCamera {
   private planeTex = new Int32Array(0);
   private isTranslucent = new Uint8Array(0);
   private readonly translucent: number[] = [];
-  /** Geoms of hidden groups, made invisible for the whole frame. */
-  private readonly groupHidden: number[] = [];
+  /** Geoms of hidden groups and excluded bodies, made invisible for the whole frame. */
+  private readonly hiddenGeoms: number[] = [];
   private readonly shaders: (SurfaceShader | undefined)[] = [];
   private shaderCount = 0;
 
@@ -204,7 +213,6 @@ export class RayCamera {
   private readonly normal = new Float64Array(3);
   private readonly albedo = new Float64Array(3);
   private readonly uv = new Float64Array(2);
-  private readonly toLight = new Float64Array(3);
 
   private gidBuf: IntBuffer | null;
   private distBuf: DoubleBuffer | null;
@@ -235,8 +243,18 @@ export class RayCamera {
     this.n = n;
     this.wantDepth = options.depth ?? false;
     this.wantSegmentation = options.segmentation ?? false;
-    this.shadows = options.shadows ?? true;
-    this.excludeBody = options.excludeBody ?? -1;
+    this.shadows = options.shadows ?? false;
+    this.bodyExcluded = new Uint8Array(model.nbody);
+    const excluded = options.excludeBody ?? [];
+    for (const b of typeof excluded === "number" ? [excluded] : excluded) {
+      if (!Number.isInteger(b) || b >= model.nbody) {
+        throw new ProvaelError("suite/error", `excluded body id ${b} is out of range`, {
+          details: { camera: options.camera, body: b, nbody: model.nbody },
+          hint: "look the id up with mj_name2id(model, mjOBJ_BODY, name); -1 means none",
+        });
+      }
+      if (b >= 0) this.bodyExcluded[b] = 1;
+    }
     const groups = options.geomgroup ?? [1, 1, 1, 0, 0, 0];
     for (let g = 0; g < 6; g++) this.group[g] = groups[g] ? 1 : 0;
 
@@ -253,6 +271,8 @@ export class RayCamera {
     this.surfDist = new Float64Array(n);
     this.pos = new Float64Array(3 * n);
     this.nrm = new Float64Array(3 * n);
+    this.loc = new Float64Array(3 * n);
+    this.ndotl = new Float64Array(n);
     this.lit = new Uint8Array(n);
     this.needsFiniteDiff = new Uint8Array(n);
     this.initCameraRays();
@@ -308,7 +328,7 @@ export class RayCamera {
     this.updateWorldRays(data);
     this.updateLight(data);
 
-    const savedGroups = this.hide(this.groupHidden);
+    const savedHidden = this.hide(this.hiddenGeoms);
     try {
       this.cast(data, this.origin, this.dirs, n, this.hitGeom, this.hitDist);
       this.surfGeom.set(this.hitGeom);
@@ -322,7 +342,7 @@ export class RayCamera {
         this.restore(this.translucent, savedOverlays);
       }
     } finally {
-      this.restore(this.groupHidden, savedGroups);
+      this.restore(this.hiddenGeoms, savedHidden);
     }
 
     const rgb = new Uint8Array(3 * n);
@@ -438,7 +458,7 @@ export class RayCamera {
         v as unknown as number[],
         ALL_GROUPS,
         1,
-        this.excludeBody,
+        -1, // excluded bodies are hidden like hidden groups, so several can be excluded
         gidBuf,
         distBuf,
         count,
@@ -500,7 +520,8 @@ export class RayCamera {
     const group = m.geom_group as Int32Array;
     const col = this.geomColour;
     this.translucent.length = 0;
-    this.groupHidden.length = 0;
+    this.hiddenGeoms.length = 0;
+    const bodyOf = m.geom_bodyid as Int32Array;
     for (let g = 0; g < ngeom; g++) {
       const mat = matid[g]!;
       const useMat =
@@ -513,8 +534,9 @@ export class RayCamera {
       const o = useMat ? 4 * mat : 4 * g;
       for (let c = 0; c < 4; c++) col[4 * g + c] = src[o + c]!;
       const alpha = col[4 * g + 3]!;
-      const visible = this.group[Math.min(5, Math.max(0, group[g]!))] === 1;
-      if (!visible && alpha > 0) this.groupHidden.push(g);
+      const visible =
+        this.group[Math.min(5, Math.max(0, group[g]!))] === 1 && this.bodyExcluded[bodyOf[g]!] === 0;
+      if (!visible && alpha > 0) this.hiddenGeoms.push(g);
       const seeThrough = visible && alpha > 0 && alpha < 1;
       this.isTranslucent[g] = seeThrough ? 1 : 0;
       if (seeThrough) this.translucent.push(g);
@@ -538,6 +560,7 @@ export class RayCamera {
       }
     }
     const L = this.light;
+    this.lightCastsShadow = id < 0 || (m.light_castshadow as Uint8Array)[id] !== 0;
     if (id < 0) {
       const inv = 1 / Math.hypot(DEFAULT_LIGHT[0], DEFAULT_LIGHT[1], DEFAULT_LIGHT[2]);
       L[0] = DEFAULT_LIGHT[0] * inv;
@@ -677,7 +700,7 @@ export class RayCamera {
       case GEOM_CYLINDER: {
         const r = s[3 * g]!;
         const h = s[3 * g + 1]!;
-        const rho = Math.hypot(qx, qy);
+        const rho = Math.sqrt(qx * qx + qy * qy);
         // The nearer of the cap plane and the side wall is the one that was hit.
         if (Math.abs(Math.abs(qz) - h) < Math.abs(rho - r)) {
           out[0] = 0;
@@ -703,15 +726,17 @@ export class RayCamera {
     }
   }
 
-  /** Hit points and world normals of the opaque surfaces. */
+  /** Hit points, local points, world normals and Lambert terms of the opaque surfaces. */
   private computeSurfaces(v: FrameViews): void {
     const n = this.n;
     const o = this.origin;
     const dirs = this.dirs;
     const pos = this.pos;
+    const loc = this.loc;
     const nrm = this.nrm;
     const R = v.xmat;
     const nl = this.normal;
+    const q = this.local;
     let anyFiniteDiff = false;
     for (let i = 0; i < n; i++) {
       const g = this.surfGeom[i]!;
@@ -729,6 +754,9 @@ export class RayCamera {
       pos[k + 1] = py;
       pos[k + 2] = pz;
       this.toLocal(v, g, px, py, pz);
+      loc[k] = q[0]!;
+      loc[k + 1] = q[1]!;
+      loc[k + 2] = q[2]!;
       if (!this.localNormal(v, g, v.type[g]!)) {
         this.needsFiniteDiff[i] = 1;
         anyFiniteDiff = true;
@@ -741,6 +769,31 @@ export class RayCamera {
       setFacing(nrm, k, wx, wy, wz, dx, dy, dz);
     }
     if (anyFiniteDiff) this.finiteDiffNormals();
+
+    // Lambert term n·l per pixel (0 where facing away), for shadows and shading.
+    const L = this.light;
+    const lx = L[0]!;
+    const ly = L[1]!;
+    const lz = L[2]!;
+    const point = this.lightIsPoint;
+    for (let i = 0; i < n; i++) {
+      if (this.surfGeom[i]! < 0) continue;
+      const k = 3 * i;
+      let tx = lx;
+      let ty = ly;
+      let tz = lz;
+      if (point) {
+        tx = lx - pos[k]!;
+        ty = ly - pos[k + 1]!;
+        tz = lz - pos[k + 2]!;
+        const inv = 1 / (Math.sqrt(tx * tx + ty * ty + tz * tz) || 1);
+        tx *= inv;
+        ty *= inv;
+        tz *= inv;
+      }
+      const d = nrm[k]! * tx + nrm[k + 1]! * ty + nrm[k + 2]! * tz;
+      this.ndotl[i] = d > 0 ? d : 0;
+    }
   }
 
   /** Normals from neighbouring hit points on the same geom (meshes and the like). */
@@ -790,60 +843,43 @@ export class RayCamera {
   // -------------------------------------------------------------------------------------------
   // Lighting
 
-  /** Unit vector from world point p towards the light, into `out`. */
-  private towardLight(px: number, py: number, pz: number, out: Float64Array): void {
-    const L = this.light;
-    if (!this.lightIsPoint) {
-      out[0] = L[0]!;
-      out[1] = L[1]!;
-      out[2] = L[2]!;
-      return;
-    }
-    const x = L[0]! - px;
-    const y = L[1]! - py;
-    const z = L[2]! - pz;
-    const inv = 1 / (Math.hypot(x, y, z) || 1);
-    out[0] = x * inv;
-    out[1] = y * inv;
-    out[2] = z * inv;
-  }
-
-  /** Marks which opaque hit points see the light, with one batched cast from the light. */
+  /** Marks which lit hit points the light actually reaches, with one batched cast from it. */
   private computeShadows(data: MjData): void {
     const n = this.n;
     this.lit.fill(1);
-    if (!this.shadows) return;
+    if (!this.shadows || !this.lightCastsShadow) return;
     const so = this.shadowOrigin;
     if (this.lightIsPoint) so.set(this.light);
     else {
       // A directional light is a point far away along its direction: near-parallel rays.
-      for (let c = 0; c < 3; c++) so[c] = this.origin[c]! + DIRECTIONAL_LIGHT_DISTANCE * this.light[c]!;
+      for (let c = 0; c < 3; c++) {
+        so[c] = this.origin[c]! + DIRECTIONAL_LIGHT_DISTANCE * this.light[c]!;
+      }
     }
-    const toLight = this.toLight;
+    const sx = so[0]!;
+    const sy = so[1]!;
+    const sz = so[2]!;
+    const pos = this.pos;
+    const aux = this.auxDirs;
     let count = 0;
     for (let i = 0; i < n; i++) {
-      if (this.surfGeom[i]! < 0) continue;
+      // Faces turned from the light are dark anyway: no ray needed.
+      if (this.surfGeom[i]! < 0 || this.ndotl[i]! <= 0) continue;
       const k = 3 * i;
-      const px = this.pos[k]!;
-      const py = this.pos[k + 1]!;
-      const pz = this.pos[k + 2]!;
-      this.towardLight(px, py, pz, toLight);
-      const ndotl =
-        this.nrm[k]! * toLight[0]! + this.nrm[k + 1]! * toLight[1]! + this.nrm[k + 2]! * toLight[2]!;
-      if (ndotl <= 0) continue;
-      const x = px - so[0]!;
-      const y = py - so[1]!;
-      const z = pz - so[2]!;
-      const len = Math.hypot(x, y, z);
+      const x = pos[k]! - sx;
+      const y = pos[k + 1]! - sy;
+      const z = pos[k + 2]! - sz;
+      const len = Math.sqrt(x * x + y * y + z * z);
       if (len === 0) continue;
-      this.auxDirs[3 * count] = x / len;
-      this.auxDirs[3 * count + 1] = y / len;
-      this.auxDirs[3 * count + 2] = z / len;
+      const c = 3 * count;
+      aux[c] = x / len;
+      aux[c + 1] = y / len;
+      aux[c + 2] = z / len;
       this.auxExpect[count] = len;
       this.auxPixel[count] = i;
       count++;
     }
-    this.cast(data, so, this.auxDirs, count, this.auxGeom, this.auxDist);
+    this.cast(data, so, aux, count, this.auxGeom, this.auxDist);
     for (let k = 0; k < count; k++) {
       const blocked =
         this.auxGeom[k]! >= 0 && this.auxDist[k]! < this.auxExpect[k]! - SHADOW_EPSILON;
@@ -854,20 +890,27 @@ export class RayCamera {
   // -------------------------------------------------------------------------------------------
   // Colour
 
-  /** Albedo of geom `g` at `this.local` into `this.albedo`: rgba, plane texture, shader. */
-  private albedoAt(v: FrameViews, g: number, type: number): void {
+  /**
+   * Albedo of geom `g` at the local point `q[k..k+2]` into `this.albedo`: rgba, then the plane
+   * texture, then the surface shader.
+   */
+  private albedoAt(v: FrameViews, g: number, type: number, q: Float64Array, k: number): void {
     const col = this.geomColour;
     const a = this.albedo;
     a[0] = col[4 * g]!;
     a[1] = col[4 * g + 1]!;
     a[2] = col[4 * g + 2]!;
     const tex = this.planeTex[g]!;
-    if (tex >= 0) this.applyPlaneTexture(v, g, tex);
+    if (tex >= 0) this.applyPlaneTexture(v, g, tex, q[k]!, q[k + 1]!);
     if (this.shaderCount === 0) return;
     const shader = this.shaders[g];
     if (shader === undefined) return;
+    const local = this.local;
+    local[0] = q[k]!;
+    local[1] = q[k + 1]!;
+    local[2] = q[k + 2]!;
     this.surfaceUV(v, g, type);
-    const out = shader(this.uv[0]!, this.uv[1]!, this.local);
+    const out = shader(this.uv[0]!, this.uv[1]!, local);
     if (out !== null) {
       a[0] = out[0]!;
       a[1] = out[1]!;
@@ -875,8 +918,8 @@ export class RayCamera {
     }
   }
 
-  /** Multiplies `this.albedo` by the plane's 2-D texture (nearest texel, repeated). */
-  private applyPlaneTexture(v: FrameViews, g: number, tex: number): void {
+  /** Multiplies `this.albedo` by the plane's 2-D texture at local (x, y) (nearest texel). */
+  private applyPlaneTexture(v: FrameViews, g: number, tex: number, x: number, y: number): void {
     const mat = v.matid[g]!;
     const sx = v.size[3 * g]!;
     const sy = v.size[3 * g + 1]!;
@@ -884,8 +927,8 @@ export class RayCamera {
     const ry = v.texRepeat[2 * mat + 1]!;
     // texuniform (or an infinite plane) repeats per metre, otherwise across the whole plane.
     const uniform = v.texUniform[mat] !== 0 || sx <= 0 || sy <= 0;
-    const s = uniform ? this.local[0]! * rx : (this.local[0]! / (2 * sx) + 0.5) * rx;
-    const t = uniform ? this.local[1]! * ry : (this.local[1]! / (2 * sy) + 0.5) * ry;
+    const s = uniform ? x * rx : (x / (2 * sx) + 0.5) * rx;
+    const t = uniform ? y * ry : (y / (2 * sy) + 0.5) * ry;
     const w = v.texWidth[tex]!;
     const h = v.texHeight[tex]!;
     const nc = v.texChannels[tex]!;
@@ -957,9 +1000,8 @@ export class RayCamera {
     const n = this.n;
     const dirs = this.dirs;
     const nrm = this.nrm;
-    const pos = this.pos;
+    const loc = this.loc;
     const a = this.albedo;
-    const toLight = this.toLight;
     for (let i = 0; i < n; i++) {
       const k = 3 * i;
       const dx = dirs[k]!;
@@ -972,71 +1014,84 @@ export class RayCamera {
       if (g < 0) {
         // Sky above the horizon, grey below.
         if (dz >= 0) {
-          r = 0.8 + (0.45 - 0.8) * dz;
-          gr = 0.82 + (0.62 - 0.82) * dz;
-          b = 0.85 + (0.85 - 0.85) * dz;
+          r = 0.8 - 0.35 * dz;
+          gr = 0.82 - 0.2 * dz;
+          b = 0.85;
         } else {
           const f = Math.min(1, -2 * dz);
-          r = 0.8 + (0.42 - 0.8) * f;
-          gr = 0.82 + (0.42 - 0.82) * f;
-          b = 0.85 + (0.44 - 0.85) * f;
+          r = 0.8 - 0.38 * f;
+          gr = 0.82 - 0.4 * f;
+          b = 0.85 - 0.41 * f;
         }
       } else {
-        const px = pos[k]!;
-        const py = pos[k + 1]!;
-        const pz = pos[k + 2]!;
-        const type = v.type[g]!;
-        this.toLocal(v, g, px, py, pz);
-        this.albedoAt(v, g, type);
-        this.towardLight(px, py, pz, toLight);
-        const nx = nrm[k]!;
-        const ny = nrm[k + 1]!;
-        const nz = nrm[k + 2]!;
-        const ndotl = Math.max(0, nx * toLight[0]! + ny * toLight[1]! + nz * toLight[2]!);
-        const head = Math.max(0, -(nx * dx + ny * dy + nz * dz));
-        const intensity = AMBIENT + DIFFUSE * ndotl * this.lit[i]! + HEADLIGHT * head;
+        this.albedoAt(v, g, v.type[g]!, loc, k);
+        const facing = -(nrm[k]! * dx + nrm[k + 1]! * dy + nrm[k + 2]! * dz);
+        const intensity =
+          AMBIENT + DIFFUSE * this.ndotl[i]! * this.lit[i]! + HEADLIGHT * (facing > 0 ? facing : 0);
         r = a[0]! * intensity;
         gr = a[1]! * intensity;
         b = a[2]! * intensity;
       }
       const h = this.hitGeom[i]!;
       if (h >= 0 && this.isTranslucent[h]) {
-        // Overlay: shade the translucent surface (no shadow) and blend it over what is behind.
-        const t = this.hitDist[i]!;
-        const px = this.origin[0]! + t * dx;
-        const py = this.origin[1]! + t * dy;
-        const pz = this.origin[2]! + t * dz;
-        const type = v.type[h]!;
-        this.toLocal(v, h, px, py, pz);
-        let nx = -dx;
-        let ny = -dy;
-        let nz = -dz;
-        if (this.localNormal(v, h, type)) {
-          const R = v.xmat;
-          const m = 9 * h;
-          const nl = this.normal;
-          nx = R[m]! * nl[0]! + R[m + 1]! * nl[1]! + R[m + 2]! * nl[2]!;
-          ny = R[m + 3]! * nl[0]! + R[m + 4]! * nl[1]! + R[m + 5]! * nl[2]!;
-          nz = R[m + 6]! * nl[0]! + R[m + 7]! * nl[1]! + R[m + 8]! * nl[2]!;
-          const inv = 1 / (Math.hypot(nx, ny, nz) || 1);
-          nx *= inv;
-          ny *= inv;
-          nz *= inv;
-        }
-        this.albedoAt(v, h, type);
-        this.towardLight(px, py, pz, toLight);
-        const ndotl = Math.abs(nx * toLight[0]! + ny * toLight[1]! + nz * toLight[2]!);
-        const head = Math.abs(nx * dx + ny * dy + nz * dz);
-        const intensity = AMBIENT + DIFFUSE * ndotl + HEADLIGHT * head;
         const alpha = this.geomColour[4 * h + 3]!;
-        r = alpha * a[0]! * intensity + (1 - alpha) * r;
-        gr = alpha * a[1]! * intensity + (1 - alpha) * gr;
-        b = alpha * a[2]! * intensity + (1 - alpha) * b;
+        const over = this.shadeOverlay(v, h, i);
+        r = alpha * a[0]! * over + (1 - alpha) * r;
+        gr = alpha * a[1]! * over + (1 - alpha) * gr;
+        b = alpha * a[2]! * over + (1 - alpha) * b;
       }
       rgb[k] = toByte(r);
       rgb[k + 1] = toByte(gr);
       rgb[k + 2] = toByte(b);
     }
+  }
+
+  /**
+   * Light intensity on translucent geom `h` where pixel `i`'s ray first meets it (two-sided, no
+   * shadow); leaves its albedo in `this.albedo`.
+   */
+  private shadeOverlay(v: FrameViews, h: number, i: number): number {
+    const k = 3 * i;
+    const dx = this.dirs[k]!;
+    const dy = this.dirs[k + 1]!;
+    const dz = this.dirs[k + 2]!;
+    const t = this.hitDist[i]!;
+    const px = this.origin[0]! + t * dx;
+    const py = this.origin[1]! + t * dy;
+    const pz = this.origin[2]! + t * dz;
+    const type = v.type[h]!;
+    this.toLocal(v, h, px, py, pz);
+    let nx = -dx;
+    let ny = -dy;
+    let nz = -dz;
+    if (this.localNormal(v, h, type)) {
+      const R = v.xmat;
+      const m = 9 * h;
+      const nl = this.normal;
+      nx = R[m]! * nl[0]! + R[m + 1]! * nl[1]! + R[m + 2]! * nl[2]!;
+      ny = R[m + 3]! * nl[0]! + R[m + 4]! * nl[1]! + R[m + 5]! * nl[2]!;
+      nz = R[m + 6]! * nl[0]! + R[m + 7]! * nl[1]! + R[m + 8]! * nl[2]!;
+      const inv = 1 / (Math.sqrt(nx * nx + ny * ny + nz * nz) || 1);
+      nx *= inv;
+      ny *= inv;
+      nz *= inv;
+    }
+    let lx = this.light[0]!;
+    let ly = this.light[1]!;
+    let lz = this.light[2]!;
+    if (this.lightIsPoint) {
+      lx -= px;
+      ly -= py;
+      lz -= pz;
+      const inv = 1 / (Math.sqrt(lx * lx + ly * ly + lz * lz) || 1);
+      lx *= inv;
+      ly *= inv;
+      lz *= inv;
+    }
+    this.albedoAt(v, h, type, this.local, 0);
+    const ndotl = Math.abs(nx * lx + ny * ly + nz * lz);
+    const head = Math.abs(nx * dx + ny * dy + nz * dz);
+    return AMBIENT + DIFFUSE * ndotl + HEADLIGHT * head;
   }
 }
 
@@ -1051,7 +1106,7 @@ function setFacing(
   dy: number,
   dz: number,
 ): void {
-  const len = Math.hypot(x, y, z);
+  const len = Math.sqrt(x * x + y * y + z * z);
   // A degenerate normal faces the camera; one facing away is flipped (camera inside a geom).
   if (len === 0) {
     out[k] = -dx;
