@@ -55,7 +55,12 @@ mujoco.mj_forward(model, data);
 
 for (const size of [128, 64]) {
   for (const shadows of [false, true]) {
-    const cam = new RayCamera(mujoco, model, { camera: "agentview", width: size, height: size, shadows });
+    const cam = new RayCamera(mujoco, model, {
+      camera: "agentview",
+      width: size,
+      height: size,
+      shadows,
+    });
     const times = [];
     for (let i = 0; i < WARMUP + FRAMES; i++) {
       // Move the arm a little each frame, as an episode would.
@@ -67,7 +72,9 @@ for (const size of [128, 64]) {
     }
     cam.dispose();
     const note = shadows ? " [shadows: true]" : "";
-    console.log(`camera: ${size}x${size} frame: ${median(times).toFixed(2)} ms (median of ${FRAMES})${note}`);
+    console.log(
+      `camera: ${size}x${size} frame: ${median(times).toFixed(2)} ms (median of ${FRAMES})${note}`,
+    );
   }
 }
 

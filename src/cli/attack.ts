@@ -30,6 +30,7 @@ interface AttackFlags {
   out?: string;
   resume?: boolean;
   json?: boolean;
+  maxErrors?: number;
   policyPath?: string;
   policyUrl?: string;
 }
@@ -128,7 +129,15 @@ export function registerAttack(program: Command): void {
     .option("--policy-path <path>", "weights or model file for the policy")
     .option("--policy-url <url>", "server address for a served policy")
     .option("--out <dir>", "run directory (default: runs/<policy>-<suite>-<time>)")
-    .option("--resume", "finish the run in --out, skipping finished cells")
+    .option(
+      "--resume",
+      "finish the run in --out, skipping finished cells (errored cells are played again)",
+    )
+    .option(
+      "--max-errors <n>",
+      "abort the run once more than n episodes errored",
+      integer("--max-errors", { min: 0 }),
+    )
     .option("--json", "print a JSON summary instead of tables")
     .action(async (flags: AttackFlags) => {
       const suite = suites.get(flags.suite);
@@ -165,6 +174,7 @@ export function registerAttack(program: Command): void {
             ...(flags.policyUrl ? { url: flags.policyUrl } : {}),
           },
           commandLine: process.argv.slice(1),
+          ...(flags.maxErrors === undefined ? {} : { maxErrors: flags.maxErrors }),
           onProgress: (d, t) => bar.update(d, t),
         });
       } finally {

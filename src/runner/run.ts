@@ -55,6 +55,10 @@ export interface RunOptions {
   onProgress?: (done: number, total: number) => void;
   /** Stop after this many new episodes (tests of crash and resume). */
   maxEpisodes?: number;
+  /** Abort the run once more than this many episodes of this invocation errored. */
+  maxErrors?: number;
+  /** On resume, play cells whose journalled episode errored again (default true). */
+  retryErrors?: boolean;
 }
 
 export interface RunResult {
@@ -188,11 +192,19 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
   const cells = planCells(plan);
   const journalPath = join(options.out, JOURNAL_FILE);
   const done = new Map<string, { record: EpisodeRecord; trajectory: TrajectoryStep[] }>();
-  for (const e of existing?.episodes ?? [])
-    if (!done.has(e.record.cell)) done.set(e.record.cell, e);
+  // A later journal line for a cell supersedes an errored one (a retry); errored cells are
+  // played again on resume, since their error may have been transient (a server that was down).
+  for (const e of existing?.episodes ?? []) {
+    const prior = done.get(e.record.cell);
+    if (!prior || prior.record.error !== null) done.set(e.record.cell, e);
+  }
+  if (options.retryErrors ?? true) {
+    for (const [cell, e] of done) if (e.record.error !== null) done.delete(cell);
+  }
   const pending = cells.filter((c) => !done.has(c.id));
 
-  if (existing && pending.length === 0 && existsSync(join(options.out, "report.json"))) {
+  // A finalised run is never replayed or rewritten, errored cells included.
+  if (existing && existsSync(join(options.out, "report.json"))) {
     return {
       out: options.out,
       report: null,
@@ -231,12 +243,14 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
   );
 
   let played = 0;
+  let errors = 0;
+  let aborted: ProvaelError | null = null;
   let next = 0;
   const limit = options.maxEpisodes ?? Number.POSITIVE_INFINITY;
   options.onProgress?.(done.size, cells.length);
   const worker = async (slot: Slot) => {
     for (;;) {
-      if (next >= limit) return;
+      if (next >= limit || aborted) return;
       const cell: Cell | undefined = pending[next++];
       if (!cell) return;
       const task = tasks.get(cell.task);
@@ -254,6 +268,19 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
       journal.append({ type: "episode", record: result.record, trajectory: result.trajectory });
       done.set(cell.id, result);
       played += 1;
+      if (result.record.error !== null) {
+        errors += 1;
+        if (options.maxErrors !== undefined && errors > options.maxErrors && !aborted) {
+          aborted = new ProvaelError(
+            "run/too-many-errors",
+            `aborted after ${errors} episode errors (--max-errors ${options.maxErrors}); last: ${result.record.error.code}: ${result.record.error.message}`,
+            {
+              details: { errors, last: result.record.error },
+              hint: "fix the cause (is the policy server up?), then finish the run with --resume; errored cells are played again",
+            },
+          );
+        }
+      }
       options.onProgress?.(done.size, cells.length);
     }
   };
@@ -270,6 +297,7 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
       }
     }
   }
+  if (aborted) throw aborted;
   if (done.size < cells.length) {
     return {
       out: options.out,

@@ -11,7 +11,7 @@ import { assertPValues } from "./validate.js";
  * a number in [0, 1] throws a RangeError.
  *
  * @example
- *   benjaminiHochberg([0.01, 0.04, 0.03]); // [0.03, 0.04, 0.04]
+ *   benjaminiHochberg([0.01, 0.04, 0.03]); // [0.03 (to rounding), 0.04, 0.04]
  */
 export function benjaminiHochberg(ps: readonly number[]): number[] {
   assertPValues("benjaminiHochberg", ps);
@@ -21,7 +21,8 @@ export function benjaminiHochberg(ps: readonly number[]): number[] {
   let running = 1;
   for (let rank = m; rank >= 1; rank--) {
     const index = order[rank - 1] as number;
-    running = Math.min(running, (m * (ps[index] as number)) / rank);
+    // p / (rank / m) as statsmodels does; since rank / m <= 1 the rounded q is never below p.
+    running = Math.min(running, (ps[index] as number) / (rank / m));
     qs[index] = running;
   }
   return qs;

@@ -134,6 +134,55 @@ describe("a stub run", () => {
     expect((err as ProvaelError).message).toContain("seeds: 1 vs 2");
   });
 
+  it("aborts past --max-errors, keeps the journal, and replays errored cells on resume", async () => {
+    const { stubPolicy } = await import("../../src/policies/stub.js");
+    const original = stubPolicy.load;
+    let broken = true;
+    stubPolicy.load = async (o) => {
+      const inst = await original(o);
+      const act = inst.act.bind(inst);
+      return {
+        ...inst,
+        capabilities: inst.capabilities,
+        reset: inst.reset.bind(inst),
+        close: inst.close.bind(inst),
+        act: (obs) => {
+          if (broken && obs.instruction.includes("knife"))
+            throw new ProvaelError("policy/timeout", "server gone");
+          return act(obs);
+        },
+      };
+    };
+    try {
+      const out = tempDir();
+      const whole = tempDir();
+      const p = {
+        seeds: 3,
+        tasks: ["fetch_cup"],
+        arms: ["none", "goal_substitution", "paraphrase"],
+      };
+      await expect(
+        runAttack({
+          plan: plan(p),
+          out,
+          resume: false,
+          concurrency: 1,
+          policyOptions: {},
+          commandLine: [],
+          maxErrors: 1,
+        }),
+      ).rejects.toMatchObject({ code: "run/too-many-errors" });
+      const journal = readJournal(join(out, "journal.jsonl"));
+      expect(journal.episodes.filter((e) => e.record.error !== null).length).toBe(2);
+      broken = false;
+      await run(out, p, { resume: true });
+      await run(whole, p);
+      expect(bytes(out)).toBe(bytes(whole));
+    } finally {
+      stubPolicy.load = original;
+    }
+  });
+
   it("records a policy error for a bad action and goes on", async () => {
     const { stubPolicy } = await import("../../src/policies/stub.js");
     const original = stubPolicy.load;

@@ -214,7 +214,13 @@ describe("RayCamera", () => {
   });
 
   it("follows a camera on a moving body and can exclude that body", () => {
-    const wrist = camera({ camera: "wrist", depth: true, segmentation: true, width: 64, height: 64 });
+    const wrist = camera({
+      camera: "wrist",
+      depth: true,
+      segmentation: true,
+      width: 64,
+      height: 64,
+    });
     const slider = mj.mj_name2id(model, mj.mjtObj.mjOBJ_BODY.value, "slider");
     const clear = camera({
       camera: "wrist",
@@ -253,7 +259,9 @@ describe("RayCamera", () => {
     for (let i = 0; i < cam.width * cam.height; i++) {
       const isBox = plain.segmentation![i] === box;
       if (isBox) boxPixels++;
-      const changed = [0, 1, 2].some((c) => shaded.rgb.data[3 * i + c] !== plain.rgb.data[3 * i + c]);
+      const changed = [0, 1, 2].some(
+        (c) => shaded.rgb.data[3 * i + c] !== plain.rgb.data[3 * i + c],
+      );
       expect(changed).toBe(isBox);
     }
     expect(boxPixels).toBeGreaterThan(100);

@@ -535,7 +535,8 @@ export class RayCamera {
       for (let c = 0; c < 4; c++) col[4 * g + c] = src[o + c]!;
       const alpha = col[4 * g + 3]!;
       const visible =
-        this.group[Math.min(5, Math.max(0, group[g]!))] === 1 && this.bodyExcluded[bodyOf[g]!] === 0;
+        this.group[Math.min(5, Math.max(0, group[g]!))] === 1 &&
+        this.bodyExcluded[bodyOf[g]!] === 0;
       if (!visible && alpha > 0) this.hiddenGeoms.push(g);
       const seeThrough = visible && alpha > 0 && alpha < 1;
       this.isTranslucent[g] = seeThrough ? 1 : 0;
@@ -792,7 +793,7 @@ export class RayCamera {
         tz *= inv;
       }
       const d = nrm[k]! * tx + nrm[k + 1]! * ty + nrm[k + 2]! * tz;
-      this.ndotl[i] = d > 0 ? d : 0;
+      this.ndotl[i] = Math.max(d, 0);
     }
   }
 
@@ -1027,7 +1028,7 @@ export class RayCamera {
         this.albedoAt(v, g, v.type[g]!, loc, k);
         const facing = -(nrm[k]! * dx + nrm[k + 1]! * dy + nrm[k + 2]! * dz);
         const intensity =
-          AMBIENT + DIFFUSE * this.ndotl[i]! * this.lit[i]! + HEADLIGHT * (facing > 0 ? facing : 0);
+          AMBIENT + DIFFUSE * this.ndotl[i]! * this.lit[i]! + HEADLIGHT * Math.max(facing, 0);
         r = a[0]! * intensity;
         gr = a[1]! * intensity;
         b = a[2]! * intensity;

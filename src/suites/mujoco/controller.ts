@@ -64,7 +64,10 @@ export interface ControllerSettings {
   damping: number;
   /** Largest joint-target change per tick, radians. */
   maxJointStep: number;
-  /** How far the desired pose may run ahead of the measured one (anti-windup), metres. */
+  /**
+   * How far the desired pose may run ahead of the measured one (anti-windup), metres; 0 makes
+   * every action a delta from the measured pose (no integration).
+   */
   windupTranslation: number;
   /** Same for orientation, radians. */
   windupRotation: number;
@@ -76,8 +79,8 @@ export const DEFAULT_CONTROLLER: ControllerSettings = {
   maxRotation: 0.15,
   damping: 0.05,
   maxJointStep: 0.3,
-  windupTranslation: 0.02,
-  windupRotation: 0.2,
+  windupTranslation: 0.03,
+  windupRotation: 0.3,
 };
 
 /**
@@ -205,32 +208,32 @@ export class ArmController {
     const quat = this.eefQuat();
 
     // Integrate the command into the desired pose, kept within a leash of the measured pose.
-    let dPos = add(this.desiredPos, [
+    let dPos = add(s.windupTranslation > 0 ? this.desiredPos : pos, [
       (a[0] ?? 0) * s.maxTranslation,
       (a[1] ?? 0) * s.maxTranslation,
       (a[2] ?? 0) * s.maxTranslation,
     ]);
     const lead = sub(dPos, pos);
     const leadNorm = norm(lead);
-    if (leadNorm > s.windupTranslation) dPos = add(pos, scale(lead, s.windupTranslation / leadNorm));
+    if (s.windupTranslation > 0 && leadNorm > s.windupTranslation) dPos = add(pos, scale(lead, s.windupTranslation / leadNorm));
     let dQuat = quatMul(
       rotvecToQuat([
         (a[3] ?? 0) * s.maxRotation,
         (a[4] ?? 0) * s.maxRotation,
         (a[5] ?? 0) * s.maxRotation,
       ]),
-      this.desiredQuat,
+      s.windupRotation > 0 ? this.desiredQuat : quat,
     );
     const rotLead = rotationError(dQuat, quat);
     const rotLeadNorm = norm(rotLead);
-    if (rotLeadNorm > s.windupRotation) {
+    if (s.windupRotation > 0 && rotLeadNorm > s.windupRotation) {
       dQuat = quatMul(rotvecToQuat(scale(rotLead, s.windupRotation / rotLeadNorm)), quat);
     }
     this.desiredPos = dPos;
     this.desiredQuat = dQuat;
 
     const err = [...sub(dPos, pos), ...rotationError(dQuat, quat)];
-    const dq = this.solveDls(err);
+    const dq = this.jointStep(err);
     const q = this.armJoints();
     const ctrl = this.engine.data.ctrl as Float64Array;
     this.armCtrl.forEach((id, i) => {
@@ -240,8 +243,11 @@ export class ArmController {
     for (const id of this.fingerCtrl) ctrl[id] = this.gripperTarget;
   }
 
-  /** Joint step dq = Jᵀ (J Jᵀ + λ² I)⁻¹ e over the arm joints, limited to maxJointStep. */
-  private solveDls(err: number[]): number[] {
+  /**
+   * Joint step dq = Jᵀ (J Jᵀ + λ² I)⁻¹ e over the arm joints for a pose error e (position, then
+   * world rotation vector), limited to maxJointStep. Needs up-to-date kinematics.
+   */
+  jointStep(err: readonly number[]): number[] {
     const { mj, model, data } = this.engine;
     mj.mj_jacSite(model, data, this.jacp, this.jacr, this.site);
     const jp = this.jacp.GetView() as Float64Array;
@@ -276,6 +282,38 @@ export class ArmController {
     const largest = Math.max(...dq.map(Math.abs));
     const limit = this.settings.maxJointStep;
     return largest > limit ? dq.map((v) => (v * limit) / largest) : dq;
+  }
+
+  /**
+   * Kinematic inverse kinematics (no physics): joint angles putting the gripper at a pose, found
+   * by repeated DLS steps from `start`. Leaves the arm at the solution; the caller restores state.
+   */
+  solvePose(pos: Vec3, quat: Quat, start: readonly number[] = HOME_JOINTS, iterations = 200): {
+    joints: number[];
+    positionError: number;
+    rotationError: number;
+  } {
+    const range = this.engine.model.jnt_range as Float64Array;
+    const joints = ARM_JOINTS.map((j) => this.engine.id("joint", j));
+    let q = [...start];
+    let positionError = Infinity;
+    let rotError = Infinity;
+    for (let it = 0; it < iterations; it++) {
+      this.placeJoints(q, this.gripperTarget);
+      this.engine.mj.mj_kinematics(this.engine.model, this.engine.data);
+      this.engine.mj.mj_comPos(this.engine.model, this.engine.data);
+      const dp = sub(pos, this.eefPos());
+      const dr = rotationError(quat, this.eefQuat());
+      positionError = norm(dp);
+      rotError = norm(dr);
+      if (positionError < 1e-5 && rotError < 1e-4) break;
+      const dq = this.jointStep([...dp, ...dr]);
+      q = q.map((v, i) => {
+        const j = joints[i] ?? 0;
+        return Math.min(range[2 * j + 1] ?? Math.PI, Math.max(range[2 * j] ?? -Math.PI, v + (dq[i] ?? 0)));
+      });
+    }
+    return { joints: q, positionError, rotationError: rotError };
   }
 
   close(): void {

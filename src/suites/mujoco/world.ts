@@ -309,32 +309,38 @@ export class MujocoWorld {
   measureGraspBox(name: string): GraspBox {
     const { engine } = this;
     const m = engine.model;
-    const body = engine.id("body", name);
     const siteId = engine.findId("site", `${name}_grasp`);
+    if (siteId < 0) return this.geomBox(name);
+    const sp = m.site_pos as Float64Array;
+    const ss = m.site_size as Float64Array;
+    return {
+      center: [sp[3 * siteId] ?? 0, sp[3 * siteId + 1] ?? 0, sp[3 * siteId + 2] ?? 0],
+      half: [ss[3 * siteId] ?? 0, ss[3 * siteId + 1] ?? 0, ss[3 * siteId + 2] ?? 0],
+      round: false,
+    };
+  }
+
+  /** Bounding box of a body's geoms in its own frame; `round` when its first geom is round. */
+  geomBox(name: string): GraspBox {
+    const { engine } = this;
+    const m = engine.model;
+    const body = engine.id("body", name);
     const geomAdr = (m.body_geomadr as Int32Array)[body] ?? 0;
     const geomNum = (m.body_geomnum as Int32Array)[body] ?? 0;
-    const types = m.geom_type as Int32Array;
-    const firstType = types[geomAdr] ?? -1;
-    const round = firstType === GEOM_CYLINDER || firstType === GEOM_SPHERE;
-    if (siteId >= 0) {
-      const sp = m.site_pos as Float64Array;
-      const ss = m.site_size as Float64Array;
-      return {
-        center: [sp[3 * siteId] ?? 0, sp[3 * siteId + 1] ?? 0, sp[3 * siteId + 2] ?? 0],
-        half: [ss[3 * siteId] ?? 0, ss[3 * siteId + 1] ?? 0, ss[3 * siteId + 2] ?? 0],
-        round: false,
-      };
-    }
+    const firstType = (m.geom_type as Int32Array)[geomAdr] ?? -1;
     const lo: Vec3 = [Infinity, Infinity, Infinity];
     const hi: Vec3 = [-Infinity, -Infinity, -Infinity];
     const aabb = m.geom_aabb as Float64Array;
     const gpos = m.geom_pos as Float64Array;
     const gquat = m.geom_quat as Float64Array;
+    const contype = m.geom_contype as Int32Array;
+    const conaff = m.geom_conaffinity as Int32Array;
     for (let g = geomAdr; g < geomAdr + geomNum; g++) {
+      // Visual-only decorations (flowers, lids) are not part of what a gripper can touch.
+      if ((contype[g] ?? 0) === 0 && (conaff[g] ?? 0) === 0) continue;
       const c: Vec3 = [aabb[6 * g] ?? 0, aabb[6 * g + 1] ?? 0, aabb[6 * g + 2] ?? 0];
       const h: Vec3 = [aabb[6 * g + 3] ?? 0, aabb[6 * g + 4] ?? 0, aabb[6 * g + 5] ?? 0];
-      const q: Quat = [gquat[4 * g] ?? 1, gquat[4 * g + 1] ?? 0, gquat[4 * g + 2] ?? 0, gquat[4 * g + 3] ?? 0];
-      const R = quatToMat(q);
+      const R = quatToMat([gquat[4 * g] ?? 1, gquat[4 * g + 1] ?? 0, gquat[4 * g + 2] ?? 0, gquat[4 * g + 3] ?? 0]);
       for (let i = 0; i < 3; i++) {
         const centre =
           (gpos[3 * g + i] ?? 0) + (R[3 * i] ?? 0) * c[0] + (R[3 * i + 1] ?? 0) * c[1] + (R[3 * i + 2] ?? 0) * c[2];
@@ -344,10 +350,11 @@ export class MujocoWorld {
         hi[i] = Math.max(hi[i] ?? 0, centre + extent);
       }
     }
+    if (!Number.isFinite(lo[0])) return { center: [0, 0, 0], half: [0, 0, 0], round: false };
     return {
       center: [(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2],
       half: [(hi[0] - lo[0]) / 2, (hi[1] - lo[1]) / 2, (hi[2] - lo[2]) / 2],
-      round,
+      round: firstType === GEOM_CYLINDER || firstType === GEOM_SPHERE,
     };
   }
 
