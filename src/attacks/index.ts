@@ -46,7 +46,12 @@ export function resolveAttacks(spec: string[]): string[] {
   for (const raw of spec) {
     const name = raw.trim();
     if (name === "") continue;
-    if (attacks.has(name)) {
+    if (name === "all") {
+      for (const a of attacks.items) wanted.add(a.id);
+    } else if (name === "templated") {
+      // Fixed transforms without an attacker budget: no query search, no gradients.
+      for (const a of attacks.items) if (a.access !== "black-box-query" && a.access !== "white-box-gradient") wanted.add(a.id);
+    } else if (attacks.has(name)) {
       wanted.add(name);
     } else if (families().includes(name)) {
       for (const a of attacks.items) if (a.family === name) wanted.add(a.id);

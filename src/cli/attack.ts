@@ -1,12 +1,19 @@
 import { join } from "node:path";
 import type { Command } from "commander";
 import { resolveAttacks } from "../attacks/index.js";
+import { loadAcceptance } from "../config/acceptance.js";
 import { DEFAULTS } from "../config/defaults.js";
+import { loadRecipe, RECIPES, type Recipe } from "../config/recipes.js";
 import { systemClock } from "../core/clock.js";
+import { ProvaelError } from "../core/errors.js";
 import { policies } from "../policies/index.js";
 import type { Report } from "../report/build.js";
 import { formatRate } from "../report/format.js";
-import { displayOrder } from "../report/markdown.js";
+import { annotateManifest } from "../report/manifest.js";
+import { displayOrder, renderMarkdown } from "../report/markdown.js";
+import { decide, renderVerdict, type Verdict } from "../report/verdict.js";
+import { type LoadedCalibration, loadCalibrations } from "../runner/calibration.js";
+import { writeFileAtomic } from "../runner/files.js";
 import type { PlanSpec, Termination } from "../runner/plan.js";
 import { runAttack } from "../runner/run.js";
 import { suites } from "../suites/index.js";
@@ -31,6 +38,11 @@ interface AttackFlags {
   resume?: boolean;
   json?: boolean;
   maxErrors?: number;
+  recipe: string;
+  protocol?: string;
+  calib?: string;
+  requireCalibrated?: boolean;
+  policyOption?: Record<string, string | number | boolean>;
   policyPath?: string;
   policyUrl?: string;
 }
@@ -139,14 +151,39 @@ export function registerAttack(program: Command): void {
       integer("--max-errors", { min: 0 }),
     )
     .option("--json", "print a JSON summary instead of tables")
-    .action(async (flags: AttackFlags) => {
+    .option(
+      "--recipe <name|file>",
+      "base configuration (provael list-recipes); explicit flags override it",
+      "quick",
+    )
+    .option("--protocol <file>", "acceptance protocol (YAML/JSON): decide pass, fail or incomplete")
+    .option("--calib <dir>", "calibrations from `provael calibrate` for this policy and suite")
+    .option(
+      "--require-calibrated",
+      "refuse tasks scored by default predicates (or PROVAEL_REQUIRE_CALIBRATED=1)",
+    )
+    .option("--policy-option <key=value>", "policy option, repeatable", keyValue, {})
+    .action(async (raw: AttackFlags, command: Command) => {
+      const recipe = loadRecipe(raw.recipe);
+      const flags = applyRecipe(raw, recipe, command);
       const suite = suites.get(flags.suite);
       policies.get(flags.policy);
       const arms = resolveAttacks(flags.attacks);
+      const protocol = flags.protocol ? loadAcceptance(flags.protocol) : null;
+      const calibrations = flags.calib ? loadCalibrations(flags.calib) : {};
+      const requireCalibrated =
+        Boolean(flags.requireCalibrated) || process.env.PROVAEL_REQUIRE_CALIBRATED === "1";
+      const tasks = flags.tasks ?? suite.tasks().map((t) => t.id);
+      const extra = flags.policyOption ?? {};
+      const policyOptions = {
+        ...(flags.policyPath ? { path: flags.policyPath } : {}),
+        ...(flags.policyUrl ? { url: flags.policyUrl } : {}),
+        ...(Object.keys(extra).length > 0 ? { extra } : {}),
+      };
       const plan: PlanSpec = {
         policy: flags.policy,
         suite: flags.suite,
-        tasks: flags.tasks ?? suite.tasks().map((t) => t.id),
+        tasks,
         arms,
         seed: flags.seed,
         seeds: flags.seeds,
@@ -154,11 +191,11 @@ export function registerAttack(program: Command): void {
         horizon: flags.horizon ?? null,
         termination: flags.termination,
         scenePin: flags.scenePin,
-        policyOptions: {
-          ...(flags.policyPath ? { path: flags.policyPath } : {}),
-          ...(flags.policyUrl ? { url: flags.policyUrl } : {}),
-        },
+        policyOptions,
         attackParams: {},
+        calibration: Object.fromEntries(
+          tasks.filter((t) => calibrations[t]).map((t) => [t, calibrations[t]?.digest as string]),
+        ),
       };
       const out = flags.out ?? defaultOut(flags.policy, flags.suite);
       const bar = progressBar(Boolean(process.stderr.isTTY) && !flags.json);
@@ -169,10 +206,13 @@ export function registerAttack(program: Command): void {
           out,
           resume: Boolean(flags.resume),
           concurrency: flags.concurrency,
-          policyOptions: {
-            ...(flags.policyPath ? { path: flags.policyPath } : {}),
-            ...(flags.policyUrl ? { url: flags.policyUrl } : {}),
-          },
+          policyOptions,
+          calibrations: Object.fromEntries(
+            tasks
+              .filter((t) => calibrations[t])
+              .map((t) => [t, calibrations[t] as LoadedCalibration]),
+          ),
+          requireCalibrated,
           commandLine: process.argv.slice(1),
           ...(flags.maxErrors === undefined ? {} : { maxErrors: flags.maxErrors }),
           onProgress: (d, t) => bar.update(d, t),
@@ -197,15 +237,81 @@ export function registerAttack(program: Command): void {
         process.exitCode = EXIT.incomplete;
         return;
       }
+      const verdict = protocol ? decide(report, protocol) : null;
+      annotateManifest(out, {
+        recipe: { name: recipe.name, source: RECIPES.includes(recipe) ? "built-in" : raw.recipe },
+        ...(verdict ? { verdict: verdict.verdict, acceptance: verdict } : {}),
+      });
+      if (verdict)
+        writeFileAtomic(
+          join(out, "report.md"),
+          `${renderMarkdown(report)}\n${renderVerdict(verdict)}`,
+        );
       if (flags.json) {
         process.stdout.write(
-          `${JSON.stringify({ out, report_digest: result.reportDigest, played: result.played, summary: report.summary, arms: report.arms }, null, 2)}\n`,
+          `${JSON.stringify({ out, report_digest: result.reportDigest, played: result.played, summary: report.summary, arms: report.arms, verdict }, null, 2)}\n`,
         );
-        return;
+      } else {
+        process.stdout.write(`\n${armsTable(report)}\n\n${summaryLines(report).join("\n")}\n\n`);
+        if (verdict) process.stdout.write(`${verdictLines(verdict)}\n\n`);
+        process.stdout.write(
+          `wrote ${out}/report.json (${result.reportDigest}), report.md, trajectories.jsonl, execution-manifest.json\n`,
+        );
       }
-      process.stdout.write(`\n${armsTable(report)}\n\n${summaryLines(report).join("\n")}\n\n`);
-      process.stdout.write(
-        `wrote ${out}/report.json (${result.reportDigest}), report.md, trajectories.jsonl, execution-manifest.json\n`,
-      );
+      if (verdict) process.exitCode = verdictExitCode(verdict);
     });
+}
+
+/** Parses repeatable `key=value` options; numbers and booleans are typed. */
+function keyValue(raw: string, previous: Record<string, string | number | boolean>) {
+  const at = raw.indexOf("=");
+  if (at <= 0) {
+    throw new ProvaelError("config/invalid", `--policy-option needs key=value, got '${raw}'`, {
+      hint: "e.g. --policy-option replan=2",
+    });
+  }
+  const key = raw.slice(0, at);
+  const value = raw.slice(at + 1);
+  const typed =
+    value === "true"
+      ? true
+      : value === "false"
+        ? false
+        : value !== "" && Number.isFinite(Number(value))
+          ? Number(value)
+          : value;
+  return { ...previous, [key]: typed };
+}
+
+/** Keys a recipe may set; a flag given on the command line always wins. */
+const RECIPE_KEYS = [
+  "policy",
+  "suite",
+  "attacks",
+  "tasks",
+  "seeds",
+  "seed",
+  "repeats",
+  "horizon",
+  "termination",
+  "concurrency",
+] as const;
+
+function applyRecipe(flags: AttackFlags, recipe: Recipe, command: Command): AttackFlags {
+  const merged: Record<string, unknown> = { ...flags };
+  for (const key of RECIPE_KEYS) {
+    const value = recipe[key];
+    if (value !== undefined && command.getOptionValueSource(key) !== "cli") merged[key] = value;
+  }
+  return merged as unknown as AttackFlags;
+}
+
+export function verdictLines(v: Verdict): string {
+  const lines = [`verdict: ${v.verdict.toUpperCase()} under acceptance protocol '${v.protocol}'`];
+  for (const c of v.criteria) lines.push(`  ${c.status.padEnd(10)} ${c.criterion}: ${c.reason}`);
+  return lines.join("\n");
+}
+
+export function verdictExitCode(v: Verdict): number {
+  return v.verdict === "pass" ? EXIT.ok : v.verdict === "fail" ? EXIT.fail : EXIT.incomplete;
 }

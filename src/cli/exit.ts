@@ -5,7 +5,8 @@ export const EXIT = { ok: 0, fail: 1, usage: 2, incomplete: 3, runtime: 4 } as c
 
 /** Bad input the user can fix exits 2; failures at run time exit 4. */
 export function exitCodeFor(code: ErrorCode): number {
-  if (code.startsWith("config/") || code.startsWith("io/")) return EXIT.usage;
+  if (code.startsWith("config/") || code.startsWith("io/") || code.startsWith("calibration/"))
+    return EXIT.usage;
   if (
     code === "run/out-exists" ||
     code === "run/plan-mismatch" ||

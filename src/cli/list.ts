@@ -1,5 +1,6 @@
 import type { Command } from "commander";
-import { attacks } from "../attacks/index.js";
+import { attacks, resolveAttacks } from "../attacks/index.js";
+import { RECIPES } from "../config/recipes.js";
 import { policies } from "../policies/index.js";
 import { suites } from "../suites/index.js";
 import { textTable } from "./table.js";
@@ -104,6 +105,25 @@ export function registerList(program: Command): void {
               )}`,
           )
           .join("\n\n"),
+      );
+    });
+  program
+    .command("list-recipes")
+    .description("named base configurations for `provael attack --recipe`")
+    .option("--json", "print JSON")
+    .action((flags: { json?: boolean }) => {
+      const data = RECIPES.map((r) => ({ ...r, arms: resolveAttacks(r.attacks) }));
+      print(flags.json, data, () =>
+        textTable(
+          ["recipe", "attacks", "seeds", "arms", "description"],
+          data.map((r) => [
+            r.name,
+            r.attacks.join(","),
+            String(r.seeds ?? "—"),
+            String(r.arms.length),
+            r.description,
+          ]),
+        ),
       );
     });
 }

@@ -4,9 +4,11 @@ import { Command, CommanderError } from "commander";
 import { TOOL_VERSION } from "../core/package-root.js";
 import { PROTOCOL, REPORT_SCHEMA } from "../report/build.js";
 import { registerAttack } from "./attack.js";
+import { registerCalibrate } from "./calibrate.js";
 import { EXIT, reportError } from "./exit.js";
 import { registerList } from "./list.js";
 import { registerReport } from "./report.js";
+import { registerVerdict } from "./verdict.js";
 
 export function buildProgram(): Command {
   const program = new Command("provael")
@@ -19,6 +21,8 @@ export function buildProgram(): Command {
   registerAttack(program);
   registerReport(program);
   registerList(program);
+  registerCalibrate(program);
+  registerVerdict(program);
   program
     .command("version")
     .description("print the tool version, protocol and report schema")

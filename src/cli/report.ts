@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import { ProvaelError } from "../core/errors.js";
 import type { Report } from "../report/build.js";
 import { renderMarkdown } from "../report/markdown.js";
+import { runGate } from "./gate.js";
 import { choice } from "./parse.js";
 
 /** Reads DIR/report.json, with clear errors for a missing, partial or malformed run. */
@@ -43,10 +44,35 @@ export function registerReport(program: Command): void {
     .description("render a finished run's report")
     .requiredOption("--in <dir>", "run directory")
     .option("--format <format>", "md or json", choice("--format", ["md", "json"] as const), "md")
-    .action((flags: { in: string; format: "md" | "json" }) => {
-      const report = readReport(flags.in);
-      process.stdout.write(
-        flags.format === "json" ? `${JSON.stringify(report, null, 2)}\n` : renderMarkdown(report),
-      );
-    });
+    .option(
+      "--baseline <report.json>",
+      "regression gate: compare with this baseline report (exit 1 on regression)",
+    )
+    .option("--tolerance <p>", "regression gate: allowed rise of an unsafe rate", "0.05")
+    .option(
+      "--allow-incomparable",
+      "regression gate: compare runs that differ in policy, suite, tasks, horizon, termination or predicates",
+    )
+    .action(
+      (flags: {
+        in: string;
+        format: "md" | "json";
+        baseline?: string;
+        tolerance?: string;
+        allowIncomparable?: boolean;
+      }) => {
+        if (flags.baseline) {
+          process.exitCode = runGate({
+            ...flags,
+            baseline: flags.baseline,
+            json: flags.format === "json",
+          });
+          return;
+        }
+        const report = readReport(flags.in);
+        process.stdout.write(
+          flags.format === "json" ? `${JSON.stringify(report, null, 2)}\n` : renderMarkdown(report),
+        );
+      },
+    );
 }

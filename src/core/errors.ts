@@ -4,6 +4,10 @@
  */
 export type ErrorCode =
   | "config/invalid"
+  | "config/incomparable"
+  | "config/calibration-mismatch"
+  | "config/uncalibrated"
+  | "calibration/degenerate"
   | "config/unknown-policy"
   | "config/unknown-suite"
   | "config/unknown-attack"
@@ -21,6 +25,7 @@ export type ErrorCode =
   | "policy/bad-action"
   | "policy/load"
   | "policy/protocol"
+  | "policy/unavailable"
   | "suite/error"
   | "suite/load"
   | "attack/error"
@@ -28,6 +33,13 @@ export type ErrorCode =
   | "io/read"
   | "io/write"
   | "io/malformed"
+  | "evidence/malformed"
+  | "evidence/unsigned"
+  | "evidence/bad-signature"
+  | "evidence/untrusted-key"
+  | "evidence/subject-mismatch"
+  | "evidence/digest-mismatch"
+  | "evidence/key-invalid"
   | "internal/non-finite-number"
   | "internal/unserialisable"
   | "internal/invariant";

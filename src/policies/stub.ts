@@ -5,6 +5,7 @@
  * with a probability drawn from its own seeded sampler, so instruction attacks have a real,
  * seed-dependent effect, and an instruction that names only the task object is always safe.
  */
+import { ProvaelError } from "../core/errors.js";
 import { definePolicy } from "../core/registry.js";
 import { Rng } from "../core/rng.js";
 import type { Action, EpisodeInfo, Observation, PolicyInstance } from "../core/types.js";
@@ -43,6 +44,13 @@ export function cueCount(text: string): number {
 
 class StubPolicyInstance implements PolicyInstance {
   readonly capabilities = stubPolicy.capabilities;
+  /** How readily override cues win (1 = the default checkpoint; larger = more attackable). */
+  private readonly susceptibility: number;
+
+  constructor(susceptibility: number) {
+    this.susceptibility = susceptibility;
+  }
+
   private rng: Rng = Rng.fromLabel("stub-policy");
   private target: string | null | undefined;
   private instruction = "";
@@ -78,7 +86,7 @@ class StubPolicyInstance implements PolicyInstance {
     const late = [...named, ...namedObjects(context.join(" "))];
     const last = late[late.length - 1] as string;
     if (last === first || cues === 0) return first;
-    const follow = Math.min(0.9, 0.3 * cues);
+    const follow = Math.min(0.95, 0.3 * cues * this.susceptibility);
     return this.rng.bernoulli(follow) ? last : first;
   }
 }
@@ -100,5 +108,15 @@ export const stubPolicy = definePolicy({
   },
   suites: ["stub"],
   concurrent: false,
-  load: async () => new StubPolicyInstance(),
+  load: async (options) => {
+    const raw = options.extra?.susceptibility ?? 1;
+    const susceptibility = Number(raw);
+    if (!(susceptibility >= 0 && Number.isFinite(susceptibility))) {
+      throw new ProvaelError(
+        "config/invalid",
+        `stub policy option susceptibility must be a non-negative number, got '${String(raw)}'`,
+      );
+    }
+    return new StubPolicyInstance(susceptibility);
+  },
 });

@@ -7,7 +7,7 @@ export function pct(value: number | null): string {
 
 /** "3/10 = 30.0% [10.8–60.3%]" */
 export function formatRate(r: Rate): string {
-  if (r.rate === null || r.interval === null) return `N/A (0 judged)`;
+  if (r.rate === null || r.interval === null) return "N/A (n = 0)";
   return `${r.successes}/${r.n} = ${pct(r.rate)} [${pct(r.interval.low).replace("%", "")}–${pct(r.interval.high)}]`;
 }
 

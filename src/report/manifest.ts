@@ -4,7 +4,7 @@
  * `missing_fields`, never invented.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { arch, cpus, platform, release } from "node:os";
 import { join } from "node:path";
 import type { Clock } from "../core/clock.js";
@@ -113,4 +113,14 @@ export function buildManifest(input: ManifestInput): ExecutionManifest {
     missing_fields: missing,
     ...(input.extra ?? {}),
   };
+}
+
+/** Adds fields (recipe, verdict) to a run's manifest after the report exists. */
+export function annotateManifest(dir: string, fields: Record<string, unknown>): void {
+  const path = join(dir, "execution-manifest.json");
+  if (!existsSync(path)) return;
+  const manifest = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+  const tmp = `${path}.tmp-${process.pid}`;
+  writeFileSync(tmp, `${JSON.stringify({ ...manifest, ...fields }, null, 2)}\n`);
+  renameSync(tmp, path);
 }

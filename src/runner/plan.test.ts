@@ -14,6 +14,7 @@ const spec: PlanSpec = {
   scenePin: 0,
   policyOptions: {},
   attackParams: {},
+  calibration: {},
 };
 
 describe("plan", () => {

@@ -24,6 +24,8 @@ export interface PlanSpec {
   policyOptions: Record<string, unknown>;
   /** Per-arm attack parameters that differ from the defaults (budgets, bounds). */
   attackParams: Record<string, Record<string, unknown>>;
+  /** Per task, the digest of the calibration file that scores it (absent: suite defaults). */
+  calibration: Record<string, string>;
 }
 
 export interface Cell {

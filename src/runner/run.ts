@@ -26,6 +26,7 @@ import { buildReport, type Report } from "../report/build.js";
 import { buildManifest } from "../report/manifest.js";
 import { renderMarkdown } from "../report/markdown.js";
 import { suites } from "../suites/index.js";
+import { type LoadedCalibration, predicatesFor, provenanceFor } from "./calibration.js";
 import { type EpisodeRecord, playEpisode, type TrajectoryStep } from "./episode.js";
 import { writeFileAtomic } from "./files.js";
 import {
@@ -59,6 +60,10 @@ export interface RunOptions {
   maxErrors?: number;
   /** On resume, play cells whose journalled episode errored again (default true). */
   retryErrors?: boolean;
+  /** Calibrations by task (their digests must equal `plan.calibration`). */
+  calibrations?: Record<string, LoadedCalibration>;
+  /** Refuse any task scored by a suite-default predicate. */
+  requireCalibrated?: boolean;
 }
 
 export interface RunResult {
@@ -187,6 +192,8 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
     suite.tasks().map((t) => t.id),
   );
   for (const a of armAttacks) a.params.parse(plan.attackParams[a.id] ?? {});
+  const calibrations = options.calibrations ?? {};
+  checkCalibrations(plan, calibrations, options.requireCalibrated ?? false);
 
   const { existing } = prepareOut(options.out, plan, options.resume);
   const cells = planCells(plan);
@@ -231,6 +238,14 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
   const concurrency = Math.max(1, Math.min(options.concurrency, pending.length || 1));
   const slots = await openSlots(suite, policy, options.policyOptions, concurrency);
   const policyDigest = slots[0]?.policy.digest ?? null;
+  for (const [task, c] of Object.entries(calibrations)) {
+    if (c.calibration.policy_digest !== policyDigest) {
+      journal.close();
+      throw new ProvaelError("config/calibration-mismatch", `calibration ${c.file} was fitted on weights ${c.calibration.policy_digest ?? "(none)"}, but the loaded policy has ${policyDigest ?? "(none)"} (task '${task}')`, {
+        hint: "recalibrate for these weights with `provael calibrate`",
+      });
+    }
+  }
   const applicable = new Map(
     armAttacks.map((a) => [
       a.id,
@@ -263,7 +278,7 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
         attack: attacks.get(cell.arm),
         applicable: applicable.get(cell.arm) ?? false,
         task,
-        predicates: suite.predicates(cell.task),
+        predicates: predicatesFor(suite, cell.task, calibrations),
       });
       journal.append({ type: "episode", record: result.record, trajectory: result.trajectory });
       done.set(cell.id, result);
@@ -309,7 +324,7 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
     };
   }
 
-  const { report, digest } = finalize(options.out, plan, [...done.values()], policyDigest, suite);
+  const { report, digest } = finalize(options.out, plan, [...done.values()], policyDigest, suite, calibrations);
   const manifest = buildManifest({
     reportDigest: digest,
     trajectoriesDigest: report.trajectories_digest,
@@ -333,6 +348,27 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
     total: cells.length,
     alreadyComplete: false,
   };
+}
+
+/** Calibrations must cover exactly the tasks the plan says, for this policy and suite. */
+function checkCalibrations(plan: PlanSpec, calibrations: Record<string, LoadedCalibration>, require: boolean): void {
+  for (const [task, c] of Object.entries(calibrations)) {
+    if (c.calibration.policy !== plan.policy || c.calibration.suite !== plan.suite) {
+      throw new ProvaelError("config/calibration-mismatch", `calibration ${c.file} is for policy '${c.calibration.policy}' on '${c.calibration.suite}', not '${plan.policy}' on '${plan.suite}'`, {
+        hint: "pass --calib a directory calibrated for this policy and suite",
+      });
+    }
+    if (plan.calibration[task] !== c.digest) throw new ProvaelError("internal/invariant", `plan and calibration disagree for task '${task}'`);
+  }
+  if (require) {
+    const missing = plan.tasks.filter((t) => !calibrations[t]);
+    if (missing.length > 0) {
+      throw new ProvaelError("config/uncalibrated", `--require-calibrated: no calibration for task(s) ${missing.join(", ")}`, {
+        details: { missing },
+        hint: "run `provael calibrate` for these tasks and pass --calib DIR, or drop --require-calibrated",
+      });
+    }
+  }
 }
 
 /** Every arm at one (task, seed, repeat) must have started from the same scene. */
@@ -368,21 +404,13 @@ export function finalize(
   entries: { record: EpisodeRecord; trajectory: TrajectoryStep[] }[],
   policyDigest: string | null,
   suite: Suite,
+  calibrations: Record<string, LoadedCalibration> = {},
 ): { report: Report; digest: string } {
   const records = entries.map((e) => e.record);
   checkSceneDigests(records);
   const calibration: Record<string, { predicate: string; source: string; digest: string | null }> =
     {};
-  for (const t of plan.tasks) {
-    calibration[t] = {
-      predicate: suite
-        .predicates(t)
-        .map((p) => p.id)
-        .join("|"),
-      source: "suite-default",
-      digest: null,
-    };
-  }
+  for (const t of plan.tasks) calibration[t] = provenanceFor(suite, t, calibrations);
   // Trajectories in report order, so the file (and its digest) is independent of completion order.
   const draft = buildReport({
     plan,

@@ -2,13 +2,23 @@ import { Rng } from "../core/rng.js";
 import type { Interval } from "./types.js";
 import { assertOpenUnit, assertSuccesses } from "./validate.js";
 
-/** One cluster (in Provael, one task): its successes among its n episodes. */
+/**
+ * One cluster (in Provael, one task): its successes among its n episodes.
+ *
+ * @example
+ *   const task: ClusterCounts = { successes: 4, n: 10 };
+ */
 export interface ClusterCounts {
   successes: number;
   n: number;
 }
 
-/** Options of {@link clusterBootstrapInterval}. */
+/**
+ * Options of {@link clusterBootstrapInterval}; `seed` is required so every interval is reproducible.
+ *
+ * @example
+ *   const options: ClusterBootstrapOptions = { seed: "run-42", resamples: 5000 };
+ */
 export interface ClusterBootstrapOptions {
   /** Label of the resampling stream; the generator is `Rng.fromLabel(\`bootstrap:${seed}\`)`. */
   seed: number | string;
@@ -39,7 +49,7 @@ export interface ClusterBootstrapOptions {
  *   clusterBootstrapInterval(
  *     [{ successes: 3, n: 10 }, { successes: 7, n: 10 }, { successes: 5, n: 12 }],
  *     { seed: 1 },
- *   ); // { low: …, high: … }, reproducible for seed 1
+ *   ); // { low: 0.3, high: 0.7 }, the same on every run with seed 1
  */
 export function clusterBootstrapInterval(
   clusters: readonly ClusterCounts[],

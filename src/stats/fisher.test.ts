@@ -71,6 +71,13 @@ describe("fisherExactGreater", () => {
     );
   });
 
+  it("sums the small side when most mass lies below an observed count at the mode", () => {
+    // N = 59, K = 57, 19 draws: P(X < 19) ≈ 0.544 although 19 is the mode.
+    const got = fisherExactGreater(19, 19, 38, 40);
+    const want = exactGreater(19, 19, 38, 40);
+    expect(Math.abs(got - want)).toBeLessThanOrEqual(1e-14 * want);
+  });
+
   it("gives 1 for degenerate margins and known values otherwise", () => {
     expect(fisherExactGreater(0, 0, 3, 7)).toBe(1);
     expect(fisherExactGreater(3, 7, 0, 0)).toBe(1);

@@ -23,7 +23,7 @@ const NEGLIGIBLE = 1e-20;
  *
  * @example
  *   fisherExactGreater(8, 10, 2, 10); // ≈ 0.01151
- *   fisherExactGreater(2, 10, 8, 10); // ≈ 0.99973
+ *   fisherExactGreater(2, 10, 8, 10); // ≈ 0.99945
  */
 export function fisherExactGreater(
   aSuccesses: number,

@@ -16,6 +16,7 @@ export { mcnemarExact } from "./mcnemar.js";
 export { normalQuantile } from "./normal.js";
 export {
   type AnytimeRateInterval,
+  type ClusteredRateInterval,
   type Rate,
   type RateOptions,
   rate,

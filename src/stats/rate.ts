@@ -2,7 +2,12 @@ import { anytimeInterval } from "./anytime.js";
 import { assertOpenUnit, assertSuccesses } from "./validate.js";
 import { wilsonInterval } from "./wilson.js";
 
-/** A Wilson score interval as stored in a report. */
+/**
+ * A Wilson score interval as stored in a report.
+ *
+ * @example
+ *   const ci: WilsonRateInterval = { method: "wilson", confidence: 0.95, low: 0.11, high: 0.6 };
+ */
 export interface WilsonRateInterval {
   method: "wilson";
   confidence: number;
@@ -10,7 +15,12 @@ export interface WilsonRateInterval {
   high: number;
 }
 
-/** An anytime-valid (Beta(1, 1)-mixture) interval as stored in a report. */
+/**
+ * An anytime-valid (Beta(1, 1)-mixture) interval as stored in a report.
+ *
+ * @example
+ *   const cs: AnytimeRateInterval = { method: "beta-binomial-mixture", alpha: 0.05, low: 0.04, high: 0.73 };
+ */
 export interface AnytimeRateInterval {
   method: "beta-binomial-mixture";
   alpha: number;
@@ -19,8 +29,29 @@ export interface AnytimeRateInterval {
 }
 
 /**
+ * A task-clustered bootstrap interval as stored beside a pooled rate (see
+ * `clusterBootstrapInterval`); `clusters` counts the tasks with at least one episode.
+ *
+ * @example
+ *   const ci: ClusteredRateInterval = {
+ *     method: "task-cluster-bootstrap", confidence: 0.95, resamples: 2000, clusters: 4, low: 0.2, high: 0.5,
+ *   };
+ */
+export interface ClusteredRateInterval {
+  method: "task-cluster-bootstrap";
+  confidence: number;
+  resamples: number;
+  clusters: number;
+  low: number;
+  high: number;
+}
+
+/**
  * The report's RATE object. `rate` and the intervals are null when n = 0: no episodes means no
  * estimate, which is not the same as a rate of 0. `anytime` is present only when asked for.
+ *
+ * @example
+ *   const empty: Rate = { successes: 0, n: 0, rate: null, interval: null };
  */
 export interface Rate {
   successes: number;
@@ -28,9 +59,16 @@ export interface Rate {
   rate: number | null;
   interval: WilsonRateInterval | null;
   anytime?: AnytimeRateInterval | null;
+  /** Added by the report to rates pooled over two or more tasks; {@link rate} never sets it. */
+  clustered?: ClusteredRateInterval | null;
 }
 
-/** Options of {@link rate}. */
+/**
+ * Options of {@link rate}.
+ *
+ * @example
+ *   const options: RateOptions = { confidence: 0.95, anytime: true, alpha: 0.05 };
+ */
 export interface RateOptions {
   /** Confidence level of the Wilson interval; default 0.95. */
   confidence?: number;
@@ -48,7 +86,7 @@ export interface RateOptions {
  *   rate(3, 10, { anytime: true });
  *   // { successes: 3, n: 10, rate: 0.3,
  *   //   interval: { method: "wilson", confidence: 0.95, low: ≈0.1078, high: ≈0.6032 },
- *   //   anytime: { method: "beta-binomial-mixture", alpha: 0.05, low: …, high: … } }
+ *   //   anytime: { method: "beta-binomial-mixture", alpha: 0.05, low: ≈0.0366, high: ≈0.7333 } }
  *   rate(0, 0); // { successes: 0, n: 0, rate: null, interval: null }
  */
 export function rate(successes: number, n: number, options: RateOptions = {}): Rate {

@@ -187,7 +187,7 @@ export function logBeta(a: number, b: number): number {
  *
  * @example
  *   logBinomial(10, 3); // ln 120 ≈ 4.787491742782046
- *   logBinomial(1e7, 5); // ≈ 75.81, to full precision
+ *   logBinomial(1e7, 5); // ≈ 75.80298551200941, to full precision
  */
 export function logBinomial(n: number, k: number): number {
   assertCount("logBinomial", "n", n);

@@ -5,7 +5,12 @@ import { assertOpenUnit, assertSuccesses } from "./validate.js";
 export { normalQuantile } from "./normal.js";
 export type { Interval } from "./types.js";
 
-/** Options of {@link wilsonInterval}. */
+/**
+ * Options of {@link wilsonInterval}.
+ *
+ * @example
+ *   const options: WilsonOptions = { confidence: 0.9 };
+ */
 export interface WilsonOptions {
   /** Two-sided confidence level in (0, 1); default 0.95. */
   confidence?: number;

@@ -37,6 +37,7 @@ async function episodeOnStub(attackId: string, seed: number) {
     scenePin: 0,
     policyOptions: {},
     attackParams: {},
+  calibration: {},
   };
   const { record } = await playEpisode(
     { id: `c-${attackId}-${seed}`, task: task.id, arm: attackId, seed, repeat: 0 },

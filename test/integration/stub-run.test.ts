@@ -22,6 +22,7 @@ const plan = (over: Partial<PlanSpec> = {}): PlanSpec => ({
   scenePin: 0,
   policyOptions: {},
   attackParams: {},
+  calibration: {},
   ...over,
 });
 

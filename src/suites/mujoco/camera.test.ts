@@ -190,8 +190,10 @@ describe("RayCamera", () => {
     const tint = pixel(rgb, gr, gc);
     expect(tint[1]).toBeGreaterThan(tint[0] + 30);
     expect(tint[2]).toBeGreaterThan(tint[0] + 30);
-    // The model's colours are restored after the see-through pass.
+    // The model's colours and materials are restored after the render.
     expect((model.geom_rgba as Float32Array)[4 * geomId("glass") + 3]).toBeCloseTo(0.35, 6);
+    expect((model.geom_rgba as Float32Array)[4 * geomId("hidden") + 3]).toBe(1);
+    expect((model.geom_matid as Int32Array)[geomId("floor")]).toBe(0);
 
     const all = camera({ camera: "top", segmentation: true, geomgroup: [1, 1, 1, 1, 1, 1] });
     const withHidden = all.render(data).segmentation!;
@@ -243,6 +245,19 @@ describe("RayCamera", () => {
     save("wrist-moved", after.rgb);
     expect(after.segmentation![centre]).toBe(geomId("red_box"));
     expect(after.depth![centre]).toBeCloseTo(0.4, 2);
+    // A list of bodies works as well as one id.
+    const listed = camera({
+      camera: "wrist",
+      segmentation: true,
+      width: 64,
+      height: 64,
+      excludeBody: [slider],
+    });
+    expect(listed.render(data).segmentation).toEqual(after.segmentation);
+    // mj_kinematics alone does not move cameras; render brings them up to date itself.
+    (data.qpos as Float64Array)[0] = 0;
+    mj.mj_kinematics(model, data);
+    expect(clear.render(data).segmentation![centre]).toBe(geomId("floor"));
     setSlider(0);
   });
 

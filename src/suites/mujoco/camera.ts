@@ -121,7 +121,7 @@ export interface RayCameraFrame {
   segmentation?: Int32Array;
 }
 
-/** Model and data arrays for one frame (views are refetched per frame: WASM growth detaches them). */
+/** Model and data arrays as views into WASM memory; refetched after any allocation may grow it. */
 interface FrameViews {
   type: Int32Array;
   size: Float64Array;
@@ -140,9 +140,10 @@ interface FrameViews {
 
 /**
  * Renders one MJCF camera by ray casting. Create once per (model, camera, size), call
- * {@link RayCamera.render} after the state is up to date (`mj_forward`, `mj_step` or
+ * {@link RayCamera.render} after the body poses are up to date (`mj_forward`, `mj_step` or
  * `mj_kinematics`), and {@link RayCamera.dispose} when done. Fixed cameras and cameras on moving
- * bodies (a wrist camera) both work: the pose is read from `data.cam_xpos`/`cam_xmat`.
+ * bodies (a wrist camera) both work: `render` runs `mj_camlight` (cheap; `mj_kinematics` alone
+ * leaves cameras and lights where they were) and reads `data.cam_xpos`/`cam_xmat`.
  *
  * @example
  *   const mujoco = await loadMujoco();
@@ -188,7 +189,11 @@ export class RayCamera {
   /** First hit per pixel, translucent or not. */
   private readonly hitGeom: Int32Array;
   private readonly hitDist: Float64Array;
-  /** First opaque hit per pixel (looking through translucent overlays), its point and normal. */
+  /**
+   * First opaque hit per pixel (looking through translucent overlays): geom, distance, world
+   * point, world normal (facing the camera), point in the geom's frame, max(0, n·l), and 1 where
+   * the light reaches it.
+   */
   private readonly surfGeom: Int32Array;
   private readonly surfDist: Float64Array;
   private readonly pos: Float64Array;
@@ -309,7 +314,8 @@ export class RayCamera {
   }
 
   /**
-   * Renders the camera in `data`'s current state (positions must be up to date).
+   * Renders the camera in `data`'s current state (body poses must be up to date). Updates
+   * `data`'s camera and light poses from the body poses (`mj_camlight`), nothing else.
    *
    * @example
    *   mujoco.mj_step(model, data);
@@ -323,7 +329,7 @@ export class RayCamera {
       });
     }
     const n = this.n;
-    const views = this.frameViews(data);
+    this.mujoco.mj_camlight(this.model, data);
     this.refreshGeoms();
     this.updateWorldRays(data);
     this.updateLight(data);
@@ -336,7 +342,8 @@ export class RayCamera {
       const savedOverlays = this.hide(this.translucent);
       try {
         if (this.translucent.length > 0) this.castBehindOverlays(data);
-        this.computeSurfaces(views);
+        // Views are taken after each cast: a cast allocates, which may grow and detach memory.
+        this.computeSurfaces(this.frameViews(data));
         this.computeShadows(data);
       } finally {
         this.restore(this.translucent, savedOverlays);
@@ -346,7 +353,7 @@ export class RayCamera {
     }
 
     const rgb = new Uint8Array(3 * n);
-    this.shade(views, rgb);
+    this.shade(this.frameViews(data), rgb);
 
     const frame: RayCameraFrame = {
       rgb: { width: this.width, height: this.height, channels: 3, data: rgb },

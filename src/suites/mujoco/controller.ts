@@ -51,7 +51,7 @@ export const FINGER_OPEN = 0.05;
  * fingers closing along the world y axis. Solved once by the controller's IK (see
  * controller.test.ts, which checks it).
  */
-export const HOME_JOINTS: readonly number[] = [0, 0.05, 1.45, 0, 1.64, 0];
+export const HOME_JOINTS: readonly number[] = [0, -0.23112, 2.10243, 0, 1.27028, 0];
 
 export interface ControllerSettings {
   /** Control ticks per second (one action per tick). */

@@ -1,0 +1,63 @@
+/** `provael report --in DIR --baseline OLD/report.json`: the regression gate. */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { canonicalJson } from "../core/canonical-json.js";
+import { ProvaelError } from "../core/errors.js";
+import { TOOL_VERSION } from "../core/package-root.js";
+import type { Report } from "../report/build.js";
+import { compareReports, regressionSarif, renderRegressionMarkdown } from "../report/regression.js";
+import { writeFileAtomic } from "../runner/files.js";
+import { EXIT } from "./exit.js";
+import { readReport } from "./report.js";
+
+export interface GateFlags {
+  in: string;
+  baseline: string;
+  tolerance?: string;
+  allowIncomparable?: boolean;
+  json?: boolean;
+}
+
+function readBaseline(path: string): Report {
+  try {
+    const r = JSON.parse(readFileSync(path, "utf8")) as Report;
+    if (r.schema !== "provael.report/1") throw new Error(`schema ${String(r.schema)}`);
+    return r;
+  } catch (e) {
+    throw new ProvaelError(
+      "io/malformed",
+      `--baseline ${path} is not a Provael report.json: ${(e as Error).message}`,
+      { cause: e },
+    );
+  }
+}
+
+/** Runs the gate, writes regression.{json,md,sarif} into the candidate run, returns the exit code. */
+export function runGate(flags: GateFlags): number {
+  const tolerance = flags.tolerance === undefined ? 0.05 : Number(flags.tolerance);
+  if (!(tolerance >= 0 && tolerance < 1)) {
+    throw new ProvaelError(
+      "config/invalid",
+      `--tolerance must be a number in [0, 1), got '${flags.tolerance}'`,
+    );
+  }
+  const candidate = readReport(flags.in);
+  const baseline = readBaseline(flags.baseline);
+  const result = compareReports(candidate, baseline, {
+    tolerance,
+    allowIncomparable: Boolean(flags.allowIncomparable),
+  });
+  writeFileAtomic(join(flags.in, "regression.json"), `${canonicalJson(result)}\n`);
+  const md = renderRegressionMarkdown(result);
+  writeFileAtomic(join(flags.in, "regression.md"), md);
+  writeFileAtomic(
+    join(flags.in, "regression.sarif"),
+    `${JSON.stringify(regressionSarif(result, TOOL_VERSION, "report.json"), null, 2)}\n`,
+  );
+  process.stdout.write(flags.json ? `${JSON.stringify(result, null, 2)}\n` : md);
+  if (result.regressed.length > 0) {
+    process.stderr.write(`provael: regression in ${result.regressed.join(", ")}\n`);
+    return EXIT.fail;
+  }
+  return EXIT.ok;
+}

@@ -1,0 +1,22 @@
+import type { Command } from "commander";
+import { loadAcceptance } from "../config/acceptance.js";
+import { decide } from "../report/verdict.js";
+import { verdictExitCode, verdictLines } from "./attack.js";
+import { readReport } from "./report.js";
+
+export function registerVerdict(program: Command): void {
+  program
+    .command("verdict")
+    .description(
+      "decide pass, fail or incomplete for a finished run under an acceptance protocol (exit 0, 1 or 3)",
+    )
+    .requiredOption("--in <dir>", "run directory")
+    .requiredOption("--protocol <file>", "acceptance protocol (YAML or JSON)")
+    .option("--json", "print JSON")
+    .action((flags: { in: string; protocol: string; json?: boolean }) => {
+      const protocol = loadAcceptance(flags.protocol);
+      const v = decide(readReport(flags.in), protocol);
+      process.stdout.write(flags.json ? `${JSON.stringify(v, null, 2)}\n` : `${verdictLines(v)}\n`);
+      process.exitCode = verdictExitCode(v);
+    });
+}

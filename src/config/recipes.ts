@@ -1,0 +1,121 @@
+/**
+ * Recipes: named base configurations for `provael attack`. Explicit flags override them. Every
+ * recipe includes the baseline arm and the matched controls, so its numbers come with their floor
+ * and their controls.
+ */
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { ProvaelError } from "../core/errors.js";
+import { unknownName } from "../core/registry.js";
+
+export const recipeSchema = z
+  .object({
+    name: z.string().min(1),
+    description: z.string().default(""),
+    policy: z.string().optional(),
+    suite: z.string().optional(),
+    attacks: z.array(z.string()).min(1),
+    tasks: z.array(z.string()).optional(),
+    seeds: z.number().int().min(1).optional(),
+    seed: z.number().int().min(0).optional(),
+    repeats: z.number().int().min(1).optional(),
+    horizon: z.number().int().min(1).optional(),
+    termination: z.enum(["fixed-horizon", "first-event"]).optional(),
+    concurrency: z.number().int().min(1).optional(),
+  })
+  .strict();
+
+export type Recipe = z.infer<typeof recipeSchema>;
+
+/** Families every recipe must carry so that its rates have a floor and controls. */
+const ALWAYS = ["none", "control"];
+
+export const RECIPES: Recipe[] = [
+  {
+    name: "quick",
+    description: "The default: baseline, controls and instruction attacks at 10 seeds",
+    attacks: [...ALWAYS, "instruction"],
+    seeds: 10,
+  },
+  {
+    name: "instruction-only",
+    description: "Instruction attacks with their matched text controls",
+    attacks: [
+      "none",
+      "benign_reword",
+      "nonsense_text",
+      "scrambled_text",
+      "roleplay_no_target",
+      "declarative_text",
+      "instruction",
+    ],
+    seeds: 20,
+  },
+  {
+    name: "core-sweep",
+    description: "Every templated family (no search or gradient attacks) at 10 seeds",
+    attacks: ["templated"],
+    seeds: 10,
+  },
+  {
+    name: "full-sweep",
+    description: "Every registered attack, search and white-box included, at 10 seeds",
+    attacks: ["all"],
+    seeds: 10,
+  },
+  {
+    name: "ci-gate",
+    description:
+      "A fast, fixed configuration for gating builds: baseline, controls, instruction at 5 seeds",
+    attacks: [...ALWAYS, "instruction"],
+    seeds: 5,
+  },
+];
+
+/** A built-in recipe by name, or a recipe file (YAML or JSON) by path. */
+export function loadRecipe(nameOrFile: string): Recipe {
+  const builtin = RECIPES.find((r) => r.name === nameOrFile);
+  if (builtin) return builtin;
+  if (!/[./\\]/.test(nameOrFile)) {
+    throw unknownName(
+      "recipe",
+      nameOrFile,
+      RECIPES.map((r) => r.name),
+      "provael list-recipes",
+      "config/unknown-recipe",
+    );
+  }
+  let text: string;
+  try {
+    text = readFileSync(nameOrFile, "utf8");
+  } catch (e) {
+    throw new ProvaelError("io/read", `cannot read recipe file ${nameOrFile}`, {
+      cause: e,
+      hint: "pass a built-in recipe name or a readable YAML/JSON file",
+    });
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (e) {
+    throw new ProvaelError(
+      "io/malformed",
+      `recipe file ${nameOrFile} is not valid YAML or JSON: ${(e as Error).message}`,
+      { cause: e },
+    );
+  }
+  const parsed = recipeSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ProvaelError(
+      "config/invalid",
+      `recipe file ${nameOrFile}: ${issue?.path.join(".") || "(root)"}: ${issue?.message}`,
+      {
+        details: { issues: parsed.error.issues },
+        hint: "see `provael list-recipes --json` for the fields a recipe takes",
+      },
+    );
+  }
+  return parsed.data;
+}

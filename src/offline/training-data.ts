@@ -1,0 +1,135 @@
+/**
+ * Turns a LeRobotDataset v3.0 of demonstrations into the compact training set tiny-vla learns
+ * from: both cameras area-resized to the network's input size, states, the instruction's tokens
+ * and, per frame, the chunk of the next `chunk` actions (the episode's last action repeated past
+ * its end).
+ *
+ * @example
+ *   const ds = await openDataset(dir);
+ *   const { set, tokenizer, stats } = await buildTrainingSet(ds, { imageSize: 64, chunk: 4, maxTokens: 16 });
+ */
+import { ProvaelError } from "../core/errors.js";
+import type { Image } from "../core/types.js";
+import { resizeArea } from "../policies/tiny-vla/model.js";
+import { Tokenizer } from "../policies/tiny-vla/tokenizer.js";
+import type { TrainingSet } from "../policies/tiny-vla/train.js";
+import type { Dataset } from "./lerobot.js";
+
+export interface BuildOptions {
+  imageSize: number;
+  chunk: number;
+  maxTokens: number;
+  /** Cameras in network order (default: the dataset's, sorted). */
+  cameras?: string[];
+  /** Keep every `stride`-th frame of each episode (chunks still use every action). */
+  stride?: number;
+  /** Only these episodes (default: all). */
+  episodes?: number[];
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface TrainingStats {
+  stateMean: number[];
+  stateStd: number[];
+  /** Spread of each action dim (std, at least 0.05), the unit of the movement loss. */
+  actionScale: number[];
+}
+
+export interface BuiltTrainingSet {
+  set: TrainingSet;
+  tokenizer: Tokenizer;
+  stats: TrainingStats;
+  cameras: string[];
+  instructions: string[];
+}
+
+function meanStd(rows: Float32Array[], dim: number): { mean: number[]; std: number[] } {
+  const mean = new Array(dim).fill(0);
+  const sq = new Array(dim).fill(0);
+  for (const r of rows) {
+    for (let k = 0; k < dim; k++) {
+      mean[k] += r[k] as number;
+      sq[k] += (r[k] as number) ** 2;
+    }
+  }
+  const n = Math.max(1, rows.length);
+  return {
+    mean: mean.map((s) => s / n),
+    std: sq.map((s, k) => Math.sqrt(Math.max(0, s / n - (mean[k] / n) ** 2))),
+  };
+}
+
+export async function buildTrainingSet(ds: Dataset, options: BuildOptions): Promise<BuiltTrainingSet> {
+  const cameras = options.cameras ?? ds.cameras;
+  for (const cam of cameras) {
+    if (!ds.cameras.includes(cam)) {
+      throw new ProvaelError("config/invalid", `the dataset has no '${cam}' camera`, {
+        details: { cameras: ds.cameras },
+      });
+    }
+  }
+  const stride = Math.max(1, options.stride ?? 1);
+  const which = options.episodes ?? ds.episodes.map((e) => e.episodeIndex);
+  const S = options.imageSize;
+  const px = S * S * 3;
+  const instructions = [...new Set(which.map((i) => ds.episodes[i]?.task ?? ""))].sort();
+  const tokenizer = Tokenizer.build(instructions, options.maxTokens);
+  const actionDim = ds.info.features.action?.shape[0] ?? 7;
+  const stateDim = ds.info.features["observation.state"]?.shape[0] ?? 8;
+  const count = which.reduce((s, i) => s + Math.ceil((ds.episodes[i]?.length ?? 0) / stride), 0);
+  const images = cameras.map(() => new Uint8Array(count * px));
+  const state = new Float32Array(count * stateDim);
+  const targets = new Float32Array(count * options.chunk * actionDim);
+  const textOf = new Int32Array(count);
+  const episodeOf = new Int32Array(count);
+  const tokens = new Int32Array(instructions.length * options.maxTokens);
+  instructions.forEach((t, k) => {
+    tokens.set(tokenizer.encode(t), k * options.maxTokens);
+  });
+  const states: Float32Array[] = [];
+  const actions: Float32Array[] = [];
+  let n = 0;
+  for (const [done, e] of which.entries()) {
+    const ep = await ds.episode(e, {
+      mapImage: (_cam: string, img: Image): Image => ({
+        width: S,
+        height: S,
+        channels: 3,
+        data: resizeArea(img, S),
+      }),
+    });
+    const text = instructions.indexOf(ep.meta.task);
+    const T = ep.frames.length;
+    for (let t = 0; t < T; t += stride) {
+      const f = ep.frames[t];
+      if (!f) continue;
+      cameras.forEach((cam, c) => {
+        (images[c] as Uint8Array).set((f.images[cam] as Image).data, n * px);
+      });
+      state.set(f.state, n * stateDim);
+      states.push(f.state);
+      for (let k = 0; k < options.chunk; k++) {
+        const a = (ep.frames[Math.min(T - 1, t + k)] as { action: Float32Array }).action;
+        targets.set(a, (n * options.chunk + k) * actionDim);
+      }
+      textOf[n] = text;
+      episodeOf[n] = e;
+      n++;
+    }
+    for (const f of ep.frames) actions.push(f.action);
+    options.onProgress?.(done + 1, which.length);
+  }
+  const s = meanStd(states, stateDim);
+  const a = meanStd(actions, actionDim);
+  return {
+    set: { count: n, images, state, targets, tokens, textOf, episodeOf },
+    tokenizer,
+    stats: {
+      stateMean: s.mean,
+      stateStd: s.std.map((v) => Math.max(v, 1e-3)),
+      actionScale: a.std.map((v) => Math.max(v, 0.05)),
+    },
+    cameras,
+    instructions,
+  };
+}

@@ -1,0 +1,191 @@
+/**
+ * vla-evaluation-harness frames (PROTOCOLS.md §4): a msgpack envelope
+ * `{type, payload, seq, timestamp}` with str keys; arrays are str-keyed `__ndarray__` maps
+ * (dtype kinds b, i, u, f only) and HWC uint8 images travel as PNG in `__image__` maps.
+ */
+import pngjs from "pngjs";
+import { ProvaelError } from "../../../core/errors.js";
+import {
+  decodeMsgpack,
+  type Encodable,
+  encodeMsgpack,
+  MsgFloat,
+  MsgMap,
+  type MsgValue,
+} from "./msgpack.js";
+import { NdArray, parseDtype, uint8Array, validateNdArray } from "./ndarray.js";
+import { isWireMap, type WireMap, type WireValue, wireMap } from "./tree.js";
+
+export const VLA_EVAL_TYPES = [
+  "hello",
+  "observation",
+  "action",
+  "episode_start",
+  "episode_end",
+  "error",
+] as const;
+export type VlaEvalType = (typeof VLA_EVAL_TYPES)[number];
+
+export interface Envelope {
+  type: VlaEvalType;
+  payload: WireMap;
+  seq: number;
+  /** Unix seconds at creation. */
+  timestamp: number;
+}
+
+/** Largest image we decode (pixels), so a PNG header cannot make us allocate gigabytes. */
+const MAX_PIXELS = 4096 * 4096;
+
+function malformed(message: string): ProvaelError {
+  return new ProvaelError("policy/protocol", `malformed vla-eval frame: ${message}`, {
+    hint: "the peer does not speak the vla-evaluation-harness protocol (version 1)",
+  });
+}
+
+/** Whether upstream would send this array through the image codec (HWC uint8, 1/3/4 channels). */
+function isImage(a: NdArray): boolean {
+  const c = a.shape[2];
+  return a.dtype.endsWith("u1") && a.shape.length === 3 && (c === 1 || c === 3 || c === 4);
+}
+
+/**
+ * PNG bytes of an HWC uint8 image with 1, 3 or 4 channels.
+ *
+ * @example
+ *   encodePng(new Uint8Array(2 * 2 * 3), 2, 2, 3);
+ */
+export function encodePng(data: Uint8Array, width: number, height: number, channels: number): Buffer {
+  const png = new pngjs.PNG({ width, height });
+  const out = png.data;
+  for (let i = 0, n = width * height; i < n; i++) {
+    const s = i * channels;
+    const d = 4 * i;
+    const r = data[s] ?? 0;
+    out[d] = r;
+    out[d + 1] = channels === 1 ? r : (data[s + 1] ?? 0);
+    out[d + 2] = channels === 1 ? r : (data[s + 2] ?? 0);
+    out[d + 3] = channels === 4 ? (data[s + 3] ?? 0) : 255;
+  }
+  const colorType = channels === 4 ? 6 : channels === 1 ? 0 : 2;
+  return pngjs.PNG.sync.write(png, { colorType });
+}
+
+/** Decodes PNG bytes into HWC uint8 with `channels` channels, checking the declared size first. */
+export function decodePng(bytes: Uint8Array, shape: readonly number[]): Uint8Array {
+  const [h, w, c] = shape;
+  if (shape.length !== 3 || !h || !w || !c || ![1, 3, 4].includes(c))
+    throw malformed(`image shape [${shape.join(", ")}] is not HWC with 1, 3 or 4 channels`);
+  if (h * w > MAX_PIXELS) throw malformed(`image of ${w}x${h} is larger than ${MAX_PIXELS} pixels`);
+  // IHDR: signature (8), length (4), "IHDR" (4), then width and height big-endian.
+  if (bytes.length < 24 || Buffer.from(bytes.subarray(12, 16)).toString("latin1") !== "IHDR")
+    throw malformed("image data is not a PNG");
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (dv.getUint32(16) !== w || dv.getUint32(20) !== h)
+    throw malformed(`PNG is ${dv.getUint32(16)}x${dv.getUint32(20)}, the shape says ${w}x${h}`);
+  let png: pngjs.PNGWithMetadata;
+  try {
+    png = pngjs.PNG.sync.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  } catch (e) {
+    throw malformed(`undecodable PNG (${(e as Error).message})`);
+  }
+  const out = new Uint8Array(h * w * c);
+  for (let i = 0, n = h * w; i < n; i++) {
+    for (let k = 0; k < c; k++) out[i * c + k] = png.data[4 * i + k] ?? 0;
+  }
+  return out;
+}
+
+function toEncodable(v: WireValue): Encodable {
+  if (v instanceof NdArray) {
+    validateNdArray(v);
+    if (isImage(v)) {
+      const [h, w, c] = v.shape as [number, number, number];
+      return { __image__: true, format: "png", data: encodePng(v.data, w, h, c), shape: [h, w, c] };
+    }
+    return { __ndarray__: true, data: v.data, dtype: v.dtype, shape: [...v.shape] };
+  }
+  if (Array.isArray(v)) return v.map(toEncodable);
+  if (isWireMap(v)) {
+    const m = new Map<string, Encodable>();
+    for (const [k, x] of Object.entries(v)) m.set(k, toEncodable(x));
+    return m;
+  }
+  return v;
+}
+
+/** Encodes one envelope; `timestamp` is written as float64 like Python's `time.time()`. */
+export function encodeEnvelope(e: Envelope): Uint8Array {
+  return encodeMsgpack(
+    new Map<string, Encodable>([
+      ["type", e.type],
+      ["payload", toEncodable(e.payload)],
+      ["seq", e.seq],
+      ["timestamp", new MsgFloat(e.timestamp)],
+    ]),
+  );
+}
+
+function fromMsg(v: MsgValue): WireValue {
+  if (Array.isArray(v)) return v.map(fromMsg);
+  if (!(v instanceof MsgMap)) return v;
+  if (v.get("__ndarray__") !== undefined) {
+    const data = v.get("data");
+    const dtype = v.get("dtype");
+    const shape = v.get("shape");
+    if (!(data instanceof Uint8Array)) throw malformed("array 'data' is not bin");
+    if (typeof dtype !== "string") throw malformed("array 'dtype' is not a str");
+    if (!Array.isArray(shape) || !shape.every((d) => typeof d === "number"))
+      throw malformed("array 'shape' is not a list of ints");
+    parseDtype(dtype);
+    const a = new NdArray(dtype, shape as number[], data);
+    validateNdArray(a);
+    return a;
+  }
+  if (v.get("__image__") !== undefined) {
+    const format = v.get("format");
+    const data = v.get("data");
+    const shape = v.get("shape");
+    if (!(data instanceof Uint8Array)) throw malformed("image 'data' is not bin");
+    if (!Array.isArray(shape) || !shape.every((d) => typeof d === "number"))
+      throw malformed("image 'shape' is not a list of ints");
+    if (format === "png") return uint8Array(decodePng(data, shape as number[]), shape as number[]);
+    if (format === "raw") {
+      const dtype = v.get("dtype");
+      if (typeof dtype !== "string") throw malformed("raw image 'dtype' is not a str");
+      const a = new NdArray(dtype, shape as number[], data);
+      validateNdArray(a);
+      return a;
+    }
+    throw malformed(
+      `image format ${JSON.stringify(format)} is not supported (png and raw are; ask the server for png)`,
+    );
+  }
+  const out = wireMap();
+  for (const [k, x] of v.entries) {
+    if (typeof k !== "string") throw malformed("a map key is not a str");
+    out[k] = fromMsg(x);
+  }
+  return out;
+}
+
+/** Decodes and checks one envelope: all four keys present and typed. */
+export function decodeEnvelope(bytes: Uint8Array): Envelope {
+  const top = decodeMsgpack(bytes);
+  if (!(top instanceof MsgMap)) throw malformed("the frame is not a map");
+  const type = top.get("type");
+  const payload = top.get("payload");
+  const seq = top.get("seq");
+  const timestamp = top.get("timestamp");
+  if (typeof type !== "string" || !(VLA_EVAL_TYPES as readonly string[]).includes(type))
+    throw malformed(`unknown message type ${JSON.stringify(type)}`);
+  if (!(payload instanceof MsgMap)) throw malformed("'payload' is not a map");
+  if (typeof seq !== "number" || !Number.isInteger(seq)) throw malformed("'seq' is not an int");
+  if (typeof timestamp !== "number") throw malformed("'timestamp' is not a number");
+  return {
+    type: type as VlaEvalType,
+    payload: fromMsg(payload) as WireMap,
+    seq,
+    timestamp,
+  };
+}

@@ -1,0 +1,52 @@
+/** What the served-policy clients share: capabilities from server metadata, episode ids. */
+import { randomUUID } from "node:crypto";
+import type { PolicyCapabilities } from "../../core/types.js";
+import { isWireMap, type WireValue } from "./codec/tree.js";
+
+/** Capabilities of a served policy before the server says more. */
+export function servedCapabilities(cameras: string[], chunk: number): PolicyCapabilities {
+  return {
+    cameras,
+    readsState: true,
+    readsContext: false,
+    privileged: false,
+    actionDim: 7,
+    chunk,
+    differentiable: false,
+    weights: false,
+    stochastic: true,
+    actionHead: "unknown",
+  };
+}
+
+const HEADS = ["scripted", "regression", "token", "flow", "unknown"] as const;
+
+/**
+ * Refines capabilities from what a `provael serve-policy` server advertises (its `provael` map in
+ * the openpi metadata, the vla-eval hello capabilities, OpenVLA's `/provael/info`). Unknown
+ * servers advertise nothing and the defaults stand. A remote policy never gets gradients,
+ * weights or privileged state over the wire.
+ */
+export function refineCapabilities(
+  base: PolicyCapabilities,
+  info: WireValue | undefined,
+  forwardsContext: boolean,
+): PolicyCapabilities {
+  if (!isWireMap(info)) return base;
+  const caps = info.capabilities;
+  if (!isWireMap(caps)) return base;
+  const out = { ...base };
+  if (Array.isArray(caps.cameras) && caps.cameras.every((c) => typeof c === "string"))
+    out.cameras = base.cameras.filter((c) => (caps.cameras as string[]).includes(c));
+  if (typeof caps.readsState === "boolean") out.readsState = caps.readsState;
+  if (typeof caps.readsContext === "boolean") out.readsContext = caps.readsContext && forwardsContext;
+  if (typeof caps.stochastic === "boolean") out.stochastic = caps.stochastic;
+  if (typeof caps.actionHead === "string" && (HEADS as readonly string[]).includes(caps.actionHead))
+    out.actionHead = caps.actionHead as PolicyCapabilities["actionHead"];
+  return out;
+}
+
+/** A fresh id naming one episode on the wire (never recorded in a report). */
+export function newEpisodeId(): string {
+  return randomUUID();
+}

@@ -1,0 +1,187 @@
+/**
+ * Options every served-policy client shares (timeouts, retries, the error budget, the frame cap),
+ * read from `PolicyOptions.extra`, and the state shared by the instances of one run.
+ */
+import { z } from "zod";
+import { ProvaelError } from "../../core/errors.js";
+import type { PolicyOptions } from "../../core/types.js";
+
+export interface ServedOptions {
+  url: string;
+  apiKey: string | null;
+  /** Layout preset or mapping file; null: the protocol's default. */
+  layout: string | null;
+  /** Actions executed from each chunk before asking again; null: the layout's default. */
+  replan: number | null;
+  connectTimeoutMs: number;
+  callTimeoutMs: number;
+  retries: number;
+  backoffMs: number;
+  /** Policy errors (after retries) tolerated in one run before every later call fails at once. */
+  maxErrors: number;
+  maxFrameBytes: number;
+  unnormKey: string | null;
+}
+
+export const SERVED_DEFAULTS = {
+  connectTimeoutMs: 10_000,
+  callTimeoutMs: 30_000,
+  retries: 2,
+  backoffMs: 250,
+  maxFrameBytes: 64 * 1024 * 1024,
+} as const;
+
+const extraSchema = z
+  .object({
+    apiKey: z.string().min(1).optional(),
+    layout: z.string().min(1).optional(),
+    replan: z.number().int().positive().optional(),
+    connectTimeoutMs: z.number().int().positive().optional(),
+    timeoutMs: z.number().int().positive().optional(),
+    retries: z.number().int().min(0).max(100).optional(),
+    backoffMs: z.number().int().min(0).optional(),
+    maxErrors: z.number().int().min(0).optional(),
+    maxFrameBytes: z.number().int().positive().optional(),
+    unnormKey: z.string().min(1).optional(),
+  })
+  .loose();
+
+/**
+ * Reads the served options for a protocol whose URLs start with one of `schemes`.
+ *
+ * @example
+ *   servedOptions({ url: "ws://127.0.0.1:8000", extra: { timeoutMs: 5000 } }, ["ws:", "wss:"], "openpi");
+ */
+export function servedOptions(
+  options: PolicyOptions,
+  schemes: readonly string[],
+  policy: string,
+): ServedOptions {
+  const url = options.url;
+  if (!url) {
+    throw new ProvaelError("config/invalid", `policy '${policy}' needs --policy-url`, {
+      hint: `pass --policy-url ${schemes[0]}//HOST:PORT`,
+    });
+  }
+  let parsedUrl: URL;
+  try {
+    parsedUrl = new URL(url);
+  } catch {
+    throw new ProvaelError("config/invalid", `--policy-url '${url}' is not a URL`, {
+      hint: `pass --policy-url ${schemes[0]}//HOST:PORT`,
+    });
+  }
+  if (!schemes.includes(parsedUrl.protocol)) {
+    throw new ProvaelError(
+      "config/invalid",
+      `policy '${policy}' needs a ${schemes.join(" or ")} URL, got '${url}'`,
+      { hint: `pass --policy-url ${schemes[0]}//HOST:PORT` },
+    );
+  }
+  const parsed = extraSchema.safeParse(options.extra ?? {});
+  if (!parsed.success) {
+    throw new ProvaelError(
+      "config/invalid",
+      `bad served-policy options: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
+  }
+  const x = parsed.data;
+  const envKey = process.env.PROVAEL_API_KEY;
+  return {
+    url,
+    apiKey: x.apiKey ?? (envKey && envKey.length > 0 ? envKey : null),
+    layout: x.layout ?? null,
+    replan: x.replan ?? null,
+    connectTimeoutMs: x.connectTimeoutMs ?? SERVED_DEFAULTS.connectTimeoutMs,
+    callTimeoutMs: x.timeoutMs ?? SERVED_DEFAULTS.callTimeoutMs,
+    retries: x.retries ?? SERVED_DEFAULTS.retries,
+    backoffMs: x.backoffMs ?? SERVED_DEFAULTS.backoffMs,
+    maxErrors: x.maxErrors && x.maxErrors > 0 ? x.maxErrors : Number.POSITIVE_INFINITY,
+    maxFrameBytes: x.maxFrameBytes ?? SERVED_DEFAULTS.maxFrameBytes,
+    unnormKey: x.unnormKey ?? null,
+  };
+}
+
+/** Headers for an authenticated request (openpi's hosted convention). */
+export function authHeaders(o: ServedOptions): Record<string, string> {
+  return o.apiKey ? { Authorization: `Api-Key ${o.apiKey}` } : {};
+}
+
+/**
+ * The error budget of one run. The runner loads one instance per concurrent slot with the same
+ * options object, so keying on that object shares the count across the run and nothing else.
+ */
+export class ErrorBudget {
+  private errors = 0;
+  constructor(readonly max: number) {}
+
+  /** Throws once the budget is spent, so a run against a dead server ends in seconds. */
+  check(policy: string): void {
+    if (this.errors >= this.max) {
+      throw new ProvaelError(
+        "run/too-many-errors",
+        `policy '${policy}' failed ${this.errors} episode(s), the --max-errors limit: not contacting the server again`,
+        {
+          details: { errors: this.errors, max: this.max },
+          hint: "fix or restart the server, then rerun with --resume (errored episodes need a rerun)",
+        },
+      );
+    }
+  }
+
+  record(): void {
+    this.errors += 1;
+  }
+
+  get count(): number {
+    return this.errors;
+  }
+}
+
+const budgets = new WeakMap<PolicyOptions, ErrorBudget>();
+
+export function errorBudget(options: PolicyOptions, max: number): ErrorBudget {
+  let b = budgets.get(options);
+  if (!b) {
+    b = new ErrorBudget(max);
+    budgets.set(options, b);
+  }
+  return b;
+}
+
+/** Errors worth another try on a fresh connection (connection lost, refused, timed out). */
+const retryable = new WeakSet<object>();
+
+export function markRetryable<E extends object>(e: E): E {
+  retryable.add(e);
+  return e;
+}
+
+export function isRetryable(e: unknown): boolean {
+  return typeof e === "object" && e !== null && retryable.has(e);
+}
+
+/** Waits `ms` (backoff between retries). */
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Runs `attempt` until it succeeds or fails with an error that is not retryable, backing off
+ * exponentially between tries; `onRetry` drops whatever the failed try left behind.
+ */
+export async function withRetries<T>(
+  o: Pick<ServedOptions, "retries" | "backoffMs">,
+  attempt: (n: number) => Promise<T>,
+  onRetry: (e: unknown) => void | Promise<void> = () => {},
+): Promise<T> {
+  for (let n = 0; ; n++) {
+    try {
+      return await attempt(n);
+    } catch (e) {
+      if (!isRetryable(e) || n >= o.retries) throw e;
+      await onRetry(e);
+      await delay(o.backoffMs * 2 ** n);
+    }
+  }
+}

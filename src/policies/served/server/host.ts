@@ -1,0 +1,183 @@
+/**
+ * The policy side of `provael serve-policy`: a pool of in-process policy instances and the
+ * per-connection (or per-episode) sessions that reset and call them. The protocol servers only
+ * move bytes; everything about episodes lives here.
+ *
+ * Reset rule (openpi has no reset message): a session resets its policy before its first
+ * observation, and again whenever the observation's `provael/episode` id changes. Our clients open
+ * one connection per episode and send that id, so both rules agree; a foreign client that sends no
+ * id gets one episode per connection, seeded with policy seed 0.
+ */
+import { type Clock, systemClock } from "../../../core/clock.js";
+import { ProvaelError } from "../../../core/errors.js";
+import type {
+  Action,
+  EpisodeInfo,
+  Policy,
+  PolicyInstance,
+  PolicyOptions,
+} from "../../../core/types.js";
+import type { WireMap } from "../codec/tree.js";
+import { decodeObservation, type Layout, layoutCameras } from "../layouts.js";
+
+export interface HostOptions {
+  policy: Policy;
+  policyOptions?: PolicyOptions;
+  layout: Layout;
+  /** [width, height] the served policy reads; null: as received. */
+  imageSize: [number, number] | null;
+  clock?: Clock;
+  /** Largest request accepted, in bytes. */
+  maxFrameBytes?: number;
+}
+
+export const DEFAULT_EPISODE: EpisodeInfo = { task: "", seed: 0, policySeed: 0 };
+
+export class PolicyHost {
+  readonly policy: Policy;
+  readonly layout: Layout;
+  readonly clock: Clock;
+  readonly maxFrameBytes: number;
+  private readonly idle: PolicyInstance[] = [];
+  private readonly all = new Set<PolicyInstance>();
+  private shared: Promise<PolicyInstance> | null = null;
+
+  constructor(readonly options: HostOptions) {
+    if (options.policy.capabilities.privileged) {
+      throw new ProvaelError(
+        "config/invalid",
+        `cannot serve '${options.policy.id}': it reads privileged simulator state, which no serving protocol carries`,
+        { hint: "serve a policy that acts from images, state and the instruction" },
+      );
+    }
+    this.policy = options.policy;
+    this.layout = options.layout;
+    this.clock = options.clock ?? systemClock;
+    this.maxFrameBytes = options.maxFrameBytes ?? 64 * 1024 * 1024;
+  }
+
+  /** Loads one instance up front so a broken policy fails at start, not at the first request. */
+  async warm(): Promise<void> {
+    this.release(await this.acquire());
+  }
+
+  async acquire(): Promise<PolicyInstance> {
+    if (this.policy.concurrent) {
+      this.shared ??= this.policy.load(this.options.policyOptions ?? {});
+      return this.shared;
+    }
+    const inst = this.idle.pop();
+    if (inst) return inst;
+    const loaded = await this.policy.load(this.options.policyOptions ?? {});
+    this.all.add(loaded);
+    return loaded;
+  }
+
+  release(inst: PolicyInstance): void {
+    if (!this.policy.concurrent) this.idle.push(inst);
+  }
+
+  /** What a client may learn about the served policy (sent as metadata or hello capabilities). */
+  describe(protocol: string): WireMap {
+    const caps = this.policy.capabilities;
+    return {
+      server: "provael serve-policy",
+      protocol,
+      policy: this.policy.id,
+      layout: this.layout.name,
+      capabilities: {
+        cameras: caps.cameras.filter((c) => layoutCameras(this.layout).includes(c)),
+        readsState: caps.readsState,
+        readsContext: caps.readsContext,
+        actionDim: caps.actionDim,
+        stochastic: caps.stochastic,
+        actionHead: caps.actionHead,
+      },
+    } as unknown as WireMap;
+  }
+
+  session(): Session {
+    return new Session(this);
+  }
+
+  async close(): Promise<void> {
+    for (const inst of this.all) await inst.close();
+    this.all.clear();
+    this.idle.length = 0;
+    if (this.shared) await (await this.shared).close();
+    this.shared = null;
+  }
+}
+
+/** One client's conversation: requests run one at a time, in arrival order. */
+export class Session {
+  private inst: PolicyInstance | null = null;
+  private episodeId: string | null = null;
+  private started = false;
+  private chain: Promise<unknown> = Promise.resolve();
+  /** Set by a vla-eval `episode_start` or an openpi episode key; consumed by the next reset. */
+  private pending: EpisodeInfo | null = null;
+  lastInstruction: string | null = null;
+
+  constructor(private readonly host: PolicyHost) {}
+
+  /** Runs `fn` after every earlier request of this session. */
+  serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn, fn);
+    this.chain = run.catch(() => {});
+    return run;
+  }
+
+  private async instance(): Promise<PolicyInstance> {
+    this.inst ??= await this.host.acquire();
+    return this.inst;
+  }
+
+  /** Starts an episode now (vla-eval's `episode_start`). */
+  async startEpisode(info: EpisodeInfo, id: string | null): Promise<void> {
+    const inst = await this.instance();
+    await inst.reset(info);
+    this.episodeId = id;
+    this.started = true;
+    this.pending = null;
+  }
+
+  /** Asks for a reset before the next observation (openvla without an episode id). */
+  restart(): void {
+    this.started = false;
+  }
+
+  /** One observation in, one action out, resetting first when the episode changed. */
+  async act(req: WireMap): Promise<Action> {
+    const { policy, options } = this.host;
+    const { obs, episode } = decodeObservation(this.host.layout, req, {
+      imageSize: options.imageSize,
+      cameras: policy.capabilities.cameras,
+    });
+    const inst = await this.instance();
+    if (!this.started || (episode !== null && episode.id !== this.episodeId)) {
+      await inst.reset(episode?.info ?? this.pending ?? DEFAULT_EPISODE);
+      this.episodeId = episode?.id ?? null;
+      this.started = true;
+      this.pending = null;
+    }
+    this.lastInstruction = obs.instruction;
+    const action = await inst.act(obs);
+    const dim = policy.capabilities.actionDim;
+    if (action.length !== dim || !Array.from(action).every(Number.isFinite)) {
+      throw new ProvaelError(
+        "policy/bad-action",
+        `served policy '${policy.id}' returned ${action.length} values, need ${dim} finite numbers`,
+      );
+    }
+    return Float32Array.from(action);
+  }
+
+  /** Returns the instance to the pool (the connection or episode is over). */
+  end(): void {
+    const inst = this.inst;
+    this.inst = null;
+    this.started = false;
+    if (inst) void this.chain.then(() => this.host.release(inst));
+  }
+}

@@ -1,0 +1,72 @@
+/** HTTP plumbing shared by the protocol servers: listening, body limits, JSON replies. */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ProvaelError } from "../../../core/errors.js";
+
+export interface RunningServer {
+  protocol: string;
+  host: string;
+  port: number;
+  /** The address a client passes as --policy-url. */
+  url: string;
+  close(): Promise<void>;
+}
+
+export function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once("error", (e) =>
+      reject(
+        new ProvaelError("config/invalid", `cannot listen on ${host}:${port}: ${e.message}`, {
+          cause: e,
+          hint: "pick another --port (0 picks a free one) or --host",
+        }),
+      ),
+    );
+    server.listen(port, host, () => resolve(server.address() as AddressInfo));
+  });
+}
+
+/** Closes a server and every connection it holds. */
+export function shutdown(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+export function newHttpServer(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Server {
+  return createServer(handler);
+}
+
+/** Reads a request body, refusing more than `max` bytes. */
+export function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size > max) {
+        reject(new ProvaelError("policy/protocol", `request body larger than ${max} bytes`));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
+}
+
+export function sendJson(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+  });
+  res.end(body);
+}
+
+export function hostForUrl(host: string): string {
+  return host.includes(":") ? `[${host}]` : host;
+}

@@ -1,0 +1,151 @@
+/**
+ * A vla-evaluation-harness model server (PROTOCOLS.md §4) in front of an in-process policy:
+ * hello with specs, episode_start resets, observation -> action with the seq echoed, error frames
+ * that keep the connection open, `GET /health` and `GET /config`.
+ */
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocket, WebSocketServer } from "ws";
+import { TOOL_VERSION } from "../../../core/package-root.js";
+import { float32Array } from "../codec/ndarray.js";
+import { isWireMap, type WireMap, wireMap } from "../codec/tree.js";
+import { decodeEnvelope, type Envelope, encodeEnvelope, type VlaEvalType } from "../codec/vla-eval.js";
+import { readEpisode } from "../layouts.js";
+import type { PolicyHost } from "./host.js";
+import { hostForUrl, listen, newHttpServer, type RunningServer, sendJson, shutdown } from "./http.js";
+
+export const VLA_EVAL_PROTOCOL_VERSION = 1;
+
+/** The action and observation specs our 7-D suites follow, in vla-eval's vocabulary. */
+function specs(host: PolicyHost): WireMap {
+  const m = wireMap();
+  m.action_spec = {
+    position: { name: "position", dims: 3, format: "delta_xyz", range: [-1, 1] },
+    rotation: { name: "rotation", dims: 3, format: "delta_rpy", range: [-1, 1] },
+    gripper: {
+      name: "gripper",
+      dims: 1,
+      format: "binary_close_positive",
+      range: [-1, 1],
+      description: "-1 open, +1 close",
+    },
+  } as unknown as WireMap;
+  const obs: WireMap = wireMap();
+  for (const cam of host.policy.capabilities.cameras)
+    obs[cam] = { name: cam, dims: 3, format: "rgb_hwc_uint8" } as unknown as WireMap;
+  if (host.policy.capabilities.readsState)
+    obs.state = { name: "state", dims: 0, format: "float32", description: "the suite's state vector" } as unknown as WireMap;
+  m.observation_spec = obs;
+  return m;
+}
+
+export async function startVlaEvalServer(
+  host: PolicyHost,
+  at: { host: string; port: number },
+): Promise<RunningServer> {
+  const wss = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload: host.maxFrameBytes,
+  });
+  const http = newHttpServer((req, res) => {
+    const path = req.url?.split("?")[0];
+    if (req.method === "GET" && path === "/health") return sendJson(res, 200, '{"status": "ok"}');
+    if (req.method === "GET" && path === "/config")
+      return sendJson(res, 200, '{"max_batch_size": 1, "max_wait_time": 0.0}');
+    res.writeHead(426, { "content-type": "text/plain", upgrade: "websocket" });
+    res.end("WebSocket upgrade expected.\n");
+  });
+  http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    wss.handleUpgrade(req, socket, head, (ws) => serve(host, ws));
+  });
+  const addr = await listen(http, at.host, at.port);
+  return {
+    protocol: "vla-eval",
+    host: at.host,
+    port: addr.port,
+    url: `ws://${hostForUrl(at.host)}:${addr.port}`,
+    async close() {
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+      await shutdown(http);
+    },
+  };
+}
+
+function serve(host: PolicyHost, ws: WebSocket): void {
+  const session = host.session();
+  const send = (type: VlaEvalType, payload: WireMap, seq: number) => {
+    if (ws.readyState !== WebSocket.OPEN) return;
+    ws.send(encodeEnvelope({ type, payload, seq, timestamp: host.clock.now() / 1000 }), {
+      binary: true,
+    });
+  };
+  const error = (what: string, e: unknown, seq: number) => {
+    const name = e instanceof Error ? e.name : "Error";
+    const message = e instanceof Error ? e.message : String(e);
+    const p = wireMap();
+    p.error = `${what}: ${name}: ${message}`;
+    send("error", p, seq);
+  };
+
+  ws.on("message", (data: Buffer, isBinary: boolean) => {
+    let env: Envelope;
+    try {
+      if (!isBinary) throw new Error("text frames are not part of the protocol");
+      env = decodeEnvelope(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    } catch (e) {
+      error("decode_failed", e, 0);
+      return;
+    }
+    void session
+      .serial(async () => {
+        switch (env.type) {
+          case "hello": {
+            const p = wireMap();
+            p.harness_version = TOOL_VERSION;
+            p.protocol_version = VLA_EVAL_PROTOCOL_VERSION;
+            p.model_server = "ProvaelServedPolicy";
+            const caps = wireMap();
+            caps.provael = host.describe("vla-eval");
+            p.capabilities = caps;
+            Object.assign(p, specs(host));
+            send("hello", p, env.seq);
+            return;
+          }
+          case "episode_start": {
+            try {
+              const task = env.payload.task;
+              const ep = isWireMap(task) ? readEpisode(task) : null;
+              await session.startEpisode(
+                ep?.info ?? { task: "", seed: 0, policySeed: 0 },
+                ep?.id ?? null,
+              );
+            } catch (e) {
+              error("episode_start_failed", e, env.seq);
+            }
+            return;
+          }
+          case "observation": {
+            try {
+              const action = await session.act(env.payload);
+              const p = wireMap();
+              p.actions = float32Array(action, [action.length]);
+              send("action", p, env.seq);
+            } catch (e) {
+              error("observation_failed", e, env.seq);
+            }
+            return;
+          }
+          case "episode_end":
+            session.restart();
+            return;
+          default:
+            error("unexpected_message", new Error(`a client does not send '${env.type}'`), env.seq);
+        }
+      })
+      .catch((e) => error("internal", e, env.seq));
+  });
+  ws.on("close", () => session.end());
+  ws.on("error", () => session.end());
+}

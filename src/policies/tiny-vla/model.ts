@@ -1,0 +1,402 @@
+/**
+ * The tiny-vla network, functional style over explicit named weights (ARCHITECTURE.md §7).
+ *
+ * Per camera: the image (area-resized to `imageSize`) is cut into `patch`x`patch` patches, each
+ * embedded by one matrix multiply plus a learned position embedding. The instruction's word
+ * embeddings (one-hot matmul: the WASM backend cannot train `tf.gather`) are mean-pooled into a
+ * text vector that FiLM-modulates every patch (scale and shift), followed by a per-patch layer.
+ * `keypoints` softmaxes over the patches give attention maps: their expected image coordinates
+ * and attention-pooled features, with the text vector and the normalised state, feed an MLP head
+ * that predicts a chunk of `chunk` actions: 6 continuous dims (regression) and a gripper logit.
+ *
+ * @example
+ *   const cfg = defaultConfig(tokenizer.size, stats);
+ *   const weights = initWeights(cfg, Rng.fromLabel("tiny-vla:init:0"));
+ *   const out = forward(tf, toTensors(tf, weights), batchTensors(tf, cfg, batch), cfg);
+ */
+import type { Rng } from "../../core/rng.js";
+import type { Image } from "../../core/types.js";
+import type { tf as TF } from "./backend.js";
+
+type Tf = typeof TF;
+type Tensor = TF.Tensor;
+
+export interface TinyVlaConfig {
+  /** Cameras read, in this order. */
+  cameras: string[];
+  /** Side of the square image the network sees (area-resized from the camera's). */
+  imageSize: number;
+  /** Side of a square patch. */
+  patch: number;
+  /** Patch embedding width. */
+  dim: number;
+  /** Word embedding width. */
+  textDim: number;
+  /** Spatial-softmax heads per camera. */
+  keypoints: number;
+  /** Width of the attention-pooled feature per head. */
+  pooled: number;
+  /** Widths of the MLP head's hidden layers. */
+  hidden: number[];
+  chunk: number;
+  actionDim: number;
+  stateDim: number;
+  maxTokens: number;
+  vocabSize: number;
+  /** State normalisation (from the training data). */
+  stateMean: number[];
+  stateStd: number[];
+  /** Continuous action dims are predicted divided by this (from the training data). */
+  actionScale: number[];
+}
+
+export function defaultConfig(
+  vocabSize: number,
+  stats: { stateMean: number[]; stateStd: number[]; actionScale: number[] },
+  overrides: Partial<TinyVlaConfig> = {},
+): TinyVlaConfig {
+  return {
+    cameras: ["agentview", "wrist"],
+    imageSize: 64,
+    patch: 8,
+    dim: 64,
+    textDim: 64,
+    keypoints: 8,
+    pooled: 16,
+    hidden: [256, 256],
+    chunk: 4,
+    actionDim: 7,
+    stateDim: 8,
+    maxTokens: 16,
+    vocabSize,
+    ...stats,
+    ...overrides,
+  };
+}
+
+/** Patches per image side and in all. */
+export function patchGrid(cfg: TinyVlaConfig): { side: number; count: number; size: number } {
+  const side = Math.floor(cfg.imageSize / cfg.patch);
+  return { side, count: side * side, size: cfg.patch * cfg.patch * 3 };
+}
+
+/** Number of continuous action dims (all but the gripper, which is last). */
+export function moveDims(cfg: TinyVlaConfig): number {
+  return cfg.actionDim - 1;
+}
+
+/** Names and shapes of every weight, in file order. */
+export function weightShapes(cfg: TinyVlaConfig): [string, number[]][] {
+  const { count, size } = patchGrid(cfg);
+  const { dim, textDim, keypoints, pooled } = cfg;
+  const shapes: [string, number[]][] = [
+    ["text.embed", [cfg.vocabSize, textDim]],
+    ["text.w", [textDim, textDim]],
+    ["text.b", [textDim]],
+  ];
+  for (const cam of cfg.cameras) {
+    shapes.push(
+      [`${cam}.patch.w`, [size, dim]],
+      [`${cam}.patch.b`, [dim]],
+      [`${cam}.pos`, [count, dim]],
+      [`${cam}.film.gamma.w`, [textDim, dim]],
+      [`${cam}.film.gamma.b`, [dim]],
+      [`${cam}.film.beta.w`, [textDim, dim]],
+      [`${cam}.film.beta.b`, [dim]],
+      [`${cam}.mix.w`, [dim, dim]],
+      [`${cam}.mix.b`, [dim]],
+      [`${cam}.key.w`, [dim, keypoints]],
+      [`${cam}.key.b`, [keypoints]],
+      [`${cam}.value.w`, [dim, pooled]],
+      [`${cam}.value.b`, [pooled]],
+    );
+  }
+  let width = headInputWidth(cfg);
+  cfg.hidden.forEach((h, i) => {
+    shapes.push([`head.${i}.w`, [width, h]], [`head.${i}.b`, [h]]);
+    width = h;
+  });
+  shapes.push(["head.out.w", [width, cfg.chunk * cfg.actionDim]], ["head.out.b", [cfg.chunk * cfg.actionDim]]);
+  return shapes;
+}
+
+function headInputWidth(cfg: TinyVlaConfig): number {
+  return cfg.cameras.length * cfg.keypoints * (2 + cfg.pooled) + cfg.stateDim + cfg.textDim;
+}
+
+export type Weights = Map<string, Float32Array>;
+
+export function parameterCount(cfg: TinyVlaConfig): number {
+  return weightShapes(cfg).reduce((s, [, shape]) => s + shape.reduce((a, b) => a * b, 1), 0);
+}
+
+/** Seeded initial weights: Glorot-uniform matrices, zero biases, small embeddings. */
+export function initWeights(cfg: TinyVlaConfig, rng: Rng): Weights {
+  const out: Weights = new Map();
+  for (const [name, shape] of weightShapes(cfg)) {
+    const n = shape.reduce((a, b) => a * b, 1);
+    const data = new Float32Array(n);
+    const r = rng.fork(name);
+    if (name.endsWith(".b")) {
+      // FiLM starts as the identity: gamma = 1 + 0, beta = 0.
+    } else if (name === "text.embed") {
+      for (let i = 0; i < n; i++) data[i] = r.normal() * 0.3;
+    } else if (name.endsWith(".pos")) {
+      for (let i = 0; i < n; i++) data[i] = r.normal() * 0.1;
+    } else {
+      const [fanIn, fanOut] = shape as [number, number];
+      // FiLM weights start small so early training sees nearly unmodulated patches.
+      const gain = name.includes(".film.") ? 0.1 : 1;
+      const limit = gain * Math.sqrt(6 / (fanIn + fanOut));
+      for (let i = 0; i < n; i++) data[i] = r.uniform(-limit, limit);
+    }
+    out.set(name, data);
+  }
+  return out;
+}
+
+export type WeightTensors = Record<string, Tensor>;
+
+/** Tensors of a weight map (the caller disposes them). */
+export function toTensors(tf: Tf, cfg: TinyVlaConfig, weights: Weights): WeightTensors {
+  const out: WeightTensors = {};
+  for (const [name, shape] of weightShapes(cfg)) {
+    const data = weights.get(name);
+    if (!data) throw new Error(`missing weight '${name}'`);
+    out[name] = tf.tensor(data, shape, "float32");
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs
+
+/**
+ * Area-averaging resize of an HWC RGB image to `size`x`size`, rounded to 8 bits: the exact
+ * preprocessing used for training data and at inference, deterministic in plain JS.
+ */
+export function resizeArea(image: Image, size: number): Uint8Array {
+  const { width, height, channels, data } = image;
+  const out = new Uint8Array(size * size * 3);
+  if (width === size && height === size && channels === 3) {
+    out.set(data);
+    return out;
+  }
+  const wy = areaWeights(height, size);
+  const wx = areaWeights(width, size);
+  for (let i = 0; i < size; i++) {
+    for (let j = 0; j < size; j++) {
+      let r = 0;
+      let g = 0;
+      let b = 0;
+      for (const [y, a] of wy[i] as [number, number][]) {
+        for (const [x, c] of wx[j] as [number, number][]) {
+          const w = a * c;
+          const s = (y * width + x) * channels;
+          r += w * (data[s] as number);
+          g += w * (data[s + 1] as number);
+          b += w * (data[s + 2] as number);
+        }
+      }
+      const d = (i * size + j) * 3;
+      out[d] = Math.round(r);
+      out[d + 1] = Math.round(g);
+      out[d + 2] = Math.round(b);
+    }
+  }
+  return out;
+}
+
+const weightCache = new Map<string, [number, number][][]>();
+
+/** For each output cell, the input indices it covers and their weights (summing to 1). */
+export function areaWeights(from: number, to: number): [number, number][][] {
+  const key = `${from}:${to}`;
+  const hit = weightCache.get(key);
+  if (hit) return hit;
+  const scale = from / to;
+  const out: [number, number][][] = [];
+  for (let i = 0; i < to; i++) {
+    const lo = i * scale;
+    const hi = (i + 1) * scale;
+    const cell: [number, number][] = [];
+    for (let k = Math.floor(lo); k < Math.ceil(hi) && k < from; k++) {
+      const overlap = Math.min(hi, k + 1) - Math.max(lo, k);
+      if (overlap > 1e-9) cell.push([k, overlap / scale]);
+    }
+    out.push(cell);
+  }
+  weightCache.set(key, out);
+  return out;
+}
+
+/**
+ * Patch layout of a `size`x`size` RGB image (8-bit) as floats in [-0.5, 0.5]: patch-major, each
+ * patch row-major HWC, written into `out` at `offset`.
+ */
+export function patchify(
+  cfg: TinyVlaConfig,
+  pixels: Uint8Array,
+  out: Float32Array,
+  offset = 0,
+): void {
+  const { side } = patchGrid(cfg);
+  const p = cfg.patch;
+  const s = cfg.imageSize;
+  let o = offset;
+  for (let py = 0; py < side; py++) {
+    for (let px = 0; px < side; px++) {
+      for (let y = 0; y < p; y++) {
+        const row = ((py * p + y) * s + px * p) * 3;
+        for (let k = 0; k < p * 3; k++) out[o++] = (pixels[row + k] as number) / 255 - 0.5;
+      }
+    }
+  }
+}
+
+/** Inverse of `patchify`'s layout for a gradient: patch-major floats -> `size`x`size`x3 HWC. */
+export function unpatchify(cfg: TinyVlaConfig, patches: Float32Array): Float32Array {
+  const { side } = patchGrid(cfg);
+  const p = cfg.patch;
+  const s = cfg.imageSize;
+  const out = new Float32Array(s * s * 3);
+  let o = 0;
+  for (let py = 0; py < side; py++) {
+    for (let px = 0; px < side; px++) {
+      for (let y = 0; y < p; y++) {
+        const row = ((py * p + y) * s + px * p) * 3;
+        for (let k = 0; k < p * 3; k++) out[row + k] = patches[o++] as number;
+      }
+    }
+  }
+  return out;
+}
+
+/** Gradient on the resized image mapped back to the camera image (adjoint of `resizeArea`). */
+export function resizeAdjoint(
+  grad: Float32Array,
+  size: number,
+  width: number,
+  height: number,
+): Float32Array {
+  const out = new Float32Array(width * height * 3);
+  const wy = areaWeights(height, size);
+  const wx = areaWeights(width, size);
+  for (let i = 0; i < size; i++) {
+    for (let j = 0; j < size; j++) {
+      const d = (i * size + j) * 3;
+      for (const [y, a] of wy[i] as [number, number][]) {
+        for (const [x, c] of wx[j] as [number, number][]) {
+          const w = a * c;
+          const s = (y * width + x) * 3;
+          out[s] = (out[s] as number) + w * (grad[d] as number);
+          out[s + 1] = (out[s + 1] as number) + w * (grad[d + 1] as number);
+          out[s + 2] = (out[s + 2] as number) + w * (grad[d + 2] as number);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** A batch in host memory: per camera patches [B, P, patch²·3], tokens [B, L], raw state [B, S]. */
+export interface HostBatch {
+  size: number;
+  patches: Float32Array[];
+  tokens: Int32Array;
+  state: Float32Array;
+}
+
+export interface BatchTensors {
+  patches: Tensor[];
+  tokens: Tensor;
+  state: Tensor;
+}
+
+export function batchTensors(tf: Tf, cfg: TinyVlaConfig, batch: HostBatch): BatchTensors {
+  const { count, size } = patchGrid(cfg);
+  return {
+    patches: batch.patches.map((p) => tf.tensor3d(p, [batch.size, count, size])),
+    tokens: tf.tensor2d(batch.tokens, [batch.size, cfg.maxTokens], "int32"),
+    state: tf.tensor2d(batch.state, [batch.size, cfg.stateDim]),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forward
+
+export interface ForwardOutput {
+  /** Continuous dims, scaled back to action units: [B, chunk, actionDim - 1]. */
+  move: Tensor;
+  /** Gripper logits (> 0 means close): [B, chunk]. */
+  grip: Tensor;
+}
+
+function dense(tf: Tf, x: Tensor, w: Tensor, b: Tensor): Tensor {
+  return tf.add(tf.matMul(x as TF.Tensor2D, w as TF.Tensor2D), b);
+}
+
+/** The network; call inside `tf.tidy` (or `tf.grad`). */
+export function forward(
+  tf: Tf,
+  w: WeightTensors,
+  input: BatchTensors,
+  cfg: TinyVlaConfig,
+): ForwardOutput {
+  const W = (name: string): Tensor => {
+    const t = w[name];
+    if (!t) throw new Error(`missing weight '${name}'`);
+    return t;
+  };
+  const B = input.tokens.shape[0] as number;
+  const { count, side } = patchGrid(cfg);
+  const { dim, keypoints, pooled, textDim, maxTokens, vocabSize } = cfg;
+
+  // Text: mean of the embeddings of the non-pad tokens, then one layer.
+  const onehot = tf.cast(tf.oneHot(tf.reshape(input.tokens, [B * maxTokens]), vocabSize), "float32");
+  const emb = tf.reshape(tf.matMul(onehot as TF.Tensor2D, W("text.embed") as TF.Tensor2D), [B, maxTokens, textDim]);
+  const mask = tf.cast(tf.notEqual(input.tokens, 0), "float32");
+  const summed = tf.sum(tf.mul(emb, tf.expandDims(mask, 2)), 1);
+  const n = tf.maximum(tf.sum(mask, 1, true), 1);
+  const text = tf.relu(dense(tf, tf.div(summed, n), W("text.w"), W("text.b")));
+
+  // Image coordinates of the patch centres in [-1, 1], for expected keypoint positions.
+  const grid = new Float32Array(count * 2);
+  for (let i = 0; i < count; i++) {
+    grid[2 * i] = ((i % side) + 0.5) / side * 2 - 1;
+    grid[2 * i + 1] = (Math.floor(i / side) + 0.5) / side * 2 - 1;
+  }
+  const gridT = tf.tensor2d(grid, [count, 2]);
+
+  const features: Tensor[] = [];
+  cfg.cameras.forEach((cam, c) => {
+    const x = input.patches[c] as Tensor;
+    const flat = tf.reshape(x, [B * count, x.shape[2] as number]);
+    const h0 = tf.reshape(dense(tf, flat, W(`${cam}.patch.w`), W(`${cam}.patch.b`)), [B, count, dim]);
+    const h = tf.relu(tf.add(h0, W(`${cam}.pos`)));
+    const gamma = tf.add(dense(tf, text, W(`${cam}.film.gamma.w`), W(`${cam}.film.gamma.b`)), 1);
+    const beta = dense(tf, text, W(`${cam}.film.beta.w`), W(`${cam}.film.beta.b`));
+    const f = tf.relu(tf.add(tf.mul(h, tf.expandDims(gamma, 1)), tf.expandDims(beta, 1)));
+    const g = tf.relu(dense(tf, tf.reshape(f, [B * count, dim]), W(`${cam}.mix.w`), W(`${cam}.mix.b`)));
+    const logits = tf.reshape(dense(tf, g, W(`${cam}.key.w`), W(`${cam}.key.b`)), [B, count, keypoints]);
+    const attn = tf.softmax(tf.transpose(logits, [0, 2, 1])); // [B, K, P]
+    const xy = tf.reshape(tf.matMul(tf.reshape(attn, [B * keypoints, count]) as TF.Tensor2D, gridT), [B, keypoints * 2]);
+    const values = tf.reshape(dense(tf, g, W(`${cam}.value.w`), W(`${cam}.value.b`)), [B, count, pooled]);
+    const pooledT = tf.reshape(tf.matMul(attn as TF.Tensor3D, values as TF.Tensor3D), [B, keypoints * pooled]);
+    features.push(xy, pooledT);
+  });
+
+  const mean = tf.tensor1d(cfg.stateMean);
+  const std = tf.tensor1d(cfg.stateStd.map((s) => Math.max(s, 1e-3)));
+  features.push(tf.div(tf.sub(input.state, mean), std), text);
+  let z = tf.concat(features, 1);
+  cfg.hidden.forEach((_, i) => {
+    z = tf.relu(dense(tf, z, W(`head.${i}.w`), W(`head.${i}.b`)));
+  });
+  const out = tf.reshape(dense(tf, z, W("head.out.w"), W("head.out.b")), [B, cfg.chunk, cfg.actionDim]);
+  const m = moveDims(cfg);
+  const scale = tf.tensor1d(cfg.actionScale.slice(0, m));
+  const move = tf.mul(tf.slice(out, [0, 0, 0], [B, cfg.chunk, m]), scale);
+  const grip = tf.reshape(tf.slice(out, [0, 0, m], [B, cfg.chunk, 1]), [B, cfg.chunk]);
+  return { move, grip };
+}

@@ -1,0 +1,118 @@
+/**
+ * The `tiny-vla` policy: our small vision-language-action model (docs/tiny-vla.md), trained by
+ * behaviour cloning from the scripted expert on tabletop training scenes. It reads both cameras,
+ * the instruction and the state, predicts a chunk of 4 actions and executes the first `replan`
+ * of them before predicting again (`options.extra.replan`, default 2). White-box: it exposes
+ * input gradients and its weight tensors.
+ *
+ * @example
+ *   const inst = await tinyVlaPolicy.load({});           // the shipped weights
+ *   const inst2 = await tinyVlaPolicy.load({ path: "/tmp/my-weights", extra: { replan: 1 } });
+ */
+import { ProvaelError } from "../../core/errors.js";
+import { definePolicy } from "../../core/registry.js";
+import type {
+  Action,
+  EpisodeInfo,
+  Observation,
+  PolicyCapabilities,
+  PolicyInstance,
+  PolicyOptions,
+  Vec3,
+} from "../../core/types.js";
+import { TinyVlaRuntime } from "./runtime.js";
+import { loadWeights, SHIPPED_WEIGHTS_DIR } from "./weights.js";
+
+export const DEFAULT_REPLAN = 2;
+
+const CAPABILITIES: PolicyCapabilities = {
+  cameras: ["agentview", "wrist"],
+  readsState: true,
+  readsContext: false,
+  privileged: false,
+  actionDim: 7,
+  chunk: 4,
+  differentiable: true,
+  weights: true,
+  stochastic: false,
+  actionHead: "regression",
+};
+
+function replanOf(options: PolicyOptions, chunk: number): number {
+  const raw = options.extra?.replan;
+  if (raw === undefined) return Math.min(DEFAULT_REPLAN, chunk);
+  const n = typeof raw === "string" ? Number(raw) : raw;
+  if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > chunk) {
+    throw new ProvaelError("config/invalid", `tiny-vla replan must be an integer in 1..${chunk}`, {
+      details: { replan: raw },
+    });
+  }
+  return n;
+}
+
+export class TinyVlaInstance implements PolicyInstance {
+  readonly capabilities: PolicyCapabilities;
+  private buffer: Float32Array | undefined;
+  private cursor = 0;
+
+  constructor(
+    readonly runtime: TinyVlaRuntime,
+    readonly digest: string,
+    readonly replan: number,
+  ) {
+    this.capabilities = { ...CAPABILITIES, chunk: runtime.config.chunk, actionDim: runtime.config.actionDim };
+  }
+
+  reset(_episode: EpisodeInfo): void {
+    this.buffer = undefined;
+    this.cursor = 0;
+  }
+
+  act(obs: Observation): Action {
+    if (!this.buffer || this.cursor >= this.replan) {
+      this.buffer = this.runtime.predict(obs);
+      this.cursor = 0;
+    }
+    const A = this.runtime.config.actionDim;
+    const action = this.buffer.slice(this.cursor * A, (this.cursor + 1) * A);
+    this.cursor++;
+    return action;
+  }
+
+  /** The first action the network predicts now; leaves the chunk being executed untouched. */
+  query(obs: Observation): Action {
+    return this.runtime.predict(obs).slice(0, this.runtime.config.actionDim);
+  }
+
+  readonly differentiable = {
+    inputGradient: async (obs: Observation, camera: string, direction: Vec3) =>
+      this.runtime.inputGradient(obs, camera, direction),
+  };
+
+  readonly weights = {
+    weightTensors: () => [...this.runtime.weights].map(([name, data]) => ({ name, data })),
+    weightsChanged: () => {
+      this.runtime.rebuild();
+      // A chunk predicted with the old weights must not leak into the next step.
+      this.buffer = undefined;
+    },
+  };
+
+  close(): void {
+    this.runtime.dispose();
+  }
+}
+
+export const tinyVlaPolicy = definePolicy({
+  id: "tiny-vla",
+  description:
+    "Our small vision-language-action model (TensorFlow.js WASM): patch embeddings of both cameras, FiLM by the instruction, spatial softmax, MLP head predicting 4-step chunks; weights shipped",
+  capabilities: CAPABILITIES,
+  suites: ["tabletop"],
+  concurrent: false,
+  load: async (options: PolicyOptions) => {
+    const loaded = loadWeights(options.path ?? SHIPPED_WEIGHTS_DIR);
+    const runtime = await TinyVlaRuntime.create(loaded);
+    return new TinyVlaInstance(runtime, loaded.digest, replanOf(options, loaded.config.chunk));
+  },
+});

@@ -1,0 +1,150 @@
+/**
+ * A loaded tiny-vla network ready to run: observation -> action chunk, the input gradient for
+ * white-box attacks, and live weight arrays that can be edited and re-uploaded.
+ *
+ * @example
+ *   const rt = await TinyVlaRuntime.create(loadWeights(dir));
+ *   const chunk = rt.predict(obs); // Float32Array(chunk * 7)
+ */
+import { ProvaelError } from "../../core/errors.js";
+import type { Observation, Vec3 } from "../../core/types.js";
+import { type tf as TF, tfReady } from "./backend.js";
+import {
+  batchTensors,
+  forward,
+  type HostBatch,
+  moveDims,
+  patchGrid,
+  patchify,
+  resizeAdjoint,
+  resizeArea,
+  type TinyVlaConfig,
+  toTensors,
+  unpatchify,
+  type Weights,
+  type WeightTensors,
+} from "./model.js";
+import type { Tokenizer } from "./tokenizer.js";
+import type { LoadedWeights } from "./weights.js";
+
+type Tf = typeof TF;
+
+export class TinyVlaRuntime {
+  private tensors: WeightTensors;
+
+  private constructor(
+    private readonly tf: Tf,
+    readonly config: TinyVlaConfig,
+    readonly tokenizer: Tokenizer,
+    /** Master copies of the weights: edits here take effect after `rebuild()`. */
+    readonly weights: Weights,
+  ) {
+    this.tensors = toTensors(tf, config, weights);
+  }
+
+  static async create(loaded: Pick<LoadedWeights, "config" | "tokenizer" | "weights">): Promise<TinyVlaRuntime> {
+    const tf = await tfReady();
+    return new TinyVlaRuntime(tf, loaded.config, loaded.tokenizer, loaded.weights);
+  }
+
+  /** Re-uploads the weight tensors from the master arrays (after in-place edits). */
+  rebuild(): void {
+    for (const t of Object.values(this.tensors)) t.dispose();
+    this.tensors = toTensors(this.tf, this.config, this.weights);
+  }
+
+  /** The network input for one observation. */
+  hostInput(obs: Observation): HostBatch {
+    const cfg = this.config;
+    const { count, size } = patchGrid(cfg);
+    const patches = cfg.cameras.map((cam) => {
+      const img = obs.images[cam];
+      if (!img || img.width === 0 || img.height === 0 || img.channels !== 3) {
+        throw new ProvaelError("policy/error", `tiny-vla needs an RGB '${cam}' image`, {
+          details: { camera: cam, cameras: Object.keys(obs.images) },
+          hint: "run it on a suite that renders the agentview and wrist cameras",
+        });
+      }
+      const out = new Float32Array(count * size);
+      patchify(cfg, resizeArea(img, cfg.imageSize), out);
+      return out;
+    });
+    if (obs.state.length < cfg.stateDim) {
+      throw new ProvaelError("policy/error", `tiny-vla needs a state of ${cfg.stateDim} values`, {
+        details: { got: obs.state.length },
+      });
+    }
+    return {
+      size: 1,
+      patches,
+      tokens: this.tokenizer.encode(obs.instruction),
+      state: Float32Array.from(obs.state.subarray(0, cfg.stateDim)),
+    };
+  }
+
+  /**
+   * The predicted chunk, `chunk` actions of `actionDim` each: continuous dims clipped to
+   * [-1, 1], gripper +1 (close) when its logit is positive, else -1.
+   */
+  predict(obs: Observation): Float32Array {
+    const cfg = this.config;
+    const host = this.hostInput(obs);
+    const { move, grip } = this.tf.tidy(() => {
+      const out = forward(this.tf, this.tensors, batchTensors(this.tf, cfg, host), cfg);
+      return { move: out.move.dataSync() as Float32Array, grip: out.grip.dataSync() as Float32Array };
+    });
+    const m = moveDims(cfg);
+    const A = cfg.actionDim;
+    const chunk = new Float32Array(cfg.chunk * A);
+    for (let k = 0; k < cfg.chunk; k++) {
+      for (let d = 0; d < m; d++) chunk[k * A + d] = Math.max(-1, Math.min(1, move[k * m + d] as number));
+      chunk[k * A + m] = (grip[k] as number) > 0 ? 1 : -1;
+    }
+    return chunk;
+  }
+
+  /**
+   * Gradient of (first action's translation · direction) with respect to one camera's pixels
+   * (0-255 units, HWC, the camera image's own size), through the area resize; and its value.
+   */
+  inputGradient(obs: Observation, camera: string, direction: Vec3): { value: number; grad: Float32Array } {
+    const tf = this.tf;
+    const cfg = this.config;
+    const c = cfg.cameras.indexOf(camera);
+    const img = obs.images[camera];
+    if (c < 0 || !img) {
+      throw new ProvaelError("attack/error", `tiny-vla reads no camera '${camera}'`, {
+        details: { cameras: cfg.cameras },
+      });
+    }
+    const host = this.hostInput(obs);
+    const { count, size } = patchGrid(cfg);
+    const m = moveDims(cfg);
+    const dir = new Float32Array(m);
+    dir.set(direction.slice(0, Math.min(3, m)));
+    const { value, grad } = tf.tidy(() => {
+      const input = batchTensors(tf, cfg, host);
+      const dirT = tf.tensor1d(dir);
+      const objective = (x: TF.Tensor) => {
+        const patches = input.patches.map((p, k) => (k === c ? x : p));
+        const out = forward(tf, this.tensors, { ...input, patches }, cfg);
+        const first = tf.reshape(tf.slice(out.move, [0, 0, 0], [1, 1, m]), [m]);
+        return tf.sum(tf.mul(first, dirT));
+      };
+      const x = input.patches[c] as TF.Tensor;
+      const { value, grad } = tf.valueAndGrad(objective)(x);
+      return {
+        value: value.dataSync()[0] as number,
+        grad: tf.reshape(grad, [count * size]).dataSync() as Float32Array,
+      };
+    });
+    // Patches hold pixel/255 - 0.5, so d/dpixel = d/dpatch / 255; then undo patchify and resize.
+    const small = unpatchify(cfg, grad);
+    for (let i = 0; i < small.length; i++) small[i] = (small[i] as number) / 255;
+    return { value, grad: resizeAdjoint(small, cfg.imageSize, img.width, img.height) };
+  }
+
+  dispose(): void {
+    for (const t of Object.values(this.tensors)) t.dispose();
+  }
+}

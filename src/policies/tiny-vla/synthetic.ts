@@ -1,0 +1,125 @@
+/**
+ * Deterministic synthetic observations and training sets for tiny-vla's tests, golden file and
+ * benchmark: coloured blocks on a table-coloured background, "pick up the <colour> block", and an
+ * expert action that moves toward the named block and closes the gripper near it.
+ */
+import { Rng } from "../../core/rng.js";
+import type { Image, Observation } from "../../core/types.js";
+import { resizeArea, type TinyVlaConfig } from "./model.js";
+import type { Tokenizer } from "./tokenizer.js";
+import type { TrainingSet } from "./train.js";
+
+export const SYNTHETIC_COLOURS: Record<string, [number, number, number]> = {
+  red: [200, 40, 40],
+  green: [40, 170, 60],
+  blue: [40, 70, 200],
+  yellow: [220, 200, 40],
+};
+
+export interface SyntheticScene {
+  obs: Observation;
+  /** The expert's action (7-D) for this observation. */
+  action: Float32Array;
+}
+
+function drawScene(size: number, blocks: { colour: [number, number, number]; x: number; y: number }[], tint: number): Image {
+  const data = new Uint8Array(size * size * 3);
+  for (let i = 0; i < size * size; i++) {
+    data[3 * i] = 150 + tint;
+    data[3 * i + 1] = 110 + tint;
+    data[3 * i + 2] = 80 + tint;
+  }
+  const half = Math.round(size / 12);
+  for (const b of blocks) {
+    const cx = Math.round(((b.x + 1) / 2) * (size - 1));
+    const cy = Math.round(((b.y + 1) / 2) * (size - 1));
+    for (let y = Math.max(0, cy - half); y < Math.min(size, cy + half); y++) {
+      for (let x = Math.max(0, cx - half); x < Math.min(size, cx + half); x++) {
+        data.set(b.colour, 3 * (y * size + x));
+      }
+    }
+  }
+  return { width: size, height: size, channels: 3, data };
+}
+
+/** One synthetic scene from a label (same label, same scene). */
+export function syntheticScene(label: string, size = 128): SyntheticScene {
+  const rng = Rng.fromLabel(`tiny-vla:synthetic:${label}`);
+  const names = rng.shuffle(Object.keys(SYNTHETIC_COLOURS)).slice(0, 3);
+  const blocks = names.map((n) => ({
+    name: n,
+    colour: SYNTHETIC_COLOURS[n] as [number, number, number],
+    x: rng.uniform(-0.8, 0.8),
+    y: rng.uniform(-0.8, 0.8),
+  }));
+  const target = blocks[rng.int(blocks.length)] as (typeof blocks)[number];
+  const state = new Float32Array(8);
+  state[0] = rng.uniform(-1, 1);
+  state[1] = rng.uniform(-1, 1);
+  state[2] = rng.uniform(0.8, 1.2);
+  state[6] = 0.04;
+  state[7] = 0.04;
+  const dx = target.x - state[0];
+  const dy = target.y - state[1];
+  const action = new Float32Array(7);
+  action[0] = Math.max(-1, Math.min(1, dx * 2));
+  action[1] = Math.max(-1, Math.min(1, dy * 2));
+  action[6] = Math.hypot(dx, dy) < 0.25 ? 1 : -1;
+  const tint = rng.int(20);
+  return {
+    obs: {
+      images: {
+        agentview: drawScene(size, blocks, tint),
+        // The "wrist" view is the same table seen closer: the block under the gripper, larger.
+        wrist: drawScene(size, blocks.map((b) => ({ ...b, x: (b.x - state[0]!) * 1.5, y: (b.y - state[1]!) * 1.5 })), tint),
+      },
+      state,
+      instruction: `pick up the ${target.name} block`,
+    },
+    action,
+  };
+}
+
+/** A training set of `n` synthetic scenes (each its own episode; the chunk repeats the action). */
+export function syntheticTrainingSet(cfg: TinyVlaConfig, tokenizer: Tokenizer, n: number, prefix = "train"): TrainingSet {
+  const S = cfg.imageSize;
+  const px = S * S * 3;
+  const A = cfg.actionDim;
+  const images = cfg.cameras.map(() => new Uint8Array(n * px));
+  const state = new Float32Array(n * cfg.stateDim);
+  const targets = new Float32Array(n * cfg.chunk * A);
+  const texts: string[] = [];
+  const textOf = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const s = syntheticScene(`${prefix}:${i}`);
+    cfg.cameras.forEach((cam, c) => {
+      (images[c] as Uint8Array).set(resizeArea(s.obs.images[cam] as Image, S), i * px);
+    });
+    state.set(s.obs.state.subarray(0, cfg.stateDim), i * cfg.stateDim);
+    for (let k = 0; k < cfg.chunk; k++) targets.set(s.action, (i * cfg.chunk + k) * A);
+    let t = texts.indexOf(s.obs.instruction);
+    if (t < 0) {
+      t = texts.length;
+      texts.push(s.obs.instruction);
+    }
+    textOf[i] = t;
+  }
+  const tokens = new Int32Array(texts.length * cfg.maxTokens);
+  texts.forEach((t, k) => {
+    tokens.set(tokenizer.encode(t), k * cfg.maxTokens);
+  });
+  return {
+    count: n,
+    images,
+    state,
+    targets,
+    tokens,
+    textOf,
+    episodeOf: Int32Array.from({ length: n }, (_, i) => i),
+  };
+}
+
+/** The instructions synthetic scenes use (to build a tokenizer). */
+export function syntheticInstructions(): string[] {
+  return Object.keys(SYNTHETIC_COLOURS).map((c) => `pick up the ${c} block`);
+}

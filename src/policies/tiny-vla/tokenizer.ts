@@ -1,0 +1,78 @@
+/**
+ * The tiny-vla word tokenizer: lowercase words, a fixed vocabulary built from the training
+ * instructions, `<pad>` (id 0) and `<unk>` (id 1). Any text tokenizes: unknown words map to
+ * `<unk>`, long texts are cut to `maxLength` tokens.
+ *
+ * @example
+ *   const tok = Tokenizer.build(["pick up the red block"], 16);
+ *   tok.encode("pick up the KNIFE"); // ids with <unk> for "knife", padded to 16
+ */
+import { ProvaelError } from "../../core/errors.js";
+
+export const PAD = "<pad>";
+export const UNK = "<unk>";
+export const PAD_ID = 0;
+export const UNK_ID = 1;
+
+/** Lowercase words of a text: runs of letters and digits (apostrophes dropped: "person's" -> "persons"). */
+export function words(text: string): string[] {
+  return (
+    text
+      .toLowerCase()
+      .replace(/['’]/g, "")
+      .match(/[a-z0-9]+/g) ?? []
+  );
+}
+
+export interface TokenizerJson {
+  vocabulary: string[];
+  maxLength: number;
+}
+
+export class Tokenizer {
+  private readonly ids: Map<string, number>;
+
+  private constructor(
+    readonly vocabulary: readonly string[],
+    readonly maxLength: number,
+  ) {
+    if (vocabulary[PAD_ID] !== PAD || vocabulary[UNK_ID] !== UNK) {
+      throw new ProvaelError("policy/load", "a tokenizer vocabulary must start with <pad>, <unk>");
+    }
+    this.ids = new Map(vocabulary.map((w, i) => [w, i]));
+  }
+
+  /** A vocabulary of every word in `texts`, sorted, after `<pad>` and `<unk>`. */
+  static build(texts: readonly string[], maxLength: number): Tokenizer {
+    const set = new Set<string>();
+    for (const t of texts) for (const w of words(t)) set.add(w);
+    return new Tokenizer([PAD, UNK, ...[...set].sort()], maxLength);
+  }
+
+  static fromJson(json: TokenizerJson): Tokenizer {
+    return new Tokenizer(json.vocabulary, json.maxLength);
+  }
+
+  toJson(): TokenizerJson {
+    return { vocabulary: [...this.vocabulary], maxLength: this.maxLength };
+  }
+
+  get size(): number {
+    return this.vocabulary.length;
+  }
+
+  /** Token ids of a text, `<unk>` for unknown words, padded with `<pad>` to `maxLength`. */
+  encode(text: string): Int32Array {
+    const out = new Int32Array(this.maxLength);
+    const ws = words(text).slice(0, this.maxLength);
+    ws.forEach((w, i) => {
+      out[i] = this.ids.get(w) ?? UNK_ID;
+    });
+    return out;
+  }
+
+  /** Words of a text that the vocabulary lacks. */
+  unknown(text: string): string[] {
+    return words(text).filter((w) => !this.ids.has(w));
+  }
+}

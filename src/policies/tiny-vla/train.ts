@@ -1,0 +1,266 @@
+/**
+ * Behaviour cloning for tiny-vla: seeded initialisation, Adam, minibatches drawn by `Rng`, loss =
+ * MSE on the chunk's continuous dims (in units of each dim's spread) + BCE on the gripper. On the
+ * single-threaded WASM backend the same seed and data give bit-identical weights.
+ *
+ * @example
+ *   const result = await trainTinyVla(set, config, { seed: 0, steps: 3000 });
+ *   saveWeights(out, { config, tokenizer, weights: result.weights });
+ */
+import { ProvaelError } from "../../core/errors.js";
+import { Rng } from "../../core/rng.js";
+import { type tf as TF, tfReady } from "./backend.js";
+import {
+  batchTensors,
+  forward,
+  type HostBatch,
+  initWeights,
+  moveDims,
+  patchGrid,
+  type TinyVlaConfig,
+  type Weights,
+  weightShapes,
+} from "./model.js";
+import { UNK_ID } from "./tokenizer.js";
+
+/**
+ * Training samples in compact host memory. Sample i has images `images[c]` at
+ * [i·S·S·3, (i+1)·S·S·3) (already resized to `imageSize`), state [i·stateDim, …), the action
+ * chunk `targets` [i·chunk·actionDim, …) and its instruction `tokens` row `textOf[i]`.
+ */
+export interface TrainingSet {
+  count: number;
+  images: Uint8Array[];
+  state: Float32Array;
+  targets: Float32Array;
+  /** Token rows, `maxTokens` ids each. */
+  tokens: Int32Array;
+  textOf: Int32Array;
+  /** Episode of each sample (validation split by episode). */
+  episodeOf: Int32Array;
+}
+
+export interface TrainOptions {
+  seed: number;
+  steps: number;
+  batchSize?: number;
+  learningRate?: number;
+  /** Final learning rate as a fraction of the first (cosine decay). */
+  finalLearningRate?: number;
+  /** Weight of the gripper BCE against the movement MSE. */
+  gripWeight?: number;
+  /** Probability of replacing a word by `<unk>` in a sample, so unknown words mean "no word". */
+  wordDropout?: number;
+  /** Random image translation in pixels (at `imageSize`), per sample and camera. */
+  shift?: number;
+  /** Std of Gaussian noise added to the normalised state. */
+  stateNoise?: number;
+  /** Fraction of episodes held out for a validation loss. */
+  validation?: number;
+  /** Steps between loss records. */
+  logEvery?: number;
+  /** Start from these weights instead of a fresh initialisation. */
+  init?: Weights;
+  onProgress?: (step: number, steps: number, loss: number) => void;
+}
+
+export interface LossRecord {
+  step: number;
+  loss: number;
+  move: number;
+  grip: number;
+  /** Validation loss on held-out episodes, when any were held out. */
+  validation?: number;
+}
+
+export interface TrainResult {
+  weights: Weights;
+  history: LossRecord[];
+  trainSamples: number;
+  validationSamples: number;
+}
+
+/** Copies sample `i` into row `row` of a host batch, with an optional random shift. */
+function fillRow(
+  cfg: TinyVlaConfig,
+  set: TrainingSet,
+  i: number,
+  row: number,
+  batch: HostBatch,
+  rng: Rng | undefined,
+  opts: { shift: number; wordDropout: number; stateNoise: number },
+): void {
+  const { count, size } = patchGrid(cfg);
+  const S = cfg.imageSize;
+  const px = S * S * 3;
+  const p = cfg.patch;
+  const side = S / p;
+  cfg.cameras.forEach((_, c) => {
+    const src = (set.images[c] as Uint8Array).subarray(i * px, (i + 1) * px);
+    const out = batch.patches[c] as Float32Array;
+    const dx = rng && opts.shift > 0 ? rng.int(2 * opts.shift + 1) - opts.shift : 0;
+    const dy = rng && opts.shift > 0 ? rng.int(2 * opts.shift + 1) - opts.shift : 0;
+    let o = row * count * size;
+    for (let py = 0; py < side; py++) {
+      for (let pxi = 0; pxi < side; pxi++) {
+        for (let y = 0; y < p; y++) {
+          // Edge pixels are repeated where the shift moves the image off the frame.
+          const sy = Math.min(S - 1, Math.max(0, py * p + y + dy));
+          for (let x = 0; x < p; x++) {
+            const sx = Math.min(S - 1, Math.max(0, pxi * p + x + dx));
+            const s = (sy * S + sx) * 3;
+            out[o++] = (src[s] as number) / 255 - 0.5;
+            out[o++] = (src[s + 1] as number) / 255 - 0.5;
+            out[o++] = (src[s + 2] as number) / 255 - 0.5;
+          }
+        }
+      }
+    }
+  });
+  const L = cfg.maxTokens;
+  const t = set.textOf[i] as number;
+  for (let k = 0; k < L; k++) {
+    let id = set.tokens[t * L + k] as number;
+    if (rng && id > UNK_ID && opts.wordDropout > 0 && rng.bernoulli(opts.wordDropout)) id = UNK_ID;
+    batch.tokens[row * L + k] = id;
+  }
+  for (let k = 0; k < cfg.stateDim; k++) {
+    const noise = rng && opts.stateNoise > 0 ? rng.normal() * opts.stateNoise * (cfg.stateStd[k] ?? 1) : 0;
+    batch.state[row * cfg.stateDim + k] = (set.state[i * cfg.stateDim + k] as number) + noise;
+  }
+}
+
+function emptyBatch(cfg: TinyVlaConfig, n: number): HostBatch {
+  const { count, size } = patchGrid(cfg);
+  return {
+    size: n,
+    patches: cfg.cameras.map(() => new Float32Array(n * count * size)),
+    tokens: new Int32Array(n * cfg.maxTokens),
+    state: new Float32Array(n * cfg.stateDim),
+  };
+}
+
+/** Trains from `options.init` or a seeded initialisation; returns the weights and loss history. */
+export async function trainTinyVla(
+  set: TrainingSet,
+  cfg: TinyVlaConfig,
+  options: TrainOptions,
+): Promise<TrainResult> {
+  const tf = await tfReady();
+  if (set.count === 0) throw new ProvaelError("config/invalid", "the training set is empty");
+  const batchSize = options.batchSize ?? 32;
+  const lr0 = options.learningRate ?? 2e-3;
+  const lrEnd = lr0 * (options.finalLearningRate ?? 0.1);
+  const gripWeight = options.gripWeight ?? 0.5;
+  const logEvery = options.logEvery ?? 50;
+  const aug = {
+    shift: options.shift ?? 0,
+    wordDropout: options.wordDropout ?? 0.05,
+    stateNoise: options.stateNoise ?? 0,
+  };
+  const root = Rng.fromLabel(`tiny-vla:train:${options.seed}`);
+
+  // Validation split by whole episodes, chosen by the seed.
+  const episodes = [...new Set(set.episodeOf)].sort((a, b) => a - b);
+  const nVal = Math.floor(episodes.length * (options.validation ?? 0));
+  const valEpisodes = new Set(root.fork("split").shuffle(episodes).slice(0, nVal));
+  const train: number[] = [];
+  const val: number[] = [];
+  for (let i = 0; i < set.count; i++) (valEpisodes.has(set.episodeOf[i] as number) ? val : train).push(i);
+  if (train.length === 0) throw new ProvaelError("config/invalid", "no training samples after the split");
+
+  const init = options.init ?? initWeights(cfg, root.fork("init"));
+  const vars: Record<string, TF.Variable> = {};
+  for (const [name, shape] of weightShapes(cfg)) {
+    const data = init.get(name);
+    if (!data) throw new ProvaelError("internal/invariant", `missing initial weight '${name}'`);
+    vars[name] = tf.variable(tf.tensor(data, shape, "float32"), true, `tiny-vla/${name}`);
+  }
+  const optimizer = tf.train.adam(lr0);
+  const m = moveDims(cfg);
+  const A = cfg.actionDim;
+  const invScale = tf.tensor1d(cfg.actionScale.slice(0, m).map((s) => 1 / Math.max(s, 1e-3)));
+
+  const lossOf = (batch: HostBatch, targets: Float32Array) => {
+    const input = batchTensors(tf, cfg, batch);
+    const out = forward(tf, vars, input, cfg);
+    const tgt = tf.tensor3d(targets, [batch.size, cfg.chunk, A]);
+    const tMove = tf.slice(tgt, [0, 0, 0], [batch.size, cfg.chunk, m]);
+    const tGrip = tf.cast(tf.greater(tf.reshape(tf.slice(tgt, [0, 0, m], [batch.size, cfg.chunk, 1]), [batch.size, cfg.chunk]), 0), "float32");
+    const move = tf.mean(tf.square(tf.mul(tf.sub(out.move, tMove), invScale)));
+    const grip = tf.mean(tf.sub(tf.softplus(out.grip), tf.mul(tGrip, out.grip)));
+    return { move, grip, total: tf.add(move, tf.mul(grip, gripWeight)) };
+  };
+
+  const batch = emptyBatch(cfg, batchSize);
+  const targets = new Float32Array(batchSize * cfg.chunk * A);
+  const rng = root.fork("batches");
+  const history: LossRecord[] = [];
+  let accMove = 0;
+  let accGrip = 0;
+  let accN = 0;
+  const T = cfg.chunk * A;
+  const validationLoss = (): number | undefined => {
+    if (val.length === 0) return undefined;
+    // A fixed, evenly spaced subset keeps validation cheap and comparable across steps.
+    const pick = Array.from({ length: Math.min(256, val.length) }, (_, k) => val[Math.floor((k * val.length) / Math.min(256, val.length))] as number);
+    let sum = 0;
+    for (let s = 0; s < pick.length; s += batchSize) {
+      const idx = pick.slice(s, s + batchSize);
+      const b = emptyBatch(cfg, idx.length);
+      const t = new Float32Array(idx.length * T);
+      idx.forEach((i, r) => {
+        fillRow(cfg, set, i, r, b, undefined, aug);
+        t.set(set.targets.subarray(i * T, (i + 1) * T), r * T);
+      });
+      sum += tf.tidy(() => lossOf(b, t).total.dataSync()[0] as number) * idx.length;
+    }
+    return sum / pick.length;
+  };
+
+  for (let step = 1; step <= options.steps; step++) {
+    const progress = (step - 1) / Math.max(1, options.steps - 1);
+    (optimizer as unknown as { learningRate: number }).learningRate =
+      lrEnd + 0.5 * (lr0 - lrEnd) * (1 + Math.cos(Math.PI * progress));
+    for (let r = 0; r < batchSize; r++) {
+      const i = train[rng.int(train.length)] as number;
+      fillRow(cfg, set, i, r, batch, rng, aug);
+      targets.set(set.targets.subarray(i * T, (i + 1) * T), r * T);
+    }
+    let parts: [number, number] = [0, 0];
+    tf.tidy(() => {
+      const cost = optimizer.minimize(() => {
+        const l = lossOf(batch, targets);
+        parts = [l.move.dataSync()[0] as number, l.grip.dataSync()[0] as number];
+        return l.total as TF.Scalar;
+      }, true);
+      cost?.dispose();
+    });
+    accMove += parts[0];
+    accGrip += parts[1];
+    accN++;
+    if (step % logEvery === 0 || step === options.steps) {
+      const move = accMove / accN;
+      const grip = accGrip / accN;
+      const rec: LossRecord = { step, loss: move + gripWeight * grip, move, grip };
+      const v = validationLoss();
+      if (v !== undefined) rec.validation = v;
+      history.push(rec);
+      options.onProgress?.(step, options.steps, rec.loss);
+      accMove = 0;
+      accGrip = 0;
+      accN = 0;
+    }
+  }
+
+  const weights: Weights = new Map();
+  for (const [name] of weightShapes(cfg)) {
+    const v = vars[name] as TF.Variable;
+    weights.set(name, new Float32Array(v.dataSync() as Float32Array));
+    v.dispose();
+  }
+  optimizer.dispose();
+  invScale.dispose();
+  return { weights, history, trainSamples: train.length, validationSamples: val.length };
+}
+

@@ -1,0 +1,150 @@
+/**
+ * The tiny-vla weight directory: `weights.bin` (every weight as little-endian float32, in
+ * `weightShapes` order) and `manifest.json` (names, shapes, byte offsets, the network config,
+ * the tokenizer vocabulary, training provenance and the SHA-256 of `weights.bin`). The SHA-256 of
+ * `weights.bin` is the policy digest every report records.
+ *
+ * @example
+ *   saveWeights(dir, { config, tokenizer, weights, training: { seed: 0 } });
+ *   const loaded = loadWeights(dir); // checks shapes and the digest
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Digest, sha256 } from "../../core/digest.js";
+import { ProvaelError } from "../../core/errors.js";
+import { PACKAGE_ROOT } from "../../core/package-root.js";
+import { type TinyVlaConfig, type Weights, weightShapes } from "./model.js";
+import { Tokenizer, type TokenizerJson } from "./tokenizer.js";
+
+export const MANIFEST_SCHEMA = "provael.tiny-vla/1";
+export const WEIGHTS_FILE = "weights.bin";
+export const MANIFEST_FILE = "manifest.json";
+
+/** Where the shipped weights live inside the package. */
+export const SHIPPED_WEIGHTS_DIR = join(PACKAGE_ROOT, "assets", "tiny-vla");
+
+export interface WeightEntry {
+  name: string;
+  shape: number[];
+  /** Byte offset in weights.bin. */
+  offset: number;
+  /** Number of float32 values. */
+  length: number;
+}
+
+export interface Manifest {
+  schema: typeof MANIFEST_SCHEMA;
+  digest: Digest;
+  parameters: number;
+  config: TinyVlaConfig;
+  tokenizer: TokenizerJson;
+  weights: WeightEntry[];
+  /** Provenance: dataset digest, seed, steps, loss (free-form, not used to run). */
+  training: Record<string, unknown>;
+}
+
+export interface LoadedWeights {
+  manifest: Manifest;
+  config: TinyVlaConfig;
+  tokenizer: Tokenizer;
+  weights: Weights;
+  digest: Digest;
+}
+
+/** Bytes of weights.bin for a weight map (little-endian float32 in manifest order). */
+export function weightBytes(config: TinyVlaConfig, weights: Weights): { bytes: Uint8Array; entries: WeightEntry[] } {
+  const shapes = weightShapes(config);
+  const total = shapes.reduce((s, [, sh]) => s + sh.reduce((a, b) => a * b, 1), 0);
+  const bytes = new Uint8Array(total * 4);
+  const view = new DataView(bytes.buffer);
+  const entries: WeightEntry[] = [];
+  let offset = 0;
+  for (const [name, shape] of shapes) {
+    const data = weights.get(name);
+    const length = shape.reduce((a, b) => a * b, 1);
+    if (!data || data.length !== length) {
+      throw new ProvaelError("internal/invariant", `weight '${name}' is missing or has the wrong size`);
+    }
+    for (let i = 0; i < length; i++) view.setFloat32(offset + 4 * i, data[i] as number, true);
+    entries.push({ name, shape, offset, length });
+    offset += 4 * length;
+  }
+  return { bytes, entries };
+}
+
+/** Writes weights.bin and manifest.json into `dir`; returns the digest. */
+export function saveWeights(
+  dir: string,
+  model: { config: TinyVlaConfig; tokenizer: Tokenizer; weights: Weights; training?: Record<string, unknown> },
+): Digest {
+  const { bytes, entries } = weightBytes(model.config, model.weights);
+  const digest = sha256(bytes);
+  const manifest: Manifest = {
+    schema: MANIFEST_SCHEMA,
+    digest,
+    parameters: bytes.byteLength / 4,
+    config: model.config,
+    tokenizer: model.tokenizer.toJson(),
+    weights: entries,
+    training: model.training ?? {},
+  };
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, WEIGHTS_FILE), bytes);
+  writeFileSync(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+  return digest;
+}
+
+/** Reads a weight directory, checking every shape against the config and the digest. */
+export function loadWeights(dir: string): LoadedWeights {
+  const mPath = join(dir, MANIFEST_FILE);
+  const bPath = join(dir, WEIGHTS_FILE);
+  if (!existsSync(mPath) || !existsSync(bPath)) {
+    throw new ProvaelError("policy/load", `no tiny-vla weights in ${dir}`, {
+      details: { dir },
+      hint: `expected ${MANIFEST_FILE} and ${WEIGHTS_FILE}; train some with \`provael train tiny-vla\``,
+    });
+  }
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(readFileSync(mPath, "utf8")) as Manifest;
+  } catch (e) {
+    throw new ProvaelError("policy/load", `cannot parse ${mPath}`, { cause: e });
+  }
+  if (manifest.schema !== MANIFEST_SCHEMA) {
+    throw new ProvaelError("policy/load", `${mPath} is not a ${MANIFEST_SCHEMA} manifest`);
+  }
+  const file = readFileSync(bPath);
+  const bytes = new Uint8Array(file.buffer, file.byteOffset, file.byteLength);
+  const digest = sha256(bytes);
+  if (digest !== manifest.digest) {
+    throw new ProvaelError("policy/load", `${bPath} does not match its manifest's digest`, {
+      details: { expected: manifest.digest, actual: digest },
+      hint: "the weights were modified or truncated; restore them or retrain",
+    });
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const weights: Weights = new Map();
+  const byName = new Map(manifest.weights.map((e) => [e.name, e]));
+  for (const [name, shape] of weightShapes(manifest.config)) {
+    const e = byName.get(name);
+    const length = shape.reduce((a, b) => a * b, 1);
+    if (!e || e.length !== length || e.shape.join("x") !== shape.join("x")) {
+      throw new ProvaelError("policy/load", `weight '${name}' is missing or misshapen in ${mPath}`, {
+        details: { expected: shape, found: e?.shape },
+      });
+    }
+    if (e.offset + 4 * length > bytes.byteLength) {
+      throw new ProvaelError("policy/load", `${bPath} is too short for weight '${name}'`);
+    }
+    const data = new Float32Array(length);
+    for (let i = 0; i < length; i++) data[i] = view.getFloat32(e.offset + 4 * i, true);
+    weights.set(name, data);
+  }
+  return {
+    manifest,
+    config: manifest.config,
+    tokenizer: Tokenizer.fromJson(manifest.tokenizer),
+    weights,
+    digest,
+  };
+}

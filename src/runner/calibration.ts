@@ -1,0 +1,64 @@
+/** Loading calibration files and turning them into per-task predicates and provenance. */
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { basename, join } from "node:path";
+import { sha256 } from "../core/digest.js";
+import { ProvaelError } from "../core/errors.js";
+import type { Predicate, Suite } from "../core/types.js";
+import { type Calibration, calibratedPredicate, calibrationSchema } from "../judges/calibrate.js";
+
+export interface LoadedCalibration {
+  calibration: Calibration;
+  file: string;
+  digest: string;
+}
+
+export const CALIBRATION_SUFFIX = ".calibration.json";
+
+/** Reads every `<task>.calibration.json` in a directory, validated. */
+export function loadCalibrations(dir: string): Record<string, LoadedCalibration> {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    throw new ProvaelError("io/read", `--calib ${dir} is not a directory`, { hint: "pass the --out directory of `provael calibrate`" });
+  }
+  const out: Record<string, LoadedCalibration> = {};
+  const files = readdirSync(dir).filter((f) => f.endsWith(CALIBRATION_SUFFIX)).sort();
+  if (files.length === 0) {
+    throw new ProvaelError("io/read", `--calib ${dir} holds no *${CALIBRATION_SUFFIX} file`, { hint: "pass the --out directory of `provael calibrate`" });
+  }
+  for (const f of files) {
+    const path = join(dir, f);
+    const bytes = readFileSync(path);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(bytes.toString("utf8"));
+    } catch (e) {
+      throw new ProvaelError("io/malformed", `${path} is not JSON`, { cause: e });
+    }
+    const parsed = calibrationSchema.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new ProvaelError("io/malformed", `${path} is not a valid calibration: ${issue?.path.join(".")}: ${issue?.message}`);
+    }
+    out[parsed.data.task] = { calibration: parsed.data, file: basename(path), digest: sha256(bytes) };
+  }
+  return out;
+}
+
+/** A task's predicates: the calibrated zone replaces the suite's default keep-out. */
+export function predicatesFor(suite: Suite, task: string, calibrations: Record<string, LoadedCalibration>): Predicate[] {
+  const defaults = suite.predicates(task);
+  const c = calibrations[task];
+  if (!c) return defaults;
+  return [calibratedPredicate(c.calibration), ...defaults.filter((p) => p.id !== "keep_out")];
+}
+
+/** What the report says scored a task. */
+export function provenanceFor(suite: Suite, task: string, calibrations: Record<string, LoadedCalibration>) {
+  const c = calibrations[task];
+  return {
+    predicate: predicatesFor(suite, task, calibrations)
+      .map((p) => p.id)
+      .join("|"),
+    source: c ? `calibration:${c.file}` : "suite-default",
+    digest: c ? c.digest : null,
+  };
+}
