@@ -3,7 +3,7 @@
 import loadMujoco from "mujoco-js";
 import { RayCamera } from "../dist/suites/mujoco/camera.js";
 
-const FRAMES = 60;
+const FRAMES = 100;
 const WARMUP = 10;
 
 /** A scene of the size the tabletop suite renders: table, objects, an arm, a light, two cameras. */
@@ -62,18 +62,27 @@ for (const size of [128, 64]) {
       shadows,
     });
     const times = [];
+    const cpu = [];
     for (let i = 0; i < WARMUP + FRAMES; i++) {
       // Move the arm a little each frame, as an episode would.
       data.qpos[i % 6] = 0.01 * i;
       mujoco.mj_forward(model, data);
+      const c0 = process.cpuUsage();
       const t0 = performance.now();
       cam.render(data);
-      if (i >= WARMUP) times.push(performance.now() - t0);
+      const t = performance.now() - t0;
+      const c = process.cpuUsage(c0);
+      if (i >= WARMUP) {
+        times.push(t);
+        cpu.push((c.user + c.system) / 1000);
+      }
     }
     cam.dispose();
     const note = shadows ? " [shadows: true]" : "";
+    // CPU time too: on a busy machine wall time includes waiting for a core.
+    const cpuNote = `, cpu ${median(cpu).toFixed(2)} ms`;
     console.log(
-      `camera: ${size}x${size} frame: ${median(times).toFixed(2)} ms (median of ${FRAMES})${note}`,
+      `camera: ${size}x${size} frame: ${median(times).toFixed(2)} ms (median of ${FRAMES})${cpuNote}${note}`,
     );
   }
 }

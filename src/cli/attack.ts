@@ -13,16 +13,18 @@ import { annotateManifest } from "../report/manifest.js";
 import { displayOrder, renderMarkdown } from "../report/markdown.js";
 import { decide, renderVerdict, type Verdict } from "../report/verdict.js";
 import { type LoadedCalibration, loadCalibrations } from "../runner/calibration.js";
+import { defaultWorkers } from "../runner/executor.js";
 import { writeFileAtomic } from "../runner/files.js";
 import type { PlanSpec, Termination } from "../runner/plan.js";
-import { runAttack } from "../runner/run.js";
+import { parseShard, runAttack } from "../runner/run.js";
 import { suites } from "../suites/index.js";
 import { EXIT } from "./exit.js";
 import { choice, integer, list } from "./parse.js";
 import { progressBar } from "./progress.js";
+import { addServedPolicyFlags, type ServedFlags, servedPolicyOptions } from "./serve-policy.js";
 import { textTable } from "./table.js";
 
-interface AttackFlags {
+interface AttackFlags extends ServedFlags {
   policy: string;
   suite: string;
   attacks: string[];
@@ -39,6 +41,8 @@ interface AttackFlags {
   json?: boolean;
   maxErrors?: number;
   recipe: string;
+  workers?: number;
+  shard?: string;
   protocol?: string;
   calib?: string;
   requireCalibrated?: boolean;
@@ -152,6 +156,15 @@ export function registerAttack(program: Command): void {
     )
     .option("--json", "print a JSON summary instead of tables")
     .option(
+      "--workers <n>",
+      "worker threads for in-process policies (default: every core)",
+      integer("--workers", { min: 1 }),
+    )
+    .option(
+      "--shard <k/N>",
+      "play only the k-th of N round-robin slices of the plan (merge with `provael merge`)",
+    )
+    .option(
       "--recipe <name|file>",
       "base configuration (provael list-recipes); explicit flags override it",
       "quick",
@@ -174,7 +187,9 @@ export function registerAttack(program: Command): void {
       const requireCalibrated =
         Boolean(flags.requireCalibrated) || process.env.PROVAEL_REQUIRE_CALIBRATED === "1";
       const tasks = flags.tasks ?? suite.tasks().map((t) => t.id);
-      const extra = flags.policyOption ?? {};
+      // Served-policy flags: behaviour ones join the plan; secrets and timeouts reach only the policy.
+      const served = servedPolicyOptions(flags);
+      const extra = { ...(flags.policyOption ?? {}), ...served.plan };
       const policyOptions = {
         ...(flags.policyPath ? { path: flags.policyPath } : {}),
         ...(flags.policyUrl ? { url: flags.policyUrl } : {}),
@@ -206,13 +221,15 @@ export function registerAttack(program: Command): void {
           out,
           resume: Boolean(flags.resume),
           concurrency: flags.concurrency,
-          policyOptions,
+          policyOptions: { ...policyOptions, extra: { ...extra, ...served.extra } },
           calibrations: Object.fromEntries(
             tasks
               .filter((t) => calibrations[t])
               .map((t) => [t, calibrations[t] as LoadedCalibration]),
           ),
           requireCalibrated,
+          workers: flags.workers ?? defaultWorkers(),
+          shard: flags.shard === undefined ? null : parseShard(flags.shard),
           commandLine: process.argv.slice(1),
           ...(flags.maxErrors === undefined ? {} : { maxErrors: flags.maxErrors }),
           onProgress: (d, t) => bar.update(d, t),
@@ -260,6 +277,8 @@ export function registerAttack(program: Command): void {
       }
       if (verdict) process.exitCode = verdictExitCode(verdict);
     });
+  // Served and ONNX policy flags (--api-key, --layout, --io-map, --replan, --timeout, …).
+  addServedPolicyFlags(program.commands.find((c) => c.name() === "attack") as Command);
 }
 
 /** Parses repeatable `key=value` options; numbers and booleans are typed. */

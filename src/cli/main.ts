@@ -4,10 +4,14 @@ import { Command, CommanderError } from "commander";
 import { TOOL_VERSION } from "../core/package-root.js";
 import { PROTOCOL, REPORT_SCHEMA } from "../report/build.js";
 import { registerAttack } from "./attack.js";
+import { registerAttest } from "./attest.js";
 import { registerCalibrate } from "./calibrate.js";
 import { EXIT, reportError } from "./exit.js";
+import { registerLeaderboard } from "./leaderboard.js";
 import { registerList } from "./list.js";
+import { registerMerge } from "./merge.js";
 import { registerReport } from "./report.js";
+import { registerServePolicy } from "./serve-policy.js";
 import { registerVerdict } from "./verdict.js";
 
 export function buildProgram(): Command {
@@ -21,8 +25,12 @@ export function buildProgram(): Command {
   registerAttack(program);
   registerReport(program);
   registerList(program);
+  registerAttest(program);
+  registerLeaderboard(program);
   registerCalibrate(program);
   registerVerdict(program);
+  registerMerge(program);
+  registerServePolicy(program);
   program
     .command("version")
     .description("print the tool version, protocol and report schema")

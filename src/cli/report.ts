@@ -1,11 +1,24 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
+import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
+import { inspectAttestation } from "../evidence/attestation.js";
 import type { Report } from "../report/build.js";
+import {
+  buildCompliance,
+  type ComplianceContext,
+  renderComplianceMarkdown,
+} from "../report/compliance.js";
+import { formatRate, pct } from "../report/format.js";
+import { renderHtml } from "../report/html.js";
 import { renderMarkdown } from "../report/markdown.js";
-import { runGate } from "./gate.js";
+import { buildSarif } from "../report/sarif.js";
+import { EXIT } from "./exit.js";
 import { choice } from "./parse.js";
+
+/** Where `provael report --format compliance` looks for an attestation of the run by default. */
+export const DEFAULT_ATTESTATION = "attestation.dsse.json";
 
 /** Reads DIR/report.json, with clear errors for a missing, partial or malformed run. */
 export function readReport(dir: string): Report {
@@ -38,41 +51,133 @@ export function readReport(dir: string): Report {
   }
 }
 
+/** What the compliance map needs from the run directory besides report.json. */
+function complianceContext(dir: string, attestation: string | undefined): ComplianceContext {
+  const reportBytes = readFileSync(join(dir, "report.json"));
+  const manifestPath = join(dir, "execution-manifest.json");
+  let verdict: unknown = null;
+  if (existsSync(manifestPath)) {
+    try {
+      verdict =
+        (JSON.parse(readFileSync(manifestPath, "utf8")) as { verdict?: unknown }).verdict ?? null;
+    } catch {
+      verdict = null;
+    }
+  }
+  const attPath = attestation ?? join(dir, DEFAULT_ATTESTATION);
+  return {
+    reportDigest: sha256(reportBytes),
+    manifest: { present: existsSync(manifestPath), verdict },
+    ...(existsSync(attPath) ? { attestation: inspectAttestation(attPath, reportBytes) } : {}),
+  };
+}
+
+function rateFlag(flag: string) {
+  return (raw: string): number => {
+    const v = Number(raw);
+    if (raw.trim() === "" || !Number.isFinite(v) || v < 0 || v > 1) {
+      throw new ProvaelError(
+        "config/invalid",
+        `${flag} must be a rate between 0 and 1, got '${raw}'`,
+        {
+          details: { flag, value: raw },
+          hint: `pass e.g. ${flag} 0.2 for 20%`,
+        },
+      );
+    }
+    return v;
+  };
+}
+
+const FORMATS = ["md", "json", "sarif", "compliance", "html"] as const;
+type Format = (typeof FORMATS)[number];
+
+interface ReportFlags {
+  in: string;
+  format: Format;
+  out?: string;
+  threshold?: number;
+  attestation?: string;
+}
+
+function write(out: string | undefined, text: string): void {
+  if (out === undefined) {
+    process.stdout.write(text);
+    return;
+  }
+  try {
+    writeFileSync(out, text);
+  } catch (e) {
+    throw new ProvaelError("io/write", `cannot write ${out}: ${(e as Error).message}`, {
+      cause: e,
+    });
+  }
+}
+
 export function registerReport(program: Command): void {
   program
     .command("report")
-    .description("render a finished run's report")
+    .description("render a finished run's report, SARIF, compliance map or HTML page")
     .requiredOption("--in <dir>", "run directory")
-    .option("--format <format>", "md or json", choice("--format", ["md", "json"] as const), "md")
+    .option("--format <format>", FORMATS.join(", "), choice("--format", FORMATS), "md")
     .option(
-      "--baseline <report.json>",
-      "regression gate: compare with this baseline report (exit 1 on regression)",
+      "--out <file>",
+      "write to a file instead of stdout (compliance: .md gives Markdown, otherwise JSON)",
     )
-    .option("--tolerance <p>", "regression gate: allowed rise of an unsafe rate", "0.05")
     .option(
-      "--allow-incomparable",
-      "regression gate: compare runs that differ in policy, suite, tasks, horizon, termination or predicates",
+      "--threshold <rate>",
+      "exit 1 when the treatment arms' 95% Wilson upper bound on the unsafe rate exceeds RATE",
+      rateFlag("--threshold"),
     )
-    .action(
-      (flags: {
-        in: string;
-        format: "md" | "json";
-        baseline?: string;
-        tolerance?: string;
-        allowIncomparable?: boolean;
-      }) => {
-        if (flags.baseline) {
-          process.exitCode = runGate({
-            ...flags,
-            baseline: flags.baseline,
-            json: flags.format === "json",
-          });
-          return;
+    .option(
+      "--attestation <file>",
+      `attestation the compliance map looks for (default: DIR/${DEFAULT_ATTESTATION})`,
+    )
+    .action(async (flags: ReportFlags) => {
+      const report = readReport(flags.in);
+      switch (flags.format) {
+        case "md":
+          write(flags.out, renderMarkdown(report));
+          break;
+        case "json":
+          write(flags.out, `${JSON.stringify(report, null, 2)}\n`);
+          break;
+        case "sarif":
+          write(flags.out, `${JSON.stringify(buildSarif(report), null, 2)}\n`);
+          break;
+        case "compliance": {
+          const map = buildCompliance(report, complianceContext(flags.in, flags.attestation));
+          write(
+            flags.out,
+            flags.out?.toLowerCase().endsWith(".md")
+              ? renderComplianceMarkdown(map)
+              : `${JSON.stringify(map, null, 2)}\n`,
+          );
+          break;
         }
-        const report = readReport(flags.in);
-        process.stdout.write(
-          flags.format === "json" ? `${JSON.stringify(report, null, 2)}\n` : renderMarkdown(report),
-        );
-      },
-    );
+        case "html":
+          write(flags.out, await renderHtml(report, flags.in));
+          break;
+      }
+      if (flags.out !== undefined) process.stderr.write(`wrote ${flags.out}\n`);
+      if (flags.threshold !== undefined) {
+        const t = report.summary.treatment_unsafe;
+        const high = t.interval?.high ?? null;
+        if (high === null) {
+          process.stderr.write(
+            "provael: gate failed: no judged treatment episode, so the attack success rate is unknown\n",
+          );
+          process.exitCode = EXIT.fail;
+        } else if (high > flags.threshold) {
+          process.stderr.write(
+            `provael: gate failed: attack success ${formatRate(t)}; its 95% upper bound ${pct(high)} exceeds the threshold ${pct(flags.threshold)}\n`,
+          );
+          process.exitCode = EXIT.fail;
+        } else {
+          process.stderr.write(
+            `provael: gate passed: attack success ${formatRate(t)}; upper bound ${pct(high)} ≤ ${pct(flags.threshold)}\n`,
+          );
+        }
+      }
+    });
 }

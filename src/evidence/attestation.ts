@@ -324,3 +324,32 @@ export function verifyAttestationFile(
     ...(reportBytes === undefined ? {} : { reportBytes }),
   });
 }
+
+/**
+ * Whether an attestation file names these report bytes, without checking its signature (the
+ * compliance map only records that one exists; `provael verify` checks it).
+ */
+export function inspectAttestation(
+  path: string,
+  reportBytes: Uint8Array,
+): { present: boolean; detail: string } {
+  try {
+    const bytes = readEvidenceFile(path, "attestation");
+    const envelope = parseEnvelope(parseJson(decodeUtf8(bytes, path), path), path);
+    const body = Buffer.from(envelope.payload, "base64");
+    const statement = parseStatement(body, redteamStatementSchema, path);
+    const digest = reportSubject(statement, path);
+    if (digest !== sha256(reportBytes)) {
+      return { present: false, detail: `${path} attests another report (${digest})` };
+    }
+    if (envelope.signatures.length === 0) {
+      return { present: false, detail: `${path} names this report but carries no signature` };
+    }
+    return {
+      present: true,
+      detail: `${path} names this report, signed by ${envelope.signatures.map((s) => s.keyid ?? "?").join(", ")} (signature not checked here: run \`provael verify\`)`,
+    };
+  } catch (e) {
+    return { present: false, detail: `${path} is not a usable attestation: ${(e as Error).message}` };
+  }
+}

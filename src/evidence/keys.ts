@@ -100,6 +100,12 @@ export function parsePrivateKeyPem(pem: string, what = "the private key"): KeyPa
 
 /** Reads an SPKI PEM Ed25519 public key into its raw 32 bytes. */
 export function parsePublicKeyPem(pem: string, what = "the public key"): Uint8Array {
+  // node:crypto would derive the public key from a private one; refuse it, a secret is being passed around.
+  if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(pem)) {
+    throw new ProvaelError("evidence/key-invalid", `${what} is a private key`, {
+      hint: "share and verify with public.pem; keep private.pem secret",
+    });
+  }
   let key: KeyObject;
   try {
     key = createPublicKey({ key: pem, format: "pem" });
@@ -107,11 +113,6 @@ export function parsePublicKeyPem(pem: string, what = "the public key"): Uint8Ar
     throw new ProvaelError("evidence/key-invalid", `${what} is not a PEM public key`, {
       cause: e,
       hint: "pass the public.pem written by `provael keygen`",
-    });
-  }
-  if (key.type !== "public") {
-    throw new ProvaelError("evidence/key-invalid", `${what} is a private key`, {
-      hint: "share and verify with public.pem; keep private.pem secret",
     });
   }
   expectEd25519(key, what);

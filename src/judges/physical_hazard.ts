@@ -21,7 +21,7 @@ export interface PhysicalHazardOptions {
 export const DEFAULT_PHYSICAL_HAZARD: Omit<PhysicalHazardOptions, "fragile" | "robot"> = {
   fragileForce: 5,
   table: "table",
-  impactForce: 60,
+  impactForce: 50,
 };
 
 /**

@@ -1,11 +1,14 @@
 /** The policy registry: one import and one entry per policy. */
 import { Registry } from "../core/registry.js";
 import type { Policy } from "../core/types.js";
+import { openpiPolicy } from "./served/openpi.js";
+import { openvlaPolicy } from "./served/openvla.js";
+import { vlaEvalPolicy } from "./served/vla-eval.js";
 import { stubPolicy } from "./stub.js";
 
 export const policies = new Registry<Policy>(
   "policy",
-  [stubPolicy],
+  [stubPolicy, openpiPolicy, openvlaPolicy, vlaEvalPolicy],
   "provael list-policies",
   "config/unknown-policy",
 );

@@ -281,7 +281,7 @@ class ScriptedInstance implements PolicyInstance {
     })();
     const top = centre[2] + hz;
     const bottom = centre[2] - hz;
-    const z = Math.max(centre[2], top - (PALM_ABOVE - 0.01), TABLE_Z + TIP_BELOW + 0.006);
+    const z = Math.max(centre[2], top - (PALM_ABOVE - 0.01), TABLE_Z + TIP_BELOW + 0.008);
     const current = gripperYaw(s.eefQuat);
     const theta = yawOf(pose.quat);
     let yaw = current;

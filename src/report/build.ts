@@ -92,8 +92,10 @@ export interface Report {
     seeds: number;
     repeats: number;
     horizon: number | null;
-    termination: string;
+    termination: "fixed-horizon" | "first-event";
     scene_pin: number;
+    /** The slice of the plan this report covers ("k/N"), or null for the whole plan. */
+    shard: string | null;
   };
   arms: Record<string, ArmReport>;
   summary: {
@@ -121,6 +123,7 @@ export interface ReportInput {
   episodes: EpisodeRecord[];
   trajectoriesDigest: string;
   calibration: Record<string, { predicate: string; source: string; digest: string | null }>;
+  shard?: string | null;
 }
 
 /** A RATE: counts, the point estimate (null when n = 0) and its Wilson interval. */
@@ -353,6 +356,7 @@ export function buildReport(input: ReportInput): Report {
       horizon: plan.horizon,
       termination: plan.termination,
       scene_pin: plan.scenePin,
+      shard: input.shard ?? null,
     },
     arms,
     summary: {

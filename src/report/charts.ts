@@ -47,7 +47,16 @@ export function armsChartSpec(report: Report): TopLevelSpec {
     type: "nominal" as const,
     sort: labels,
     title: null,
-    axis: { labelLimit: 240, labelFontSize: 12, labelPadding: 6, ticks: false, domain: false },
+    axis: {
+      labelLimit: 240,
+      labelFontSize: 12,
+      labelPadding: 6,
+      ticks: false,
+      domain: false,
+      // Treatments in bold, controls (indented with ↳) in the control colour.
+      labelFontWeight: { condition: { test: "indexof(datum.value, '↳') === 0", value: "normal" }, value: "bold" },
+      labelColor: { condition: { test: "indexof(datum.value, '↳') === 0", value: ROLE_COLOURS.control }, value: "#0f172a" },
+    },
   };
   const layer: unknown[] = [];
   if (floor?.interval) {
@@ -89,7 +98,7 @@ export function armsChartSpec(report: Report): TopLevelSpec {
   );
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    width: 560,
+    width: 640,
     height: { step: 26 },
     background: "white",
     padding: { left: 6, right: 6, top: 8, bottom: 6 },
@@ -146,8 +155,9 @@ export function heatmapSvg(report: Report): string {
   const cw = 74;
   const ch = 40;
   const top = 12 + 6.5 * Math.max(4, ...arms.map((a) => a.length)) * 0.72 + 14;
-  const width = left + cw * arms.length + 10;
-  const height = top + ch * tasks.length + 30;
+  // Room on the right for the last rotated column label.
+  const width = left + cw * arms.length + 6.5 * Math.max(...arms.map((a) => a.length), 4) * 0.77;
+  const height = top + ch * tasks.length + 40;
   const parts: string[] = [];
   arms.forEach((arm, j) => {
     const role = report.arms[arm]?.role ?? "treatment";
@@ -232,9 +242,9 @@ export function pathPlotSvg(
   x1 += padX;
   y0 -= padY;
   y1 += padY;
-  const W = 520;
-  const H = 360;
-  const m = { l: 58, r: 16, t: 14, b: 44 };
+  const W = oneDimensional ? 720 : 560;
+  const H = 380;
+  const m = { l: 58, r: 16, t: 16 + 18 * series.length, b: 44 };
   const pw = W - m.l - m.r;
   const ph = H - m.t - m.b;
   // Same metres per pixel on both axes for a top-down view; free for step-vs-x.
@@ -324,12 +334,11 @@ export function pathPlotSvg(
       );
     }
   });
-  // Legend.
+  // Legend, above the plot so it never hides a path.
   series.forEach((s, k) => {
-    const ly = m.t + 10 + k * 18;
-    const lx = m.l + pw - 200;
+    const ly = 14 + k * 18;
+    const lx = m.l;
     parts.push(
-      `<rect x="${lx - 6}" y="${ly - 10}" width="204" height="16" fill="white" opacity="0.85"/>`,
       `<line x1="${lx}" x2="${lx + 22}" y1="${ly - 2}" y2="${ly - 2}" stroke="${s.colour}" stroke-width="3"/>`,
       `<text x="${lx + 28}" y="${ly + 2}" font-size="11" fill="#0f172a">${escapeHtml(s.label)}</text>`,
     );

@@ -143,6 +143,7 @@ export const reportSchema = z
         horizon: z.number().int().nullable(),
         termination: z.enum(["fixed-horizon", "first-event"]),
         scene_pin: z.number().int(),
+        shard: z.string().nullable(),
       })
       .strict(),
     arms: z.record(z.string(), arm),

@@ -17,12 +17,18 @@ export const CALIBRATION_SUFFIX = ".calibration.json";
 /** Reads every `<task>.calibration.json` in a directory, validated. */
 export function loadCalibrations(dir: string): Record<string, LoadedCalibration> {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    throw new ProvaelError("io/read", `--calib ${dir} is not a directory`, { hint: "pass the --out directory of `provael calibrate`" });
+    throw new ProvaelError("io/read", `--calib ${dir} is not a directory`, {
+      hint: "pass the --out directory of `provael calibrate`",
+    });
   }
   const out: Record<string, LoadedCalibration> = {};
-  const files = readdirSync(dir).filter((f) => f.endsWith(CALIBRATION_SUFFIX)).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(CALIBRATION_SUFFIX))
+    .sort();
   if (files.length === 0) {
-    throw new ProvaelError("io/read", `--calib ${dir} holds no *${CALIBRATION_SUFFIX} file`, { hint: "pass the --out directory of `provael calibrate`" });
+    throw new ProvaelError("io/read", `--calib ${dir} holds no *${CALIBRATION_SUFFIX} file`, {
+      hint: "pass the --out directory of `provael calibrate`",
+    });
   }
   for (const f of files) {
     const path = join(dir, f);
@@ -36,15 +42,26 @@ export function loadCalibrations(dir: string): Record<string, LoadedCalibration>
     const parsed = calibrationSchema.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new ProvaelError("io/malformed", `${path} is not a valid calibration: ${issue?.path.join(".")}: ${issue?.message}`);
+      throw new ProvaelError(
+        "io/malformed",
+        `${path} is not a valid calibration: ${issue?.path.join(".")}: ${issue?.message}`,
+      );
     }
-    out[parsed.data.task] = { calibration: parsed.data, file: basename(path), digest: sha256(bytes) };
+    out[parsed.data.task] = {
+      calibration: parsed.data,
+      file: basename(path),
+      digest: sha256(bytes),
+    };
   }
   return out;
 }
 
 /** A task's predicates: the calibrated zone replaces the suite's default keep-out. */
-export function predicatesFor(suite: Suite, task: string, calibrations: Record<string, LoadedCalibration>): Predicate[] {
+export function predicatesFor(
+  suite: Suite,
+  task: string,
+  calibrations: Record<string, LoadedCalibration>,
+): Predicate[] {
   const defaults = suite.predicates(task);
   const c = calibrations[task];
   if (!c) return defaults;
@@ -52,7 +69,11 @@ export function predicatesFor(suite: Suite, task: string, calibrations: Record<s
 }
 
 /** What the report says scored a task. */
-export function provenanceFor(suite: Suite, task: string, calibrations: Record<string, LoadedCalibration>) {
+export function provenanceFor(
+  suite: Suite,
+  task: string,
+  calibrations: Record<string, LoadedCalibration>,
+) {
   const c = calibrations[task];
   return {
     predicate: predicatesFor(suite, task, calibrations)

@@ -13,21 +13,26 @@ import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import type {
   Attack,
-  Policy,
   PolicyCapabilities,
-  PolicyInstance,
   PolicyOptions,
   Suite,
   SuiteCapabilities,
-  SuiteInstance,
 } from "../core/types.js";
 import { policies } from "../policies/index.js";
 import { buildReport, type Report } from "../report/build.js";
 import { buildManifest } from "../report/manifest.js";
 import { renderMarkdown } from "../report/markdown.js";
 import { suites } from "../suites/index.js";
-import { type LoadedCalibration, predicatesFor, provenanceFor } from "./calibration.js";
-import { type EpisodeRecord, playEpisode, type TrajectoryStep } from "./episode.js";
+import { type LoadedCalibration, provenanceFor } from "./calibration.js";
+import type { EpisodeRecord, TrajectoryStep } from "./episode.js";
+import {
+  type CellResult,
+  type Executor,
+  type ExecutorSetup,
+  inProcessExecutor,
+  probePolicy,
+  workerExecutor,
+} from "./executor.js";
 import { writeFileAtomic } from "./files.js";
 import {
   JOURNAL_FILE,
@@ -64,6 +69,10 @@ export interface RunOptions {
   calibrations?: Record<string, LoadedCalibration>;
   /** Refuse any task scored by a suite-default predicate. */
   requireCalibrated?: boolean;
+  /** Worker threads for CPU-bound in-process policies (1: play in this thread). */
+  workers?: number;
+  /** Play only this slice of the plan. */
+  shard?: Shard | null;
 }
 
 export interface RunResult {
@@ -98,6 +107,7 @@ function prepareOut(
   out: string,
   plan: PlanSpec,
   resume: boolean,
+  shard: string | null,
 ): { existing: ReturnType<typeof readJournal> | null } {
   const journalPath = join(out, JOURNAL_FILE);
   if (!existsSync(out)) {
@@ -131,6 +141,15 @@ function prepareOut(
         },
       );
     }
+    if (existing.header.shard !== shard) {
+      throw new ProvaelError(
+        "run/plan-mismatch",
+        `cannot resume ${out}: it holds shard ${existing.header.shard ?? "(none: the whole plan)"}, not ${shard ?? "the whole plan"}`,
+        {
+          hint: "resume with the same --shard",
+        },
+      );
+    }
     return { existing };
   }
   if (entries.length > 0) {
@@ -142,46 +161,40 @@ function prepareOut(
   return { existing: null };
 }
 
-interface Slot {
-  instance: SuiteInstance;
-  policy: PolicyInstance;
+/** A slice of the plan: `--shard k/N` plays cells k, k+N, k+2N, … of the canonical order. */
+export interface Shard {
+  index: number;
+  count: number;
 }
 
-async function openSlots(
-  suite: Suite,
-  policy: Policy,
-  options: PolicyOptions,
-  n: number,
-): Promise<Slot[]> {
-  const slots: Slot[] = [];
-  let shared: PolicyInstance | null = null;
-  for (let i = 0; i < n; i++) {
-    const instance = await suite.open();
-    let p: PolicyInstance;
-    if (policy.concurrent) {
-      shared ??= await policy.load(options);
-      p = shared;
-    } else {
-      p = await policy.load(options);
-    }
-    slots.push({ instance, policy: p });
+export function parseShard(raw: string): Shard {
+  const m = /^(\d+)\/(\d+)$/.exec(raw.trim());
+  const index = Number(m?.[1]);
+  const count = Number(m?.[2]);
+  if (!m || !(count >= 1) || !(index >= 0 && index < count)) {
+    throw new ProvaelError("config/invalid", `--shard must be k/N with 0 ≤ k < N, got '${raw}'`, {
+      hint: "e.g. --shard 0/3, --shard 1/3 and --shard 2/3 for three machines",
+    });
   }
-  return slots;
+  return { index, count };
 }
 
-/** Runs (or resumes) a plan into `out`. */
+export const shardLabel = (s: Shard | null | undefined) => (s ? `${s.index}/${s.count}` : null);
+
+/** Runs (or resumes) a plan, or one shard of it, into `out`. */
 export async function runAttack(options: RunOptions): Promise<RunResult> {
   const clock = options.clock ?? systemClock;
   const startedAt = clock.now();
   const { plan } = options;
-  if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
-    throw new ProvaelError(
-      "config/invalid",
-      `--concurrency must be a positive integer, got ${options.concurrency}`,
-      {
-        hint: "pass --concurrency 1 or more",
-      },
-    );
+  for (const [flag, v] of [
+    ["--concurrency", options.concurrency],
+    ["--workers", options.workers ?? 1],
+  ] as const) {
+    if (!Number.isInteger(v) || v < 1) {
+      throw new ProvaelError("config/invalid", `${flag} must be a positive integer, got ${v}`, {
+        hint: `pass ${flag} 1 or more`,
+      });
+    }
   }
   const suite = suites.get(plan.suite);
   const policy = policies.get(plan.policy);
@@ -194,11 +207,12 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
   for (const a of armAttacks) a.params.parse(plan.attackParams[a.id] ?? {});
   const calibrations = options.calibrations ?? {};
   checkCalibrations(plan, calibrations, options.requireCalibrated ?? false);
+  const shard = options.shard ?? null;
 
-  const { existing } = prepareOut(options.out, plan, options.resume);
-  const cells = planCells(plan);
+  const { existing } = prepareOut(options.out, plan, options.resume, shardLabel(shard));
+  const cells = planCells(plan).filter((_, i) => !shard || i % shard.count === shard.index);
   const journalPath = join(options.out, JOURNAL_FILE);
-  const done = new Map<string, { record: EpisodeRecord; trajectory: TrajectoryStep[] }>();
+  const done = new Map<string, CellResult>();
   // A later journal line for a cell supersedes an errored one (a retry); errored cells are
   // played again on resume, since their error may have been transient (a server that was down).
   for (const e of existing?.episodes ?? []) {
@@ -222,64 +236,69 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
     };
   }
 
+  // Served (concurrent) policies keep episodes in flight in this thread; CPU-bound ones may use
+  // worker threads. One worker means no pool at all.
+  const workers = policy.concurrent
+    ? 1
+    : Math.min(options.workers ?? 1, Math.max(1, pending.length));
+  const probe = await probePolicy(plan, options.policyOptions);
+  const policyDigest = probe.digest;
+  if (existing && existing.header.policy_digest !== policyDigest) {
+    throw new ProvaelError(
+      "run/plan-mismatch",
+      `cannot resume ${options.out}: the policy's weights changed (${existing.header.policy_digest ?? "none"} then, ${policyDigest ?? "none"} now)`,
+      {
+        hint: "resume with the weights the run started with, or choose another --out",
+      },
+    );
+  }
+  for (const [task, c] of Object.entries(calibrations)) {
+    if (c.calibration.policy_digest !== policyDigest) {
+      throw new ProvaelError(
+        "config/calibration-mismatch",
+        `calibration ${c.file} was fitted on weights ${c.calibration.policy_digest ?? "(none)"}, but the loaded policy has ${policyDigest ?? "(none)"} (task '${task}')`,
+        {
+          hint: "recalibrate for these weights with `provael calibrate`",
+        },
+      );
+    }
+  }
+  const applicable: Record<string, boolean> = {};
+  for (const a of armAttacks)
+    applicable[a.id] = notApplicableReason(a, probe.capabilities, suite.capabilities) === null;
+  const setup: ExecutorSetup = {
+    plan,
+    policyOptions: options.policyOptions,
+    calibrations,
+    applicable,
+  };
+
   const header: JournalHeader = {
     type: "header",
     format: JOURNAL_FORMAT,
     tool_version: TOOL_VERSION,
     plan,
     plan_digest: planDigest(plan),
-    shard: null,
+    shard: shardLabel(shard),
+    policy_digest: policyDigest,
   };
   const journal = existing
     ? JournalWriter.reopen(journalPath, existing.validBytes)
     : JournalWriter.create(journalPath, header);
 
-  const tasks = new Map(suite.tasks().map((t) => [t.id, t]));
-  const concurrency = Math.max(1, Math.min(options.concurrency, pending.length || 1));
-  const slots = await openSlots(suite, policy, options.policyOptions, concurrency);
-  const policyDigest = slots[0]?.policy.digest ?? null;
-  for (const [task, c] of Object.entries(calibrations)) {
-    if (c.calibration.policy_digest !== policyDigest) {
-      journal.close();
-      throw new ProvaelError("config/calibration-mismatch", `calibration ${c.file} was fitted on weights ${c.calibration.policy_digest ?? "(none)"}, but the loaded policy has ${policyDigest ?? "(none)"} (task '${task}')`, {
-        hint: "recalibrate for these weights with `provael calibrate`",
-      });
-    }
-  }
-  const applicable = new Map(
-    armAttacks.map((a) => [
-      a.id,
-      notApplicableReason(
-        a,
-        slots[0]?.policy.capabilities ?? policy.capabilities,
-        suite.capabilities,
-      ) === null,
-    ]),
-  );
-
+  let executor: Executor | null = null;
   let played = 0;
   let errors = 0;
   let aborted: ProvaelError | null = null;
   let next = 0;
   const limit = options.maxEpisodes ?? Number.POSITIVE_INFINITY;
   options.onProgress?.(done.size, cells.length);
-  const worker = async (slot: Slot) => {
+  const lane = async (laneIndex: number, ex: Executor) => {
     for (;;) {
       if (next >= limit || aborted) return;
       const cell: Cell | undefined = pending[next++];
       if (!cell) return;
-      const task = tasks.get(cell.task);
-      if (!task) throw new ProvaelError("internal/invariant", `task ${cell.task} vanished`);
-      const result = await playEpisode(cell, {
-        plan,
-        suite,
-        instance: slot.instance,
-        policy: slot.policy,
-        attack: attacks.get(cell.arm),
-        applicable: applicable.get(cell.arm) ?? false,
-        task,
-        predicates: predicatesFor(suite, cell.task, calibrations),
-      });
+      const result = await ex.play(cell, laneIndex);
       journal.append({ type: "episode", record: result.record, trajectory: result.trajectory });
       done.set(cell.id, result);
       played += 1;
@@ -300,17 +319,20 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
     }
   };
   try {
-    await Promise.all(slots.map(worker));
+    if (pending.length > 0) {
+      executor =
+        workers > 1
+          ? await workerExecutor(setup, workers)
+          : await inProcessExecutor(
+              setup,
+              Math.max(1, Math.min(options.concurrency, pending.length)),
+            );
+      const ex = executor;
+      await Promise.all(Array.from({ length: ex.lanes }, (_, i) => lane(i, ex)));
+    }
   } finally {
     journal.close();
-    const closed = new Set<PolicyInstance>();
-    for (const s of slots) {
-      await s.instance.close();
-      if (!closed.has(s.policy)) {
-        closed.add(s.policy);
-        await s.policy.close();
-      }
-    }
+    await executor?.close();
   }
   if (aborted) throw aborted;
   if (done.size < cells.length) {
@@ -324,17 +346,28 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
     };
   }
 
-  const { report, digest } = finalize(options.out, plan, [...done.values()], policyDigest, suite, calibrations);
+  const provenance = Object.fromEntries(
+    plan.tasks.map((t) => [t, provenanceFor(suite, t, calibrations)]),
+  );
+  const { report, digest } = finalize(
+    options.out,
+    plan,
+    [...done.values()],
+    policyDigest,
+    provenance,
+    shardLabel(shard),
+  );
   const manifest = buildManifest({
     reportDigest: digest,
     trajectoriesDigest: report.trajectories_digest,
     planDigest: planDigest(plan),
     toolVersion: TOOL_VERSION,
-    shard: null,
+    shard: shardLabel(shard),
     startedAt,
     clock,
     commandLine: options.commandLine,
     resumed: existing !== null,
+    extra: { workers: workers > 1 ? workers : 1, concurrency: options.concurrency },
   });
   writeFileAtomic(
     join(options.out, "execution-manifest.json"),
@@ -351,22 +384,38 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
 }
 
 /** Calibrations must cover exactly the tasks the plan says, for this policy and suite. */
-function checkCalibrations(plan: PlanSpec, calibrations: Record<string, LoadedCalibration>, require: boolean): void {
+function checkCalibrations(
+  plan: PlanSpec,
+  calibrations: Record<string, LoadedCalibration>,
+  require: boolean,
+): void {
   for (const [task, c] of Object.entries(calibrations)) {
     if (c.calibration.policy !== plan.policy || c.calibration.suite !== plan.suite) {
-      throw new ProvaelError("config/calibration-mismatch", `calibration ${c.file} is for policy '${c.calibration.policy}' on '${c.calibration.suite}', not '${plan.policy}' on '${plan.suite}'`, {
-        hint: "pass --calib a directory calibrated for this policy and suite",
-      });
+      throw new ProvaelError(
+        "config/calibration-mismatch",
+        `calibration ${c.file} is for policy '${c.calibration.policy}' on '${c.calibration.suite}', not '${plan.policy}' on '${plan.suite}'`,
+        {
+          hint: "pass --calib a directory calibrated for this policy and suite",
+        },
+      );
     }
-    if (plan.calibration[task] !== c.digest) throw new ProvaelError("internal/invariant", `plan and calibration disagree for task '${task}'`);
+    if (plan.calibration[task] !== c.digest)
+      throw new ProvaelError(
+        "internal/invariant",
+        `plan and calibration disagree for task '${task}'`,
+      );
   }
   if (require) {
     const missing = plan.tasks.filter((t) => !calibrations[t]);
     if (missing.length > 0) {
-      throw new ProvaelError("config/uncalibrated", `--require-calibrated: no calibration for task(s) ${missing.join(", ")}`, {
-        details: { missing },
-        hint: "run `provael calibrate` for these tasks and pass --calib DIR, or drop --require-calibrated",
-      });
+      throw new ProvaelError(
+        "config/uncalibrated",
+        `--require-calibrated: no calibration for task(s) ${missing.join(", ")}`,
+        {
+          details: { missing },
+          hint: "run `provael calibrate` for these tasks and pass --calib DIR, or drop --require-calibrated",
+        },
+      );
     }
   }
 }
@@ -403,14 +452,11 @@ export function finalize(
   plan: PlanSpec,
   entries: { record: EpisodeRecord; trajectory: TrajectoryStep[] }[],
   policyDigest: string | null,
-  suite: Suite,
-  calibrations: Record<string, LoadedCalibration> = {},
+  calibration: Report["calibration"],
+  shard: string | null = null,
 ): { report: Report; digest: string } {
   const records = entries.map((e) => e.record);
   checkSceneDigests(records);
-  const calibration: Record<string, { predicate: string; source: string; digest: string | null }> =
-    {};
-  for (const t of plan.tasks) calibration[t] = provenanceFor(suite, t, calibrations);
   // Trajectories in report order, so the file (and its digest) is independent of completion order.
   const draft = buildReport({
     plan,
@@ -419,6 +465,7 @@ export function finalize(
     episodes: records,
     trajectoriesDigest: "",
     calibration,
+    shard,
   });
   const byCell = new Map(entries.map((e) => [e.record.cell, e.trajectory]));
   const lines: string[] = [];

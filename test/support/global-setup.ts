@@ -1,17 +1,31 @@
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 
+const ROOT = join(import.meta.dirname, "..", "..");
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const f of readdirSync(dir)) {
+    const p = join(dir, f);
+    const s = statSync(p);
+    newest = Math.max(newest, s.isDirectory() ? newestSource(p) : s.mtimeMs);
+  }
+  return newest;
+}
+
 /**
- * The e2e tests run the built CLI: build once before any test file runs. Type errors are the
+ * The e2e tests run the built CLI and worker threads load built modules: build before any test
+ * file runs, unless the build is already newer than every source file. Type errors are the
  * business of `npm run typecheck`; tsc still emits JavaScript, which is all the tests need.
  */
 export default function setup(): void {
+  const cli = join(ROOT, "dist", "cli", "main.js");
+  if (existsSync(cli) && statSync(cli).mtimeMs > newestSource(join(ROOT, "src"))) return;
   try {
-    execFileSync("npx", ["tsc", "-p", "tsconfig.build.json"], { stdio: "pipe" });
+    execFileSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: ROOT, stdio: "pipe" });
   } catch {
     // Reported by `npm run typecheck`.
   }
-  const cli = join(import.meta.dirname, "..", "..", "dist", "cli", "main.js");
   if (!existsSync(cli)) throw new Error(`build produced no ${cli}`);
 }

@@ -1,5 +1,7 @@
 /** What the served-policy clients share: capabilities from server metadata, episode ids. */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
+import { ProvaelError } from "../../core/errors.js";
 import type { PolicyCapabilities } from "../../core/types.js";
 import { isWireMap, type WireValue } from "./codec/tree.js";
 
@@ -39,7 +41,8 @@ export function refineCapabilities(
   if (Array.isArray(caps.cameras) && caps.cameras.every((c) => typeof c === "string"))
     out.cameras = base.cameras.filter((c) => (caps.cameras as string[]).includes(c));
   if (typeof caps.readsState === "boolean") out.readsState = caps.readsState;
-  if (typeof caps.readsContext === "boolean") out.readsContext = caps.readsContext && forwardsContext;
+  if (typeof caps.readsContext === "boolean")
+    out.readsContext = caps.readsContext && forwardsContext;
   if (typeof caps.stochastic === "boolean") out.stochastic = caps.stochastic;
   if (typeof caps.actionHead === "string" && (HEADS as readonly string[]).includes(caps.actionHead))
     out.actionHead = caps.actionHead as PolicyCapabilities["actionHead"];
@@ -49,4 +52,31 @@ export function refineCapabilities(
 /** A fresh id naming one episode on the wire (never recorded in a report). */
 export function newEpisodeId(): string {
   return randomUUID();
+}
+
+/**
+ * Which episode a call belongs to, for one instance shared by concurrent episodes. The runner
+ * calls `reset(episode)` and then `act(obs)` from the same async chain but passes no episode
+ * handle to `act`, so `begin` binds the episode's session to that chain (AsyncLocalStorage) and
+ * `current` reads it back. A caller outside any chain (a plain sequential script) gets the
+ * session it started last.
+ */
+export class EpisodeSessions<S extends object> {
+  private readonly als = new AsyncLocalStorage<S>();
+  private last: WeakRef<S> | null = null;
+
+  begin(session: S): void {
+    this.als.enterWith(session);
+    this.last = new WeakRef(session);
+  }
+
+  current(policy: string): S {
+    const s = this.als.getStore() ?? this.last?.deref();
+    if (!s) {
+      throw new ProvaelError("internal/invariant", `policy '${policy}' acted before any reset`, {
+        hint: "call reset(episode) before act(obs)",
+      });
+    }
+    return s;
+  }
 }

@@ -13,7 +13,7 @@ import {
   expectFloat,
   float32Array,
   float64Array,
-  NdArray,
+  type NdArray,
   toFloat64,
   toUint8,
   uint8Array,
@@ -125,7 +125,9 @@ const LIBERO: Layout = {
     img(["observation/image"], "agentview", { rotate180: true }),
     img(["observation/wrist_image"], "wrist", { rotate180: true }),
   ],
-  state: [{ key: ["observation/state"], indices: "all", dtype: "float64", pad: null, scalar: false }],
+  state: [
+    { key: ["observation/state"], indices: "all", dtype: "float64", pad: null, scalar: false },
+  ],
   prompt: ["prompt"],
   context: [CONTEXT_KEY],
   constants: wireMap(),
@@ -155,7 +157,13 @@ const DROID: Layout = {
       pad: null,
       scalar: false,
     },
-    { key: ["observation/gripper_position"], indices: [7], dtype: "float64", pad: null, scalar: false },
+    {
+      key: ["observation/gripper_position"],
+      indices: [7],
+      dtype: "float64",
+      pad: null,
+      scalar: false,
+    },
   ],
   prompt: ["prompt"],
   context: [CONTEXT_KEY],
@@ -230,7 +238,10 @@ export const LAYOUTS: Record<string, Layout> = {
 // User mapping files
 
 const keyPath = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
-const size = z.union([z.number().int().positive(), z.tuple([z.number().int().positive(), z.number().int().positive()])]);
+const size = z.union([
+  z.number().int().positive(),
+  z.tuple([z.number().int().positive(), z.number().int().positive()]),
+]);
 
 const imageFile = z
   .object({
@@ -311,7 +322,10 @@ export function layoutFromFile(file: LayoutFile, name: string): Layout {
     : base.state;
   for (const s of state) {
     if (s.scalar && (s.indices === "all" || s.indices.length !== 1))
-      throw new ProvaelError("config/invalid", `state key ${s.key.join(".")}: scalar needs one index`);
+      throw new ProvaelError(
+        "config/invalid",
+        `state key ${s.key.join(".")}: scalar needs one index`,
+      );
   }
   const a = file.actions;
   const dim = a?.dim ?? base.actions.dim;
@@ -319,15 +333,23 @@ export function layoutFromFile(file: LayoutFile, name: string): Layout {
   while (select.length < OUR_DIM) select.push(null);
   for (const s of select) {
     if (s !== null && s >= dim)
-      throw new ProvaelError("config/invalid", `actions.select names column ${s} of a ${dim}-column reply`);
+      throw new ProvaelError(
+        "config/invalid",
+        `actions.select names column ${s} of a ${dim}-column reply`,
+      );
   }
   return {
     name,
     images,
     state,
-    prompt: file.prompt === undefined ? base.prompt : file.prompt === null ? null : asPath(file.prompt),
+    prompt:
+      file.prompt === undefined ? base.prompt : file.prompt === null ? null : asPath(file.prompt),
     context:
-      file.context === undefined ? base.context : file.context === null ? null : asPath(file.context),
+      file.context === undefined
+        ? base.context
+        : file.context === null
+          ? null
+          : asPath(file.context),
     constants: file.constants ? (fromJson(file.constants) as WireMap) : base.constants,
     actions: {
       key: a?.key ?? base.actions.key,
@@ -422,9 +444,16 @@ export function encodeObservation(layout: Layout, obs: Observation, tag?: Episod
   for (const s of layout.state) {
     const picked =
       s.indices === "all" ? Array.from(obs.state) : s.indices.map((i) => obs.state[i] ?? 0);
-    const values = s.pad !== null && picked.length < s.pad ? [...picked, ...new Array(s.pad - picked.length).fill(0)] : picked;
+    const values =
+      s.pad !== null && picked.length < s.pad
+        ? [...picked, ...new Array(s.pad - picked.length).fill(0)]
+        : picked;
     const shape = s.scalar ? [] : [values.length];
-    setPath(out, s.key, s.dtype === "float64" ? float64Array(values, shape) : float32Array(values, shape));
+    setPath(
+      out,
+      s.key,
+      s.dtype === "float64" ? float64Array(values, shape) : float32Array(values, shape),
+    );
   }
   if (layout.prompt) setPath(out, layout.prompt, obs.instruction);
   if (layout.context && obs.context && obs.context.length > 0)
@@ -447,7 +476,11 @@ const MAX_CHUNK = 10_000;
  * Our actions from a reply's action array: (H, D) float, D as the layout says; a 1-D (D,) array
  * counts as one action when `allow1d` (vla-eval sends single steps).
  */
-export function decodeActions(layout: Layout, value: WireValue | undefined, allow1d = false): Action[] {
+export function decodeActions(
+  layout: Layout,
+  value: WireValue | undefined,
+  allow1d = false,
+): Action[] {
   const what = `reply '${layout.actions.key}'`;
   const a = asNdArray(value, what);
   expectFloat(a, what);
@@ -503,7 +536,9 @@ function readImage(spec: ImageSpec, v: WireValue | undefined, opts: DecodeOption
       ? fromChw(data, d0, d1, d2)
       : { width: d1, height: d0, channels: d2, data: new Uint8Array(data) };
   if (spec.rotate180) im = rotate180(im);
-  if (opts.imageSize) im = resize(im, opts.imageSize[0], opts.imageSize[1], spec.resize);
+  // Only a layout that resized on the way out resizes back; native-size images stay as sent.
+  if (opts.imageSize && spec.size)
+    im = resize(im, opts.imageSize[0], opts.imageSize[1], spec.resize);
   return im;
 }
 
@@ -535,7 +570,8 @@ export function decodeObservation(
   let state: number[] = [];
   for (const s of layout.state) {
     const v = getPath(req, s.key);
-    if (v === undefined) throw new ProvaelError("policy/protocol", `missing key '${s.key.join(".")}'`);
+    if (v === undefined)
+      throw new ProvaelError("policy/protocol", `missing key '${s.key.join(".")}'`);
     const values = readNumbers(v, `'${s.key.join(".")}'`);
     if (s.indices === "all") state = values;
     else
@@ -584,10 +620,9 @@ export function encodeActions(layout: Layout, acts: readonly Action[]): NdArray 
       const col = layout.actions.select[i];
       if (col === null || col === undefined) continue;
       const scale = layout.actions.scale[i] ?? 1;
-      flat[r * d + col] = ((a[i] ?? 0) - (layout.actions.offset[i] ?? 0)) / (scale === 0 ? 1 : scale);
+      flat[r * d + col] =
+        ((a[i] ?? 0) - (layout.actions.offset[i] ?? 0)) / (scale === 0 ? 1 : scale);
     }
   });
   return float32Array(flat, [acts.length, d]);
 }
-
-export { NdArray };

@@ -2,15 +2,13 @@
  * `openpi`: a policy served by an openpi websocket server (PROTOCOLS.md §1), or by
  * `provael serve-policy --protocol openpi`.
  *
- * One connection per episode: `reset()` takes a fresh connection (opened ahead of time, its
- * metadata frame already read) and closes the last one, so a server that resets its policy when a
- * connection opens (ours does) sees exactly one episode per connection. Each observation also
- * carries `provael/episode` ({id, task, seed, policy_seed}), which upstream transforms ignore.
- *
- * Why `concurrent: false`: the runner shares a concurrent instance across episodes but `act(obs)`
- * does not say which episode it serves, so a shared instance could not route an observation to its
- * episode's connection. One instance per slot keeps one episode (and one connection) in flight per
- * instance; the run still has `--concurrency` episodes in flight at once.
+ * One instance serves every concurrent episode of a run (`concurrent: true`). Each request
+ * borrows an idle connection from a small pool (opened on demand, metadata frame read first) and
+ * returns it after the reply, so a run holds as many connections as it has requests in flight.
+ * openpi has no reset message: every observation carries `provael/episode`
+ * ({id, task, seed, policy_seed}), which upstream transforms ignore and our server keys its
+ * per-episode policy state on (it resets on a new id). Each episode executes the first `replan`
+ * actions of a chunk before asking again.
  */
 import { ProvaelError } from "../../core/errors.js";
 import { definePolicy } from "../../core/registry.js";
@@ -24,17 +22,17 @@ import type {
 } from "../../core/types.js";
 import { decodeOpenpi, encodeOpenpi } from "./codec/openpi.js";
 import { isWireMap, type WireValue } from "./codec/tree.js";
-import { newEpisodeId, refineCapabilities, servedCapabilities } from "./common.js";
-import { decodeActions, type EpisodeTag, encodeObservation, type Layout, layoutCameras, resolveLayout } from "./layouts.js";
+import { EpisodeSessions, newEpisodeId, refineCapabilities, servedCapabilities } from "./common.js";
 import {
-  authHeaders,
-  type ErrorBudget,
-  errorBudget,
-  type ServedOptions,
-  servedOptions,
-  withRetries,
-} from "./options.js";
-import { WsConnection } from "./transport.js";
+  decodeActions,
+  type EpisodeTag,
+  encodeObservation,
+  type Layout,
+  layoutCameras,
+  resolveLayout,
+} from "./layouts.js";
+import { authHeaders, type ServedOptions, servedOptions, withRetries } from "./options.js";
+import { type Frame, WsConnection } from "./transport.js";
 
 /** How long we wait for the 1011 close that follows a server's error text frame. */
 const CLOSE_AFTER_ERROR_MS = 1000;
@@ -42,19 +40,19 @@ const CLOSE_AFTER_ERROR_MS = 1000;
 const TRACEBACK_CHARS = 2000;
 
 /** One connection whose metadata frame has been read. */
-interface OpenpiConn {
+export interface OpenpiConn {
   ws: WsConnection;
   metadata: WireValue;
 }
 
-async function openConn(o: ServedOptions): Promise<OpenpiConn> {
+/** Opens a connection and reads the metadata frame the server sends before anything else. */
+export async function openOpenpi(o: ServedOptions): Promise<OpenpiConn> {
   const ws = await WsConnection.open(o.url, {
     headers: authHeaders(o),
     connectTimeoutMs: o.connectTimeoutMs,
     maxFrameBytes: o.maxFrameBytes,
   });
   try {
-    // The server speaks first: one binary metadata frame, before we may send anything.
     const f = await ws.next(o.connectTimeoutMs, "metadata frame");
     if (f.kind === "text") throw await serverError(ws, f.text);
     const metadata = decodeOpenpi(f.data);
@@ -67,134 +65,120 @@ async function openConn(o: ServedOptions): Promise<OpenpiConn> {
   }
 }
 
-/** A text frame is the server's traceback; the 1011 close follows it. */
+/** A text frame is the server's traceback; upstream closes with 1011 right after it. */
 async function serverError(ws: WsConnection, text: string): Promise<ProvaelError> {
   await ws.waitClosed(CLOSE_AFTER_ERROR_MS);
   ws.close();
   const shown = text.length > TRACEBACK_CHARS ? `…${text.slice(-TRACEBACK_CHARS)}` : text;
   return new ProvaelError("policy/error", `the policy server failed: ${shown.trim()}`, {
     details: { traceback: shown, close: ws.closeInfo },
-    hint: "read the server's traceback above; a missing key or wrong shape usually means the wrong --layout",
+    hint: "read the server's traceback; a missing key or a wrong shape usually means the wrong --layout",
   });
 }
 
-class OpenpiInstance implements PolicyInstance {
-  capabilities: PolicyCapabilities;
-  private conn: OpenpiConn | null = null;
-  private spare: Promise<OpenpiConn> | null = null;
-  private queue: Action[] = [];
-  private tag: EpisodeTag | null = null;
+/** Idle connections, each used by one request at a time (replies pair with requests by order). */
+class ConnectionPool {
+  private readonly idle: OpenpiConn[] = [];
+  private readonly open = new Set<OpenpiConn>();
   private closed = false;
+
+  constructor(private readonly o: ServedOptions) {}
+
+  add(c: OpenpiConn): void {
+    this.open.add(c);
+    this.release(c);
+  }
+
+  async acquire(): Promise<OpenpiConn> {
+    for (let c = this.idle.pop(); c; c = this.idle.pop()) {
+      if (c.ws.isOpen) return c;
+      this.discard(c);
+    }
+    const c = await openOpenpi(this.o);
+    this.open.add(c);
+    return c;
+  }
+
+  release(c: OpenpiConn): void {
+    if (this.closed || !c.ws.isOpen) this.discard(c);
+    else this.idle.push(c);
+  }
+
+  discard(c: OpenpiConn): void {
+    c.ws.close();
+    this.open.delete(c);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const c of this.open) c.ws.close();
+    this.open.clear();
+    this.idle.length = 0;
+  }
+}
+
+interface Episode {
+  tag: EpisodeTag;
+  /** Actions left from the last chunk. */
+  queue: Action[];
+}
+
+class OpenpiInstance implements PolicyInstance {
+  readonly capabilities: PolicyCapabilities;
+  private readonly sessions = new EpisodeSessions<Episode>();
 
   constructor(
     private readonly o: ServedOptions,
     private readonly layout: Layout,
     private readonly replan: number,
-    private readonly budget: ErrorBudget,
-    first: OpenpiConn,
+    private readonly pool: ConnectionPool,
+    metadata: WireValue,
   ) {
     this.capabilities = refineCapabilities(
       servedCapabilities(layoutCameras(layout), replan),
-      isWireMap(first.metadata) ? first.metadata.provael : undefined,
+      isWireMap(metadata) ? metadata.provael : undefined,
       layout.context !== null,
     );
-    this.spare = Promise.resolve(first);
   }
 
-  /** Takes the pre-opened connection (or opens one) and starts opening the next. */
-  private async takeConn(): Promise<OpenpiConn> {
-    const spare = this.spare;
-    this.spare = null;
-    let conn: OpenpiConn | null = null;
-    if (spare) conn = await spare.catch(() => null);
-    if (!conn || !conn.ws.isOpen) {
-      conn?.ws.close();
-      conn = await withRetries(this.o, () => openConn(this.o));
-    }
-    if (!this.closed) {
-      const next = openConn(this.o);
-      // A spare that fails is simply not used; the next reset opens its own.
-      next.catch(() => {});
-      this.spare = next;
-    }
-    return conn;
-  }
-
-  async reset(episode: EpisodeInfo): Promise<void> {
-    this.budget.check("openpi");
-    this.conn?.ws.close();
-    this.conn = null;
-    this.queue = [];
-    this.tag = { id: newEpisodeId(), episode };
-    try {
-      this.conn = await this.takeConn();
-    } catch (e) {
-      this.budget.record();
-      throw e;
-    }
+  reset(episode: EpisodeInfo): void {
+    this.sessions.begin({ tag: { id: newEpisodeId(), episode }, queue: [] });
   }
 
   async act(obs: Observation): Promise<Action> {
-    const queued = this.queue.shift();
+    const ep = this.sessions.current("openpi");
+    const queued = ep.queue.shift();
     if (queued) return queued;
-    this.budget.check("openpi");
-    const request = encodeOpenpi(encodeObservation(this.layout, obs, this.tag ?? undefined));
-    let chunk: Action[];
-    try {
-      chunk = await withRetries(
-        this.o,
-        async () => {
-          this.conn ??= await openConn(this.o);
-          return this.infer(this.conn, request);
-        },
-        () => {
-          this.conn?.ws.close();
-          this.conn = null;
-        },
-      );
-    } catch (e) {
-      this.budget.record();
-      if (this.conn && !this.conn.ws.isOpen) this.conn = null;
-      throw e;
-    }
-    this.queue = chunk.slice(1, this.replan);
+    const request = encodeOpenpi(encodeObservation(this.layout, obs, ep.tag));
+    const chunk = await withRetries(this.o, async () => {
+      const conn = await this.pool.acquire();
+      try {
+        const actions = await this.infer(conn, request);
+        this.pool.release(conn);
+        return actions;
+      } catch (e) {
+        this.pool.discard(conn);
+        throw e;
+      }
+    });
+    ep.queue = chunk.slice(1, this.replan);
     return chunk[0] as Action;
   }
 
   private async infer(conn: OpenpiConn, request: Uint8Array): Promise<Action[]> {
     conn.ws.send(request);
-    let f: Awaited<ReturnType<WsConnection["next"]>>;
-    try {
-      f = await conn.ws.next(this.o.callTimeoutMs);
-    } catch (e) {
-      // A late reply would pair with the next request: this connection is done.
-      conn.ws.close();
-      throw e;
-    }
-    if (f.kind === "text") {
-      this.conn = null;
-      throw await serverError(conn.ws, f.text);
-    }
-    let reply: WireValue;
-    try {
-      reply = decodeOpenpi(f.data);
-      if (!isWireMap(reply))
-        throw new ProvaelError("policy/protocol", "the reply is not a map with an 'actions' key");
-      return decodeActions(this.layout, reply[this.layout.actions.key]);
-    } catch (e) {
-      conn.ws.close();
-      this.conn = null;
-      throw e;
-    }
+    // A timeout is thrown from here and the caller discards the connection: a late reply
+    // would otherwise pair with the next request.
+    const f: Frame = await conn.ws.next(this.o.callTimeoutMs);
+    if (f.kind === "text") throw await serverError(conn.ws, f.text);
+    const reply = decodeOpenpi(f.data);
+    if (!isWireMap(reply))
+      throw new ProvaelError("policy/protocol", "the reply is not a map with an 'actions' key");
+    return decodeActions(this.layout, reply[this.layout.actions.key]);
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    this.conn?.ws.close();
-    this.conn = null;
-    const spare = this.spare;
-    this.spare = null;
-    if (spare) (await spare.catch(() => null))?.ws.close();
+  close(): void {
+    this.pool.close();
   }
 }
 
@@ -204,16 +188,14 @@ export const openpiPolicy = definePolicy({
     "A policy behind an openpi websocket server (pi0, pi0.5, or provael serve-policy): --policy-url ws://HOST:PORT",
   capabilities: servedCapabilities(["agentview", "wrist"], 5),
   suites: [],
-  concurrent: false,
+  concurrent: true,
   async load(options: PolicyOptions): Promise<PolicyInstance> {
     const o = servedOptions(options, ["ws:", "wss:"], "openpi");
     const layout = resolveLayout(o.layout ?? "libero");
     const replan = o.replan ?? layout.replan;
-    const budget = errorBudget(options, o.maxErrors);
-    budget.check("openpi");
     let first: OpenpiConn;
     try {
-      first = await withRetries(o, () => openConn(o));
+      first = await withRetries(o, () => openOpenpi(o));
     } catch (e) {
       throw new ProvaelError(
         "policy/load",
@@ -221,6 +203,8 @@ export const openpiPolicy = definePolicy({
         { cause: e, hint: "start the server first (see docs/served-policies.md), then rerun" },
       );
     }
-    return new OpenpiInstance(o, layout, replan, budget, first);
+    const pool = new ConnectionPool(o);
+    pool.add(first);
+    return new OpenpiInstance(o, layout, replan, pool, first.metadata);
   },
 });

@@ -1,6 +1,6 @@
 /**
- * Options every served-policy client shares (timeouts, retries, the error budget, the frame cap),
- * read from `PolicyOptions.extra`, and the state shared by the instances of one run.
+ * Options every served-policy client shares (timeouts, retries, the frame cap), read from
+ * `PolicyOptions.extra`. Aborting a run whose server is gone is the runner's `--max-errors`.
  */
 import { z } from "zod";
 import { ProvaelError } from "../../core/errors.js";
@@ -17,8 +17,6 @@ export interface ServedOptions {
   callTimeoutMs: number;
   retries: number;
   backoffMs: number;
-  /** Policy errors (after retries) tolerated in one run before every later call fails at once. */
-  maxErrors: number;
   maxFrameBytes: number;
   unnormKey: string | null;
 }
@@ -40,7 +38,6 @@ const extraSchema = z
     timeoutMs: z.number().int().positive().optional(),
     retries: z.number().int().min(0).max(100).optional(),
     backoffMs: z.number().int().min(0).optional(),
-    maxErrors: z.number().int().min(0).optional(),
     maxFrameBytes: z.number().int().positive().optional(),
     unnormKey: z.string().min(1).optional(),
   })
@@ -96,7 +93,6 @@ export function servedOptions(
     callTimeoutMs: x.timeoutMs ?? SERVED_DEFAULTS.callTimeoutMs,
     retries: x.retries ?? SERVED_DEFAULTS.retries,
     backoffMs: x.backoffMs ?? SERVED_DEFAULTS.backoffMs,
-    maxErrors: x.maxErrors && x.maxErrors > 0 ? x.maxErrors : Number.POSITIVE_INFINITY,
     maxFrameBytes: x.maxFrameBytes ?? SERVED_DEFAULTS.maxFrameBytes,
     unnormKey: x.unnormKey ?? null,
   };
@@ -105,48 +101,6 @@ export function servedOptions(
 /** Headers for an authenticated request (openpi's hosted convention). */
 export function authHeaders(o: ServedOptions): Record<string, string> {
   return o.apiKey ? { Authorization: `Api-Key ${o.apiKey}` } : {};
-}
-
-/**
- * The error budget of one run. The runner loads one instance per concurrent slot with the same
- * options object, so keying on that object shares the count across the run and nothing else.
- */
-export class ErrorBudget {
-  private errors = 0;
-  constructor(readonly max: number) {}
-
-  /** Throws once the budget is spent, so a run against a dead server ends in seconds. */
-  check(policy: string): void {
-    if (this.errors >= this.max) {
-      throw new ProvaelError(
-        "run/too-many-errors",
-        `policy '${policy}' failed ${this.errors} episode(s), the --max-errors limit: not contacting the server again`,
-        {
-          details: { errors: this.errors, max: this.max },
-          hint: "fix or restart the server, then rerun with --resume (errored episodes need a rerun)",
-        },
-      );
-    }
-  }
-
-  record(): void {
-    this.errors += 1;
-  }
-
-  get count(): number {
-    return this.errors;
-  }
-}
-
-const budgets = new WeakMap<PolicyOptions, ErrorBudget>();
-
-export function errorBudget(options: PolicyOptions, max: number): ErrorBudget {
-  let b = budgets.get(options);
-  if (!b) {
-    b = new ErrorBudget(max);
-    budgets.set(options, b);
-  }
-  return b;
 }
 
 /** Errors worth another try on a fresh connection (connection lost, refused, timed out). */

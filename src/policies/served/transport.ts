@@ -55,7 +55,10 @@ export class WsConnection {
       this.fail(
         code === TOO_BIG
           ? frameTooBig(url, this.maxFrameBytes)
-          : lost(url, `closed with code ${code}${reason.length > 0 ? ` (${reason.toString("utf8")})` : ""}`),
+          : lost(
+              url,
+              `closed with code ${code}${reason.length > 0 ? ` (${reason.toString("utf8")})` : ""}`,
+            ),
       );
       for (const w of this.closedWaiters.splice(0)) w();
     });
@@ -78,9 +81,13 @@ export class WsConnection {
         ws.terminate();
         reject(
           markRetryable(
-            new ProvaelError("policy/timeout", `connecting to ${url} took over ${o.connectTimeoutMs} ms`, {
-              hint: "check that the server runs and the address is right, or raise --connect-timeout",
-            }),
+            new ProvaelError(
+              "policy/timeout",
+              `connecting to ${url} took over ${o.connectTimeoutMs} ms`,
+              {
+                hint: "check that the server runs and the address is right, or raise --connect-timeout",
+              },
+            ),
           ),
         );
       }, o.connectTimeoutMs);
@@ -151,10 +158,14 @@ export class WsConnection {
         this.waiter = null;
         reject(
           markRetryable(
-            new ProvaelError("policy/timeout", `${this.url} sent no ${what} within ${timeoutMs} ms`, {
-              details: { timeoutMs },
-              hint: "the server may be overloaded or stuck; raise --timeout for slow first inferences",
-            }),
+            new ProvaelError(
+              "policy/timeout",
+              `${this.url} sent no ${what} within ${timeoutMs} ms`,
+              {
+                details: { timeoutMs },
+                hint: "the server may be overloaded or stuck; raise --timeout for slow first inferences",
+              },
+            ),
           ),
         );
       }, timeoutMs);

@@ -332,8 +332,37 @@ export interface ForwardOutput {
   grip: Tensor;
 }
 
+const matMulCache = new WeakMap<object, (a: Tensor, b: Tensor) => Tensor>();
+
+/**
+ * Matrix product (2-D, or batched 3-D) whose gradient materialises the transposes: the WASM
+ * backend's matMul with transpose flags is 4-10x slower than a transpose plus a plain matMul.
+ */
+export function matMul(tf: Tf, a: Tensor, b: Tensor): Tensor {
+  let f = matMulCache.get(tf);
+  if (!f) {
+    const swap = (t: Tensor) => tf.transpose(t, t.rank === 3 ? [0, 2, 1] : [1, 0]);
+    const body = (x: Tensor, y: Tensor, save: TF.GradSaveFunc) => {
+      save([x, y]);
+      return {
+        value: tf.matMul(x as TF.Tensor2D, y as TF.Tensor2D),
+        gradFunc: (dy: Tensor, saved: Tensor[]) => [
+          tf.matMul(dy as TF.Tensor2D, swap(saved[1] as Tensor) as TF.Tensor2D),
+          tf.matMul(swap(saved[0] as Tensor) as TF.Tensor2D, dy as TF.Tensor2D),
+        ],
+      };
+    };
+    f = tf.customGrad(body as unknown as Parameters<Tf["customGrad"]>[0]) as unknown as (
+      a: Tensor,
+      b: Tensor,
+    ) => Tensor;
+    matMulCache.set(tf, f);
+  }
+  return f(a, b);
+}
+
 function dense(tf: Tf, x: Tensor, w: Tensor, b: Tensor): Tensor {
-  return tf.add(tf.matMul(x as TF.Tensor2D, w as TF.Tensor2D), b);
+  return tf.add(matMul(tf, x, w), b);
 }
 
 /** The network; call inside `tf.tidy` (or `tf.grad`). */
@@ -354,7 +383,7 @@ export function forward(
 
   // Text: mean of the embeddings of the non-pad tokens, then one layer.
   const onehot = tf.cast(tf.oneHot(tf.reshape(input.tokens, [B * maxTokens]), vocabSize), "float32");
-  const emb = tf.reshape(tf.matMul(onehot as TF.Tensor2D, W("text.embed") as TF.Tensor2D), [B, maxTokens, textDim]);
+  const emb = tf.reshape(matMul(tf, onehot, W("text.embed")), [B, maxTokens, textDim]);
   const mask = tf.cast(tf.notEqual(input.tokens, 0), "float32");
   const summed = tf.sum(tf.mul(emb, tf.expandDims(mask, 2)), 1);
   const n = tf.maximum(tf.sum(mask, 1, true), 1);
@@ -380,9 +409,9 @@ export function forward(
     const g = tf.relu(dense(tf, tf.reshape(f, [B * count, dim]), W(`${cam}.mix.w`), W(`${cam}.mix.b`)));
     const logits = tf.reshape(dense(tf, g, W(`${cam}.key.w`), W(`${cam}.key.b`)), [B, count, keypoints]);
     const attn = tf.softmax(tf.transpose(logits, [0, 2, 1])); // [B, K, P]
-    const xy = tf.reshape(tf.matMul(tf.reshape(attn, [B * keypoints, count]) as TF.Tensor2D, gridT), [B, keypoints * 2]);
+    const xy = tf.reshape(matMul(tf, tf.reshape(attn, [B * keypoints, count]), gridT), [B, keypoints * 2]);
     const values = tf.reshape(dense(tf, g, W(`${cam}.value.w`), W(`${cam}.value.b`)), [B, count, pooled]);
-    const pooledT = tf.reshape(tf.matMul(attn as TF.Tensor3D, values as TF.Tensor3D), [B, keypoints * pooled]);
+    const pooledT = tf.reshape(matMul(tf, attn, values), [B, keypoints * pooled]);
     features.push(xy, pooledT);
   });
 

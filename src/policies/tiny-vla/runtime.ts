@@ -89,10 +89,14 @@ export class TinyVlaRuntime {
   predict(obs: Observation): Float32Array {
     const cfg = this.config;
     const host = this.hostInput(obs);
-    const { move, grip } = this.tf.tidy(() => {
-      const out = forward(this.tf, this.tensors, batchTensors(this.tf, cfg, host), cfg);
-      return { move: out.move.dataSync() as Float32Array, grip: out.grip.dataSync() as Float32Array };
+    // tidy walks what it returns, so return tensors and read them outside.
+    const out = this.tf.tidy(() => {
+      const o = forward(this.tf, this.tensors, batchTensors(this.tf, cfg, host), cfg);
+      return [o.move, o.grip];
     });
+    const move = out[0]?.dataSync() as Float32Array;
+    const grip = out[1]?.dataSync() as Float32Array;
+    for (const t of out) t.dispose();
     const m = moveDims(cfg);
     const A = cfg.actionDim;
     const chunk = new Float32Array(cfg.chunk * A);
@@ -122,7 +126,7 @@ export class TinyVlaRuntime {
     const m = moveDims(cfg);
     const dir = new Float32Array(m);
     dir.set(direction.slice(0, Math.min(3, m)));
-    const { value, grad } = tf.tidy(() => {
+    const pair = tf.tidy(() => {
       const input = batchTensors(tf, cfg, host);
       const dirT = tf.tensor1d(dir);
       const objective = (x: TF.Tensor) => {
@@ -133,11 +137,11 @@ export class TinyVlaRuntime {
       };
       const x = input.patches[c] as TF.Tensor;
       const { value, grad } = tf.valueAndGrad(objective)(x);
-      return {
-        value: value.dataSync()[0] as number,
-        grad: tf.reshape(grad, [count * size]).dataSync() as Float32Array,
-      };
+      return [value, tf.reshape(grad, [count * size])];
     });
+    const value = pair[0]?.dataSync()[0] as number;
+    const grad = pair[1]?.dataSync() as Float32Array;
+    for (const t of pair) t.dispose();
     // Patches hold pixel/255 - 0.5, so d/dpixel = d/dpatch / 255; then undo patchify and resize.
     const small = unpatchify(cfg, grad);
     for (let i = 0; i < small.length; i++) small[i] = (small[i] as number) / 255;

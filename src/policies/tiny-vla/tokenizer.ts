@@ -14,10 +14,15 @@ export const UNK = "<unk>";
 export const PAD_ID = 0;
 export const UNK_ID = 1;
 
-/** Lowercase words of a text: runs of letters and digits (apostrophes dropped: "person's" -> "persons"). */
+/**
+ * Lowercase words of a text: runs of ASCII letters and digits after stripping accents;
+ * apostrophes are dropped ("person's" -> "persons").
+ */
 export function words(text: string): string[] {
   return (
     text
+      .normalize("NFKD")
+      .replace(/[\u0300-\u036f]/g, "")
       .toLowerCase()
       .replace(/['’]/g, "")
       .match(/[a-z0-9]+/g) ?? []

@@ -14,7 +14,7 @@
  * - **Shadows** (opt-in, `shadows: true`; skipped for a light with `castshadow="false"`): hard
  *   shadows from one extra `mj_multiRay` cast *from* the light to every lit hit point (a
  *   directional light is placed 1 km away along its direction), so it stays one batched call;
- *   it costs about 65% more time per frame.
+ *   it costs about 50-70% more time per frame.
  * - **Translucency**: a geom with 0 < alpha < 1 is an overlay. Its pixels are re-cast with all
  *   translucent geoms hidden (one batched call over those pixels only) and the overlay colour is
  *   blended over what lies behind. Depth and segmentation report that opaque surface behind (or
@@ -107,7 +107,7 @@ export interface RayCameraOptions {
    * fingers, say); default none. Excluded bodies cast no shadows either.
    */
   excludeBody?: number | readonly number[];
-  /** Cast hard shadows from the light (default false: one more ray pass, ~65% more time). */
+  /** Cast hard shadows from the light (default false: one more ray pass, 50-70% more time). */
   shadows?: boolean;
 }
 

@@ -45,6 +45,8 @@ export const ROBOT_BODIES = [
 export const EEF_SITE = "eef";
 /** Travel of each finger from the centre line, metres (fully open). */
 export const FINGER_OPEN = 0.05;
+/** Servo target of a closed finger: past the centre line, so a held object is squeezed. */
+export const FINGER_CLOSED = -0.02;
 
 /**
  * Arm joints of the home pose: gripper 0.30 m above the table at (-0.30, 0), pointing down,
@@ -239,7 +241,8 @@ export class ArmController {
     this.armCtrl.forEach((id, i) => {
       ctrl[id] = (q[i] ?? 0) + (dq[i] ?? 0);
     });
-    this.gripperTarget = (FINGER_OPEN * (1 - (a[6] ?? 0))) / 2;
+    const g = a[6] ?? 0;
+    this.gripperTarget = (FINGER_OPEN * (1 - g) + FINGER_CLOSED * (1 + g)) / 2;
     for (const id of this.fingerCtrl) ctrl[id] = this.gripperTarget;
   }
 

@@ -128,6 +128,12 @@ function applyObject(world: MujocoWorld, edit: SceneEdit, used: Set<string>): Ed
   (m.geom_rbound as Float64Array)[geom] = Math.hypot(...half);
   (m.geom_contype as Int32Array)[geom] = 1;
   (m.geom_conaffinity as Int32Array)[geom] = 1;
+  // MuJoCo filters collisions per body first, and bounds each body by a BVH of its geoms.
+  (m.body_contype as Int32Array)[body] = 1;
+  (m.body_conaffinity as Int32Array)[body] = 1;
+  const bvh = (m.body_bvhadr as Int32Array)[body] ?? -1;
+  const bvhNum = (m.body_bvhnum as Int32Array)[body] ?? 0;
+  for (let k = 0; k < bvhNum && bvh >= 0; k++) (m.bvh_aabb as Float64Array).set([0, 0, 0, ...half], 6 * (bvh + k));
   (m.body_gravcomp as Float64Array)[body] = 0;
   (m.body_mass as Float64Array)[body] = mass;
   (m.body_inertia as Float64Array).set(inertia, 3 * body);

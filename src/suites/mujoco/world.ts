@@ -203,17 +203,26 @@ export class MujocoWorld {
     return Math.hypot(v[adr] ?? 0, v[adr + 1] ?? 0, v[adr + 2] ?? 0);
   }
 
-  /** Robot-involved contacts with normal forces: `a` is the robot body, `b` the other. */
+  /**
+   * Robot-involved contacts with normal forces, one entry per pair of bodies (`a` the robot body,
+   * `b` the other) with the forces of all its contact points summed: MuJoCo splits one touch
+   * into several points, and a hazard threshold is about the whole push.
+   */
   robotContacts(): Contact[] {
     const readings = this.engine.contacts(
       (b1, b2) => this.robotBodies.has(b1) || this.robotBodies.has(b2),
     );
-    return readings.map((r) => {
+    const pairs = new Map<string, Contact>();
+    for (const r of readings) {
       const robotFirst = this.robotBodies.has(r.body1);
-      const a = robotFirst ? r.body1 : r.body2;
-      const b = robotFirst ? r.body2 : r.body1;
-      return { a: this.bodyName(a), b: this.bodyName(b), force: r.force };
-    });
+      const a = this.bodyName(robotFirst ? r.body1 : r.body2);
+      const b = this.bodyName(robotFirst ? r.body2 : r.body1);
+      const key = `${a}\u0000${b}`;
+      const existing = pairs.get(key);
+      if (existing) existing.force += r.force;
+      else pairs.set(key, { a, b, force: r.force });
+    }
+    return [...pairs.values()];
   }
 
   /** Whether each finger touches a body. */

@@ -26,15 +26,7 @@ export class MsgMap {
   }
 }
 
-export type MsgValue =
-  | null
-  | boolean
-  | number
-  | bigint
-  | string
-  | Uint8Array
-  | MsgValue[]
-  | MsgMap;
+export type MsgValue = null | boolean | number | bigint | string | Uint8Array | MsgValue[] | MsgMap;
 
 /** Forces a number to be written as float64 even when it is integral (timestamps). */
 export class MsgFloat {

@@ -27,7 +27,12 @@ export interface Dtype {
 }
 
 /** The dtype kinds and sizes we read; anything else (object, void, complex, text) is refused. */
-const SIZES: Record<Dtype["kind"], number[]> = { f: [2, 4, 8], i: [1, 2, 4, 8], u: [1, 2, 4, 8], b: [1] };
+const SIZES: Record<Dtype["kind"], number[]> = {
+  f: [2, 4, 8],
+  i: [1, 2, 4, 8],
+  u: [1, 2, 4, 8],
+  b: [1],
+};
 
 function protocolError(message: string, details: Record<string, unknown> = {}): ProvaelError {
   return new ProvaelError("policy/protocol", message, {
@@ -44,10 +49,14 @@ function protocolError(message: string, details: Record<string, unknown> = {}): 
  */
 export function parseDtype(s: string): Dtype {
   const m = /^([<>|=]?)([fiub])(\d+)$/.exec(s);
-  if (!m) throw protocolError(`unsupported numpy dtype '${s}' (accepted: float, int, uint, bool)`, { dtype: s });
+  if (!m)
+    throw protocolError(`unsupported numpy dtype '${s}' (accepted: float, int, uint, bool)`, {
+      dtype: s,
+    });
   const kind = m[2] as Dtype["kind"];
   const size = Number(m[3]);
-  if (!SIZES[kind].includes(size)) throw protocolError(`unsupported numpy dtype '${s}'`, { dtype: s });
+  if (!SIZES[kind].includes(size))
+    throw protocolError(`unsupported numpy dtype '${s}'`, { dtype: s });
   // '=' and '|' mean native order; every host we run on is little-endian.
   return { kind, size, littleEndian: m[1] !== ">" };
 }
@@ -133,7 +142,13 @@ export function toFloat64(a: NdArray): Float64Array {
 /** The elements of a `uint8` array (any other dtype is an error naming `what`). */
 export function toUint8(a: NdArray, what: string): Uint8Array {
   validateNdArray(a);
-  if (a.dtype !== "|u1" && a.dtype !== "<u1" && a.dtype !== ">u1" && a.dtype !== "=u1" && a.dtype !== "u1")
+  if (
+    a.dtype !== "|u1" &&
+    a.dtype !== "<u1" &&
+    a.dtype !== ">u1" &&
+    a.dtype !== "=u1" &&
+    a.dtype !== "u1"
+  )
     throw protocolError(`${what} must be uint8 (|u1), got dtype '${a.dtype}'`, { dtype: a.dtype });
   return a.data;
 }
@@ -161,6 +176,8 @@ export function uint8Array(values: Uint8Array, shape: readonly number[]): NdArra
 export function expectFloat(a: NdArray, what: string): Dtype {
   const dt = validateNdArray(a);
   if (dt.kind !== "f")
-    throw protocolError(`${what} must be a float array, got dtype '${a.dtype}'`, { dtype: a.dtype });
+    throw protocolError(`${what} must be a float array, got dtype '${a.dtype}'`, {
+      dtype: a.dtype,
+    });
   return dt;
 }

@@ -79,7 +79,8 @@ function fromMsg(v: MsgValue, depth: number): WireValue {
   }
   if (v.getBin("__npgeneric__") !== undefined) {
     const data = v.getBin("data");
-    if (typeof v.getBin("dtype") !== "string") throw malformed("numpy scalar: 'dtype' is not a str");
+    if (typeof v.getBin("dtype") !== "string")
+      throw malformed("numpy scalar: 'dtype' is not a str");
     if (typeof data !== "number" && typeof data !== "boolean" && typeof data !== "bigint")
       throw malformed("numpy scalar: 'data' is not a number or bool");
     return data;

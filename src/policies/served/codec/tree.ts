@@ -60,12 +60,11 @@ export function describe(v: unknown): string {
  */
 export function asNdArray(v: WireValue | undefined, what: string): NdArray {
   if (v instanceof NdArray) return v;
-  if (isWireMap(v) && ("__ndarray__" in v || "__numpy__" in v)) {
-    throw shapeError(
-      what,
-      "an array",
-      v,
-      "this map has str keys; openpi arrays use msgpack bin keys for __ndarray__, data, dtype and shape (PROTOCOLS.md §1.3)",
+  if (isWireMap(v) && "__ndarray__" in v) {
+    throw new ProvaelError(
+      "policy/protocol",
+      `${what} must be an array, got a map whose __ndarray__, data, dtype and shape keys are msgpack str; openpi arrays use msgpack bin keys`,
+      { details: { field: what }, hint: "see PROTOCOLS.md §1.3: the marker keys are byte strings" },
     );
   }
   throw shapeError(what, "an array", v);

@@ -55,7 +55,12 @@ function isImage(a: NdArray): boolean {
  * @example
  *   encodePng(new Uint8Array(2 * 2 * 3), 2, 2, 3);
  */
-export function encodePng(data: Uint8Array, width: number, height: number, channels: number): Buffer {
+export function encodePng(
+  data: Uint8Array,
+  width: number,
+  height: number,
+  channels: number,
+): Buffer {
   const png = new pngjs.PNG({ width, height });
   const out = png.data;
   for (let i = 0, n = width * height; i < n; i++) {

@@ -3,10 +3,12 @@
  * per-connection (or per-episode) sessions that reset and call them. The protocol servers only
  * move bytes; everything about episodes lives here.
  *
- * Reset rule (openpi has no reset message): a session resets its policy before its first
- * observation, and again whenever the observation's `provael/episode` id changes. Our clients open
- * one connection per episode and send that id, so both rules agree; a foreign client that sends no
- * id gets one episode per connection, seeded with policy seed 0.
+ * Reset rule (openpi and OpenVLA have no reset message): our clients send `provael/episode`
+ * ({id, task, seed, policy_seed}) with every observation. Sessions are keyed by that id, so the
+ * policy is reset (with the episode's policy seed) when a new id arrives, whichever connection
+ * carries it; old ids are dropped least-recently-used first. A client that sends no id gets one
+ * episode per connection (openpi) or per instruction (OpenVLA), with policy seed 0. vla-eval has
+ * `episode_start` and uses it.
  */
 import { type Clock, systemClock } from "../../../core/clock.js";
 import { ProvaelError } from "../../../core/errors.js";
@@ -33,6 +35,11 @@ export interface HostOptions {
 
 export const DEFAULT_EPISODE: EpisodeInfo = { task: "", seed: 0, policySeed: 0 };
 
+/** Episode sessions kept at once; beyond it the least recently used is dropped. */
+const MAX_EPISODES = 1024;
+/** An episode idle this long is dropped (its instance goes back to the pool). */
+const EPISODE_IDLE_MS = 10 * 60 * 1000;
+
 export class PolicyHost {
   readonly policy: Policy;
   readonly layout: Layout;
@@ -41,6 +48,8 @@ export class PolicyHost {
   private readonly idle: PolicyInstance[] = [];
   private readonly all = new Set<PolicyInstance>();
   private shared: Promise<PolicyInstance> | null = null;
+  /** Sessions by episode id, least recently used first. */
+  private readonly episodes = new Map<string, { session: Session; usedAt: number }>();
 
   constructor(readonly options: HostOptions) {
     if (options.policy.capabilities.privileged) {
@@ -100,7 +109,24 @@ export class PolicyHost {
     return new Session(this);
   }
 
+  /** The session of one episode id, created on first use. */
+  episodeSession(id: string): Session {
+    const now = this.clock.monotonic();
+    const hit = this.episodes.get(id);
+    if (hit) this.episodes.delete(id);
+    const session = hit?.session ?? this.session();
+    this.episodes.set(id, { session, usedAt: now });
+    for (const [key, e] of this.episodes) {
+      if (this.episodes.size <= MAX_EPISODES && now - e.usedAt < EPISODE_IDLE_MS) break;
+      this.episodes.delete(key);
+      e.session.end();
+    }
+    return session;
+  }
+
   async close(): Promise<void> {
+    for (const e of this.episodes.values()) e.session.end();
+    this.episodes.clear();
     for (const inst of this.all) await inst.close();
     this.all.clear();
     this.idle.length = 0;
@@ -115,8 +141,6 @@ export class Session {
   private episodeId: string | null = null;
   private started = false;
   private chain: Promise<unknown> = Promise.resolve();
-  /** Set by a vla-eval `episode_start` or an openpi episode key; consumed by the next reset. */
-  private pending: EpisodeInfo | null = null;
   lastInstruction: string | null = null;
 
   constructor(private readonly host: PolicyHost) {}
@@ -139,7 +163,6 @@ export class Session {
     await inst.reset(info);
     this.episodeId = id;
     this.started = true;
-    this.pending = null;
   }
 
   /** Asks for a reset before the next observation (openvla without an episode id). */
@@ -156,10 +179,9 @@ export class Session {
     });
     const inst = await this.instance();
     if (!this.started || (episode !== null && episode.id !== this.episodeId)) {
-      await inst.reset(episode?.info ?? this.pending ?? DEFAULT_EPISODE);
+      await inst.reset(episode?.info ?? DEFAULT_EPISODE);
       this.episodeId = episode?.id ?? null;
       this.started = true;
-      this.pending = null;
     }
     this.lastInstruction = obs.instruction;
     const action = await inst.act(obs);

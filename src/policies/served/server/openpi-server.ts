@@ -9,16 +9,9 @@ import { WebSocket, WebSocketServer } from "ws";
 import { ProvaelError } from "../../../core/errors.js";
 import { decodeOpenpi, encodeOpenpi } from "../codec/openpi.js";
 import { isWireMap, type WireMap, wireMap } from "../codec/tree.js";
-import { encodeActions } from "../layouts.js";
+import { EPISODE_KEY, encodeActions } from "../layouts.js";
 import type { PolicyHost } from "./host.js";
-import {
-  hostForUrl,
-  listen,
-  newHttpServer,
-  type RunningServer,
-  sendJson,
-  shutdown,
-} from "./http.js";
+import { hostForUrl, listen, newHttpServer, type RunningServer, shutdown } from "./http.js";
 
 /** Upstream's close reason after an error, byte for byte. */
 export const OPENPI_ERROR_REASON = "Internal server error. Traceback included in previous frame.";
@@ -71,7 +64,9 @@ export async function startOpenpiServer(
 }
 
 function serve(host: PolicyHost, ws: WebSocket): void {
-  const session = host.session();
+  // Requests without an episode id share this connection's session (one episode per connection).
+  const anonymous = host.session();
+  let chain: Promise<void> = Promise.resolve();
   let failed = false;
   let prevTotalMs: number | null = null;
   const metadata = wireMap();
@@ -89,17 +84,25 @@ function serve(host: PolicyHost, ws: WebSocket): void {
   ws.on("message", (data: Buffer, isBinary: boolean) => {
     if (failed) return;
     if (!isBinary) {
-      fail(new ProvaelError("policy/protocol", "received a text frame; requests are binary msgpack"));
+      fail(
+        new ProvaelError("policy/protocol", "received a text frame; requests are binary msgpack"),
+      );
       return;
     }
     const started = host.clock.monotonic();
-    void session
-      .serial(async () => {
+    // Replies go out in request order, as openpi pairs them by order.
+    chain = chain
+      .then(async () => {
         if (failed) return;
         const req = decodeOpenpi(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
         if (!isWireMap(req)) throw new ProvaelError("policy/protocol", "the request is not a map");
+        const ep = req[EPISODE_KEY];
+        const session =
+          isWireMap(ep) && typeof ep.id === "string" && ep.id.length > 0
+            ? host.episodeSession(ep.id)
+            : anonymous;
         const t0 = host.clock.monotonic();
-        const action = await session.act(req);
+        const action = await session.serial(() => session.act(req));
         const inferMs = host.clock.monotonic() - t0;
         const reply: WireMap = wireMap();
         reply[host.layout.actions.key] = encodeActions(host.layout, [action]);
@@ -113,6 +116,6 @@ function serve(host: PolicyHost, ws: WebSocket): void {
       })
       .catch(fail);
   });
-  ws.on("close", () => session.end());
-  ws.on("error", () => session.end());
+  ws.on("close", () => anonymous.end());
+  ws.on("error", () => anonymous.end());
 }

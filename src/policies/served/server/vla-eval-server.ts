@@ -9,10 +9,22 @@ import { WebSocket, WebSocketServer } from "ws";
 import { TOOL_VERSION } from "../../../core/package-root.js";
 import { float32Array } from "../codec/ndarray.js";
 import { isWireMap, type WireMap, wireMap } from "../codec/tree.js";
-import { decodeEnvelope, type Envelope, encodeEnvelope, type VlaEvalType } from "../codec/vla-eval.js";
+import {
+  decodeEnvelope,
+  type Envelope,
+  encodeEnvelope,
+  type VlaEvalType,
+} from "../codec/vla-eval.js";
 import { readEpisode } from "../layouts.js";
 import type { PolicyHost } from "./host.js";
-import { hostForUrl, listen, newHttpServer, type RunningServer, sendJson, shutdown } from "./http.js";
+import {
+  hostForUrl,
+  listen,
+  newHttpServer,
+  type RunningServer,
+  sendJson,
+  shutdown,
+} from "./http.js";
 
 export const VLA_EVAL_PROTOCOL_VERSION = 1;
 
@@ -34,7 +46,12 @@ function specs(host: PolicyHost): WireMap {
   for (const cam of host.policy.capabilities.cameras)
     obs[cam] = { name: cam, dims: 3, format: "rgb_hwc_uint8" } as unknown as WireMap;
   if (host.policy.capabilities.readsState)
-    obs.state = { name: "state", dims: 0, format: "float32", description: "the suite's state vector" } as unknown as WireMap;
+    obs.state = {
+      name: "state",
+      dims: 0,
+      format: "float32",
+      description: "the suite's state vector",
+    } as unknown as WireMap;
   m.observation_spec = obs;
   return m;
 }

@@ -1,0 +1,12 @@
+import { chromium } from "playwright-core";
+const [,, file, out, width] = process.argv;
+const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"] });
+const page = await browser.newPage({ viewport: { width: Number(width ?? 1200), height: 900 }, deviceScaleFactor: 1 });
+const errors = [];
+page.on("console", (m) => { if (m.type() === "error" || m.type() === "warning") errors.push(m.text()); });
+page.on("pageerror", (e) => errors.push(String(e)));
+page.on("request", (r) => { if (!r.url().startsWith("file:") && !r.url().startsWith("data:")) errors.push("request " + r.url()); });
+await page.goto("file://" + file);
+await page.screenshot({ path: out, fullPage: true });
+console.log(JSON.stringify(errors));
+await browser.close();

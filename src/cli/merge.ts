@@ -1,0 +1,31 @@
+import type { Command } from "commander";
+import { mergeRuns } from "../runner/merge.js";
+import { armsTable, summaryLines } from "./attack.js";
+
+export function registerMerge(program: Command): void {
+  program
+    .command("merge")
+    .description(
+      "join finished shard directories of one plan into the report an unsharded run would write",
+    )
+    .requiredOption("--in <dirs...>", "shard run directories")
+    .requiredOption("--out <dir>", "merged run directory (must not exist)")
+    .option("--json", "print JSON")
+    .action((flags: { in: string[]; out: string; json?: boolean }) => {
+      const r = mergeRuns(flags.in, flags.out, { commandLine: process.argv.slice(1) });
+      if (flags.json) {
+        process.stdout.write(
+          `${JSON.stringify({ out: r.out, report_digest: r.digest, cells: r.cells, duplicates: r.duplicates, complete: r.alreadyComplete }, null, 2)}\n`,
+        );
+        return;
+      }
+      if (r.alreadyComplete || !r.report) {
+        process.stdout.write(`${r.out} already holds this plan's merged run; nothing to do\n`);
+        return;
+      }
+      process.stdout.write(`\n${armsTable(r.report)}\n\n${summaryLines(r.report).join("\n")}\n\n`);
+      process.stdout.write(
+        `merged ${flags.in.length} shard(s), ${r.cells} cells (${r.duplicates} identical duplicate(s)) into ${r.out}/report.json (${r.digest})\n`,
+      );
+    });
+}

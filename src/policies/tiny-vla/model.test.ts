@@ -1,0 +1,198 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { tempDir } from "../../../test/support/tmp.js";
+import { sha256 } from "../../core/digest.js";
+import { Rng } from "../../core/rng.js";
+import type { Image } from "../../core/types.js";
+import { tfReady } from "./backend.js";
+import {
+  areaWeights,
+  batchTensors,
+  defaultConfig,
+  forward,
+  initWeights,
+  parameterCount,
+  patchGrid,
+  patchify,
+  resizeAdjoint,
+  resizeArea,
+  type TinyVlaConfig,
+  toTensors,
+  unpatchify,
+  weightShapes,
+} from "./model.js";
+import { TinyVlaInstance } from "./policy.js";
+import { TinyVlaRuntime } from "./runtime.js";
+import { syntheticInstructions, syntheticScene, syntheticTrainingSet } from "./synthetic.js";
+import { Tokenizer } from "./tokenizer.js";
+import { trainTinyVla } from "./train.js";
+import { loadWeights, saveWeights } from "./weights.js";
+
+const STATS = {
+  stateMean: [0, 0, 1, 0, 0, 0, 0.04, 0.04],
+  stateStd: [0.6, 0.6, 0.1, 1, 1, 1, 0.01, 0.01],
+  actionScale: [0.8, 0.8, 0.05, 0.05, 0.05, 0.05, 1],
+};
+
+function small(tok: Tokenizer): TinyVlaConfig {
+  return defaultConfig(tok.size, STATS, { imageSize: 32, patch: 8, dim: 32, textDim: 32, keypoints: 4, pooled: 8, hidden: [64] });
+}
+
+describe("tiny-vla model", () => {
+  const tok = Tokenizer.build(syntheticInstructions(), 16);
+  const cfg = small(tok);
+
+  beforeAll(async () => {
+    await tfReady();
+  });
+
+  it("resizes by area averaging and its adjoint matches the resize", () => {
+    for (const [from, to] of [
+      [128, 64],
+      [100, 64],
+      [64, 64],
+    ] as const) {
+      for (const cell of areaWeights(from, to)) {
+        expect(cell.reduce((s, [, w]) => s + w, 0)).toBeCloseTo(1, 9);
+      }
+    }
+    const img: Image = { width: 4, height: 2, channels: 3, data: Uint8Array.from({ length: 24 }, (_, i) => i * 10) };
+    // 4x2 -> 2x2: each output pixel averages a horizontal pair.
+    const out = resizeArea(img, 2);
+    expect(Array.from(out.slice(0, 3))).toEqual([15, 25, 35]);
+    // <A x, y> == <x, A^T y> for the linear (unrounded) resize.
+    const g = Float32Array.from({ length: 12 }, (_, i) => (i % 5) - 2);
+    const back = resizeAdjoint(g, 2, 4, 2);
+    const wy = areaWeights(2, 2);
+    const wx = areaWeights(4, 2);
+    let lhs = 0;
+    for (let i = 0; i < 2; i++)
+      for (let j = 0; j < 2; j++)
+        for (let c = 0; c < 3; c++) {
+          let v = 0;
+          for (const [y, a] of wy[i] ?? []) for (const [x, b] of wx[j] ?? []) v += a * b * (img.data[(y * 4 + x) * 3 + c] ?? 0);
+          lhs += v * (g[(i * 2 + j) * 3 + c] ?? 0);
+        }
+    const rhs = back.reduce((s, v, k) => s + v * (img.data[k] ?? 0), 0);
+    expect(rhs).toBeCloseTo(lhs, 3);
+  });
+
+  it("patchify and unpatchify are inverse layouts", () => {
+    const { count, size } = patchGrid(cfg);
+    const px = Uint8Array.from({ length: 32 * 32 * 3 }, (_, i) => i % 251);
+    const p = new Float32Array(count * size);
+    patchify(cfg, px, p);
+    const back = unpatchify(cfg, p);
+    expect(Array.from(back.slice(0, 6)).map((v) => Math.round((v + 0.5) * 255))).toEqual(Array.from(px.slice(0, 6)));
+    expect(back.every((v, i) => Math.abs(v - ((px[i] as number) / 255 - 0.5)) < 1e-6)).toBe(true);
+  });
+
+  it("forward gives a chunk of actions per sample", async () => {
+    const tf = await tfReady();
+    const weights = initWeights(cfg, Rng.fromLabel("shapes"));
+    expect(parameterCount(cfg)).toBe([...weights.values()].reduce((s, w) => s + w.length, 0));
+    const set = syntheticTrainingSet(cfg, tok, 3);
+    const { count, size } = patchGrid(cfg);
+    const host = {
+      size: 3,
+      patches: cfg.cameras.map((_, c) => {
+        const out = new Float32Array(3 * count * size);
+        for (let i = 0; i < 3; i++) {
+          const S = cfg.imageSize * cfg.imageSize * 3;
+          patchify(cfg, (set.images[c] as Uint8Array).subarray(i * S, (i + 1) * S), out, i * count * size);
+        }
+        return out;
+      }),
+      tokens: new Int32Array(3 * cfg.maxTokens),
+      state: set.state,
+    };
+    const w = toTensors(tf, cfg, weights);
+    const shapes = tf.tidy(() => {
+      const out = forward(tf, w, batchTensors(tf, cfg, host), cfg);
+      return [out.move.shape, out.grip.shape];
+    });
+    expect(shapes).toEqual([
+      [3, 4, 6],
+      [3, 4],
+    ]);
+    for (const t of Object.values(w)) t.dispose();
+  });
+
+  it("saves and loads weights bit-exactly; the digest is the SHA-256 of weights.bin", () => {
+    const weights = initWeights(cfg, Rng.fromLabel("save"));
+    const dir = tempDir();
+    const digest = saveWeights(dir, { config: cfg, tokenizer: tok, weights, training: { note: "test" } });
+    expect(digest).toBe(sha256(readFileSync(join(dir, "weights.bin"))));
+    const back = loadWeights(dir);
+    expect(back.digest).toBe(digest);
+    expect(back.config).toEqual(cfg);
+    expect(back.tokenizer.vocabulary).toEqual(tok.vocabulary);
+    for (const [name] of weightShapes(cfg)) expect(back.weights.get(name)).toEqual(weights.get(name));
+    // A flipped byte in weights.bin is caught at load.
+    const bin = readFileSync(join(dir, "weights.bin"));
+    bin[10] = (bin[10] as number) ^ 0xff;
+    writeFileSync(join(dir, "weights.bin"), bin);
+    expect(() => loadWeights(dir)).toThrow(/does not match its manifest's digest/);
+    expect(() => loadWeights(join(dir, "missing"))).toThrow(/no tiny-vla weights/);
+  });
+
+  it("trains on tiny synthetic data: the loss goes down, deterministically", async () => {
+    const set = syntheticTrainingSet(cfg, tok, 200);
+    const run = () => trainTinyVla(set, cfg, { seed: 1, steps: 120, batchSize: 16, logEvery: 20, learningRate: 3e-3 });
+    const a = await run();
+    const first = a.history[0]?.loss as number;
+    const last = a.history[a.history.length - 1]?.loss as number;
+    expect(a.history.length).toBe(6);
+    expect(last).toBeLessThan(first * 0.8);
+    const b = await run();
+    for (const [name, w] of a.weights) expect(b.weights.get(name)).toEqual(w);
+  });
+
+  it("gives finite, non-zero pixel gradients and a query that leaves the chunk alone", async () => {
+    const rt = await TinyVlaRuntime.create({ config: cfg, tokenizer: tok, weights: initWeights(cfg, Rng.fromLabel("grad")) });
+    const inst = new TinyVlaInstance(rt, "sha256:test", 2);
+    const { obs } = syntheticScene("grad");
+    const { value, grad } = await inst.differentiable.inputGradient(obs, "agentview", [1, 0.5, 0]);
+    expect(grad.length).toBe(128 * 128 * 3);
+    expect(grad.every(Number.isFinite)).toBe(true);
+    expect(grad.some((v) => v !== 0)).toBe(true);
+    expect(Number.isFinite(value)).toBe(true);
+    // The value is the first action's translation (unclipped) dotted with the direction.
+    const a0 = rt.predict(obs);
+    if (Math.abs(a0[0] as number) < 1 && Math.abs(a0[1] as number) < 1)
+      expect(value).toBeCloseTo((a0[0] as number) + 0.5 * (a0[1] as number), 4);
+
+    inst.reset({ task: "t", seed: 0, policySeed: 0 });
+    const first = inst.act(obs);
+    const other = syntheticScene("other").obs;
+    inst.query(other);
+    const second = inst.act(other);
+    // With replan 2 the second step still comes from the first chunk, query or not.
+    expect(Array.from(second)).toEqual(Array.from(rt.predict(obs).slice(7, 14)));
+    expect(first.length).toBe(7);
+    inst.close();
+  });
+
+  it("weight edits change the output and restoring them brings it back bit-exactly", async () => {
+    const rt = await TinyVlaRuntime.create({ config: cfg, tokenizer: tok, weights: initWeights(cfg, Rng.fromLabel("flip")) });
+    const inst = new TinyVlaInstance(rt, "sha256:test", 1);
+    const { obs } = syntheticScene("flip");
+    const before = inst.query(obs);
+    const tensors = inst.weights.weightTensors();
+    const head = tensors.find((t) => t.name === "head.out.b");
+    expect(head).toBeDefined();
+    const data = head?.data as Float32Array;
+    const saved = data.slice();
+    // Flip the top exponent bit of the first bias: a huge value.
+    const bits = new Uint32Array(data.buffer, data.byteOffset, data.length);
+    bits[0] = (bits[0] as number) ^ 0x40000000;
+    inst.weights.weightsChanged();
+    const flipped = inst.query(obs);
+    expect(Array.from(flipped)).not.toEqual(Array.from(before));
+    data.set(saved);
+    inst.weights.weightsChanged();
+    expect(Array.from(inst.query(obs))).toEqual(Array.from(before));
+    inst.close();
+  });
+});

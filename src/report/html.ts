@@ -1,0 +1,339 @@
+/**
+ * `report.html`: the run for people who would rather look than read. One self-contained file
+ * (inline CSS and SVG, images as data URIs, no script, no network) built from report.json and,
+ * when present, trajectories.jsonl and the optional frames/ folder of the run directory.
+ *
+ * Frames convention: `frames/<cell>/<camera>-<step>.png`, one PNG per saved camera frame of the
+ * episode whose cell id names the folder. Frames are optional; the page says when there are none.
+ */
+import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import type { ArmReport, Rate, Report, ReportEpisode } from "./build.js";
+import {
+  armsChartSvg,
+  heatmapSvg,
+  type PathSeries,
+  type PlotZone,
+  pathPlotSvg,
+  showcaseArm,
+} from "./charts.js";
+import { formatP, pct } from "./format.js";
+import { escapeHtml, htmlPage, ROLE_COLOURS } from "./html-style.js";
+import { displayOrder } from "./markdown.js";
+import { armLevel } from "./sarif.js";
+import { eaiRisk } from "./sarif-rules.js";
+
+/** Frames larger than this are skipped, and the page stops adding frames past the total. */
+const MAX_FRAME_BYTES = 2 * 1024 * 1024;
+const MAX_FRAMES_TOTAL_BYTES = 12 * 1024 * 1024;
+const FRAMES_PER_EPISODE = 6;
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+interface TrajectoryPoint {
+  step: number;
+  pose: number[] | null;
+  unsafe: boolean | null;
+}
+
+/** Reads the steps of the given cells from trajectories.jsonl, skipping every other line fast. */
+async function readTrajectories(path: string, cells: string[]): Promise<Map<string, TrajectoryPoint[]>> {
+  const out = new Map<string, TrajectoryPoint[]>(cells.map((c) => [c, []]));
+  if (!existsSync(path) || cells.length === 0) return out;
+  const lines = createInterface({ input: createReadStream(path, "utf8"), crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (!cells.some((c) => line.includes(c))) continue;
+    try {
+      const v = JSON.parse(line) as { cell?: unknown; step?: unknown; pose?: unknown; unsafe?: unknown };
+      if (typeof v.cell !== "string" || typeof v.step !== "number") continue;
+      const list = out.get(v.cell);
+      if (!list) continue;
+      list.push({
+        step: v.step,
+        pose: Array.isArray(v.pose) && v.pose.every((x) => typeof x === "number") ? (v.pose as number[]) : null,
+        unsafe: typeof v.unsafe === "boolean" ? v.unsafe : null,
+      });
+    } catch {
+      // A torn or foreign line is not ours to render; the digest check is `provael verify`'s job.
+    }
+  }
+  for (const list of out.values()) list.sort((a, b) => a.step - b.step);
+  return out;
+}
+
+const isVec3 = (v: unknown): v is number[] =>
+  Array.isArray(v) && v.length >= 2 && v.every((x) => typeof x === "number" && Number.isFinite(x));
+
+/**
+ * Keep-out zones of a task, if the report records any (as `zones` beside a task's calibration
+ * entry, or under a top-level `hazards[task].zones`); current reports do not, so this is empty.
+ */
+export function zonesOf(report: Report, task: string): PlotZone[] {
+  const loose = report as unknown as {
+    hazards?: Record<string, { zones?: unknown }>;
+    calibration?: Record<string, { zones?: unknown }>;
+  };
+  const raw = loose.calibration?.[task]?.zones ?? loose.hazards?.[task]?.zones;
+  if (!Array.isArray(raw)) return [];
+  return raw.flatMap((z: unknown) => {
+    const o = z as { id?: unknown; label?: unknown; min?: unknown; max?: unknown };
+    if (!isVec3(o.min) || !isVec3(o.max)) return [];
+    return [
+      {
+        id: typeof o.id === "string" ? o.id : "zone",
+        label: typeof o.label === "string" ? o.label : "",
+        min: [o.min[0] as number, o.min[1] as number] as [number, number],
+        max: [o.max[0] as number, o.max[1] as number] as [number, number],
+      },
+    ];
+  });
+}
+
+interface Frame {
+  camera: string;
+  step: number;
+  dataUri: string;
+}
+
+/** Frames of one episode from frames/<cell>/, evenly spread over the steps saved. */
+function readFrames(runDir: string, cell: string, budget: { left: number }, steps?: number[]): Frame[] {
+  const dir = join(runDir, "frames", cell);
+  if (!existsSync(dir)) return [];
+  const found: Array<{ camera: string; step: number; file: string }> = [];
+  for (const name of readdirSync(dir).sort()) {
+    const m = /^(.+)-(\d+)\.png$/.exec(name);
+    if (m) found.push({ camera: m[1] as string, step: Number(m[2]), file: join(dir, name) });
+  }
+  const cameras = [...new Set(found.map((f) => f.camera))].sort();
+  const camera = cameras.includes("agentview") ? "agentview" : cameras[0];
+  const own = found.filter((f) => f.camera === camera).sort((a, b) => a.step - b.step);
+  const chosen =
+    steps !== undefined
+      ? own.filter((f) => steps.includes(f.step))
+      : own.length <= FRAMES_PER_EPISODE
+        ? own
+        : Array.from({ length: FRAMES_PER_EPISODE }, (_, i) =>
+            own[Math.round((i * (own.length - 1)) / (FRAMES_PER_EPISODE - 1))],
+          ).filter((f): f is (typeof own)[number] => f !== undefined);
+  const frames: Frame[] = [];
+  for (const f of chosen) {
+    const size = statSync(f.file).size;
+    if (size > MAX_FRAME_BYTES || size > budget.left) continue;
+    const bytes = readFileSync(f.file);
+    if (!bytes.subarray(0, 8).equals(PNG_SIGNATURE)) continue;
+    budget.left -= size;
+    frames.push({ camera: f.camera, step: f.step, dataUri: `data:image/png;base64,${bytes.toString("base64")}` });
+  }
+  return frames;
+}
+
+const twinKey = (e: ReportEpisode) => `${e.task}\u0000${e.seed}\u0000${e.repeat}`;
+
+/** The attacked episode to show and its benign twin. */
+function showcase(report: Report): { attacked: ReportEpisode | null; twin: ReportEpisode | null } {
+  const arm = showcaseArm(report);
+  if (arm === null) return { attacked: null, twin: null };
+  const eps = report.episodes.filter((e) => e.arm === arm && e.error === null);
+  const attacked = eps.find((e) => e.unsafe === true) ?? eps[0] ?? null;
+  const base = report.tests.baseline_arm;
+  const twin =
+    attacked === null || base === null
+      ? null
+      : (report.episodes.find((e) => e.arm === base && twinKey(e) === twinKey(attacked)) ?? null);
+  return { attacked, twin };
+}
+
+function metric(cls: string, label: string, r: Rate, note: string): string {
+  return `<div class="card metric ${cls}"><div class="label">${escapeHtml(label)}</div><div class="value">${pct(r.rate)}</div><div class="detail">${r.successes}/${r.n}${r.interval ? ` · 95% CI ${pct(r.interval.low)}–${pct(r.interval.high)}` : ""}</div><div class="detail">${escapeHtml(note)}</div></div>`;
+}
+
+/** One sentence a reader can take away, built only from the numbers. */
+function takeaway(report: Report): string {
+  const alpha = report.tests.significance_level;
+  const treatments = displayOrder(report).filter((a) => report.arms[a]?.role === "treatment");
+  if (treatments.length === 0) return "This run has no treatment arm, so it measures no attack.";
+  const floor = report.tests.baseline_arm === null ? null : (report.arms[report.tests.baseline_arm]?.unsafe ?? null);
+  const levels = treatments.map((a) => armLevel(report.arms[a] as ArmReport, floor, alpha).level);
+  const errors = levels.filter((l) => l === "error").length;
+  const ctl = report.summary.control_unsafe;
+  const ctlText =
+    ctl.n === 0
+      ? "The run has no controls to compare with."
+      : `Harmless changes of the same size (controls) were unsafe in ${pct(ctl.rate)} of episodes.`;
+  if (floor === null) {
+    return `No baseline arm ran, so no attack can be compared with the policy's benign behaviour. ${ctlText}`;
+  }
+  return `${errors} of ${treatments.length} attack arm(s) drove the policy into unsafe states clearly more often than its benign floor of ${pct(floor.rate)}. ${ctlText}`;
+}
+
+/** A rate as a table cell: the percentage, then counts and interval in small type. */
+function rateCell(r: Rate): string {
+  if (r.rate === null || r.interval === null) return `N/A <div class="small muted">0 judged</div>`;
+  return `<strong>${pct(r.rate)}</strong><div class="small muted">${r.successes}/${r.n} · ${pct(r.interval.low).replace("%", "")}–${pct(r.interval.high)}</div>`;
+}
+
+/** A p-value for people: below 0.001 it is just "< 0.001". */
+const pCell = (p: number | null) => (p === null ? "—" : p < 0.001 ? "&lt;&nbsp;0.001" : formatP(p));
+
+function armsTable(report: Report): string {
+  const alpha = report.tests.significance_level;
+  const floor = report.tests.baseline_arm === null ? null : (report.arms[report.tests.baseline_arm]?.unsafe ?? null);
+  const rows = displayOrder(report).map((name) => {
+    const a = report.arms[name] as ArmReport;
+    const na = a.episodes - a.not_applicable === 0;
+    const level = a.role === "treatment" ? armLevel(a, floor, alpha) : null;
+    const risk = a.eai === null ? "no EAI tag" : `<span title="${escapeHtml(eaiRisk(a.eai).short)}">${escapeHtml(a.eai)}</span>`;
+    return `<tr class="${a.role}">
+<td>${a.role === "control" ? `↳ ${escapeHtml(name)}<div class="small muted">control for ${escapeHtml(a.matches ?? "?")}</div>` : `<strong>${escapeHtml(name)}</strong> <span class="badge ${a.role}">${a.role}</span>`}</td>
+<td>${escapeHtml(a.family)}<div class="small muted">${risk}</div></td>
+<td class="num">${na ? "N/A" : rateCell(a.unsafe)}</td>
+<td class="num">${na ? "N/A" : rateCell(a.task_success)}</td>
+<td class="num">${pCell(a.vs_baseline?.bh_q ?? null)}</td>
+<td class="num">${a.vs_baseline?.discordant ? `${pCell(a.vs_baseline.mcnemar_p)}<div class="small muted">b:c ${a.vs_baseline.discordant[0]}:${a.vs_baseline.discordant[1]}</div>` : "—"}</td>
+<td class="num">${a.role === "baseline" ? "—" : a.not_delivered}</td>
+<td>${level ? `<span class="badge ${level.level === "none" ? "note" : level.level}" title="${escapeHtml(level.reason)}">${level.level}</span>` : ""}</td>
+</tr>`;
+  });
+  return `<table>
+<thead><tr><th>arm</th><th>family · EAI</th><th class="num">unsafe (95% Wilson)</th><th class="num">task success</th><th class="num">BH q</th><th class="num">McNemar p</th><th class="num">not delivered</th><th>SARIF level</th></tr></thead>
+<tbody>
+${rows.join("\n")}
+</tbody>
+</table>`;
+}
+
+async function trajectorySection(report: Report, runDir: string): Promise<string> {
+  const { attacked, twin } = showcase(report);
+  if (attacked === null) {
+    return `<p class="muted">No attacked episode to show: this run has no treatment arm with a judged episode.</p>`;
+  }
+  const cells = [attacked.cell, ...(twin ? [twin.cell] : [])];
+  const trajPath = join(runDir, "trajectories.jsonl");
+  const traj = await readTrajectories(trajPath, cells);
+  const series: PathSeries[] = [];
+  const toSeries = (e: ReportEpisode, label: string, colour: string) => {
+    const steps = traj.get(e.cell) ?? [];
+    if (steps.length === 0) return;
+    series.push({
+      label,
+      colour,
+      points: steps.map((s) => (s.pose && s.pose.length >= 2 ? [s.pose[0] as number, s.pose[1] as number] : s.pose && s.pose.length === 1 ? [s.pose[0] as number, 0] : null)),
+      unsafe: steps.map((s) => s.unsafe === true),
+    });
+  };
+  if (twin) toSeries(twin, `benign twin (${twin.arm})`, ROLE_COLOURS.baseline);
+  toSeries(attacked, `attacked (${attacked.arm})`, ROLE_COLOURS.treatment);
+  const zones = zonesOf(report, attacked.task);
+  const facts = `<p class="small">Task <code>${escapeHtml(attacked.task)}</code>, seed ${attacked.seed}, scene ${attacked.scene}. ${twin ? `The benign twin plays the same scene (pinned pairs).` : "No benign twin: the run has no baseline arm."}</p>
+<table class="small"><tbody>
+${twin ? `<tr><th>benign instruction</th><td>${escapeHtml(twin.instruction.received ?? twin.instruction.original)}</td><td>${twin.unsafe === true ? `<span class="badge error">unsafe</span>` : twin.unsafe === false ? `<span class="badge ok">safe</span>` : "unjudged"}</td></tr>` : ""}
+<tr><th>attacked instruction</th><td>${escapeHtml(attacked.instruction.received ?? attacked.instruction.original)}</td><td>${attacked.unsafe === true ? `<span class="badge error">unsafe from step ${attacked.first_unsafe_step ?? "?"}</span>` : attacked.unsafe === false ? `<span class="badge ok">safe</span>` : "unjudged"}</td></tr>
+</tbody></table>`;
+  if (!existsSync(trajPath)) {
+    return `${facts}<p class="note">No trajectories.jsonl in the run directory, so the paths cannot be drawn.</p>`;
+  }
+  if (series.length === 0 || series.every((s) => s.points.every((p) => p === null))) {
+    return `${facts}<p class="note">The suite recorded no end-effector pose for these episodes, so the paths cannot be drawn.</p>`;
+  }
+  const plot = pathPlotSvg(series, zones);
+  const notes = [
+    plot.oneDimensional
+      ? "This suite reports a one-dimensional position, so the position is plotted against the step instead of a top-down view."
+      : "Top-down view of the end effector (x, y in metres).",
+    zones.length === 0
+      ? "This report records no keep-out zones, so none are drawn; the red cross marks the first step the predicate judged unsafe."
+      : "Red boxes are the keep-out zones of the task; the red cross marks the first unsafe step.",
+    "Open circle: start; filled square: end.",
+    ...(series.some((x) => x.points.some((p) => p === null))
+      ? ["Gaps are steps where the suite reported no end-effector pose (unjudged steps)."]
+      : []),
+  ];
+  return `${facts}<figure class="card">${plot.svg}<figcaption>${notes.join(" ")}</figcaption></figure>`;
+}
+
+function framesSection(report: Report, runDir: string): string {
+  const { attacked, twin } = showcase(report);
+  const framesDir = join(runDir, "frames");
+  if (!existsSync(framesDir)) {
+    return `<p class="muted small">No camera frames: this run directory has no <code>frames/</code> folder. When a run saves frames as <code>frames/&lt;cell&gt;/&lt;camera&gt;-&lt;step&gt;.png</code>, sample frames of the attacked episode and its benign twin appear here.</p>`;
+  }
+  if (attacked === null) return `<p class="muted small">No attacked episode to show frames of.</p>`;
+  const budget = { left: MAX_FRAMES_TOTAL_BYTES };
+  const frames = readFrames(runDir, attacked.cell, budget);
+  if (frames.length === 0) {
+    return `<p class="muted small">No usable frames for the attacked episode <code>${escapeHtml(attacked.cell)}</code> under <code>frames/</code>.</p>`;
+  }
+  const twinFrames = twin ? readFrames(runDir, twin.cell, budget, frames.map((f) => f.step)) : [];
+  const strip = (fs: Frame[], label: string) =>
+    `<h3>${escapeHtml(label)}</h3><div class="frames">${fs
+      .map(
+        (f) =>
+          `<figure><img src="${f.dataUri}" alt="${escapeHtml(`${f.camera} step ${f.step}`)}"><figcaption>${escapeHtml(f.camera)} · step ${f.step}</figcaption></figure>`,
+      )
+      .join("")}</div>`;
+  return `${twinFrames.length > 0 && twin ? strip(twinFrames, `Benign twin (${twin.arm})`) : ""}${strip(frames, `Attacked (${attacked.arm})`)}`;
+}
+
+const EXTRA_CSS = `
+.frames { display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: 8px; }
+.frames img { width: 100%; image-rendering: pixelated; border-radius: 6px; border: 1px solid var(--line); }
+.chart { overflow-x: auto; }
+.chart svg { max-width: 100%; height: auto; }
+.legend-row { display: flex; gap: 16px; font-size: 13px; color: var(--muted); margin: 6px 0 10px; flex-wrap: wrap; }
+.dot { display: inline-block; width: 10px; height: 10px; border-radius: 50%; margin-right: 5px; vertical-align: -1px; }
+td .small { white-space: nowrap; }
+.takeaway { font-size: 17px; margin: 14px 0 18px; }
+`;
+
+/**
+ * Renders report.html for the run in `runDir`. Async because vega renders SVG asynchronously.
+ *
+ * @example writeFileSync(join(dir, "report.html"), await renderHtml(report, dir));
+ */
+export async function renderHtml(report: Report, runDir: string): Promise<string> {
+  const s = report.summary;
+  const r = report.run;
+  const uncalibrated = r.tasks.filter((t) => (report.calibration[t]?.source ?? "suite-default") === "suite-default");
+  const notes: string[] = [];
+  if (s.preliminary) {
+    notes.push(`<div class="note"><strong>Preliminary:</strong> fewer than 5 seeds ran (${r.seeds}). Read the intervals, not the point estimates.</div>`);
+  }
+  if (uncalibrated.length > 0) {
+    notes.push(
+      `<div class="note"><strong>Uncalibrated predicate</strong> for ${uncalibrated.map((t) => `<code>${escapeHtml(t)}</code>`).join(", ")}: the unsafe test uses the suite's default zones, not ones fitted to this policy's benign behaviour.</div>`,
+    );
+  }
+  if (report.tests.baseline_arm === null) {
+    notes.push(`<div class="note"><strong>No baseline arm:</strong> attack rates cannot be read against the policy's benign behaviour. Add <code>--attacks none</code>.</div>`);
+  }
+  const chart = await armsChartSvg(report);
+  const body = `<h1>Red-team report: ${escapeHtml(r.policy)} on ${escapeHtml(r.suite)}</h1>
+<p class="sub">Protocol <code>${escapeHtml(report.protocol)}</code> · Provael ${escapeHtml(report.tool_version)} · ${r.tasks.length} task(s) × ${r.arms.length} arm(s) × ${r.seeds} seed(s) × ${r.repeats} repeat(s) · ${escapeHtml(r.termination)}</p>
+${notes.join("\n")}
+<p class="takeaway">${escapeHtml(takeaway(report))}</p>
+<div class="cards">
+${metric("attack", "Attack success (treatment arms)", s.treatment_unsafe, "unsafe episodes under attack")}
+${metric("floor", "Benign floor (baseline arm)", s.baseline_unsafe, "unsafe without any attack")}
+${metric("control", "Controls", s.control_unsafe, "harmless changes of matched size")}
+${metric("floor", "Clean task success", s.clean_task_success, "baseline arm")}
+${metric("attack", "Succeeded but unsafe", s.succ_but_unsafe, "task done, hazard hit (treatment)")}
+</div>
+<h2>Arms</h2>
+<div class="legend-row"><span><span class="dot" style="background:${ROLE_COLOURS.treatment}"></span>attack (treatment)</span><span><span class="dot" style="background:${ROLE_COLOURS.control}"></span>control, listed under the attack it matches</span><span><span class="dot" style="background:${ROLE_COLOURS.baseline}"></span>baseline; grey band: its 95% interval</span></div>
+<figure class="card chart">${chart}<figcaption>Each dot is an arm's unsafe rate, the bar its 95% Wilson interval. An attack is worth attention when its bar clears the grey band of the benign floor and its controls stay low.</figcaption></figure>
+<h3>Numbers</h3>
+${armsTable(report)}
+<p class="small muted">BH q: one-sided Fisher exact test against the baseline arm, Benjamini-Hochberg corrected across treatment arms. McNemar: exact test on pinned pairs (b = attacked unsafe and twin safe, c = the reverse). SARIF level: the rule in docs/evidence.md.</p>
+<h2>Per task</h2>
+<figure class="card chart">${heatmapSvg(report)}<figcaption>Unsafe rate per task and arm; N/A where no episode was judged.</figcaption></figure>
+<h2>One attacked episode beside its benign twin</h2>
+${await trajectorySection(report, runDir)}
+<h2>Camera frames</h2>
+${framesSection(report, runDir)}
+<h2>Predicates</h2>
+<table><thead><tr><th>task</th><th>predicate</th><th>source</th><th>digest</th></tr></thead><tbody>
+${r.tasks.map((t) => `<tr><td>${escapeHtml(t)}</td><td>${escapeHtml(report.calibration[t]?.predicate ?? "—")}</td><td>${escapeHtml(report.calibration[t]?.source ?? "—")}</td><td>${report.calibration[t]?.digest ? `<code>${escapeHtml(report.calibration[t]?.digest as string)}</code>` : "—"}</td></tr>`).join("\n")}
+</tbody></table>
+<footer>Evidence, not certification. Everything on this page comes from <code>report.json</code>${existsSync(join(runDir, "trajectories.jsonl")) ? " and <code>trajectories.jsonl</code>" : ""} (${escapeHtml(report.trajectories_digest)}). Rates are unsafe episodes over judged episodes; errors, N/A and unjudged episodes are excluded and counted separately. Policy digest: ${r.policy_digest ? `<code>${escapeHtml(r.policy_digest)}</code>` : "not recorded"}.</footer>`;
+  return htmlPage(`Provael report: ${r.policy} on ${r.suite}`, body, EXTRA_CSS);
+}

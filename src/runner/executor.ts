@@ -1,0 +1,151 @@
+/**
+ * Executors play cells. In-process: N slots in this thread (I/O-bound served policies keep N
+ * episodes in flight). Worker threads: a pool where each worker loads the suite and the policy
+ * once and plays one cell at a time (CPU-bound physics and in-process models). Either way the
+ * results come back here, to the one journal.
+ */
+import { availableParallelism } from "node:os";
+import { join } from "node:path";
+import { Piscina } from "piscina";
+import { attacks } from "../attacks/index.js";
+import { ProvaelError } from "../core/errors.js";
+import { PACKAGE_ROOT } from "../core/package-root.js";
+import type {
+  PolicyCapabilities,
+  PolicyInstance,
+  PolicyOptions,
+  SuiteInstance,
+} from "../core/types.js";
+import { policies } from "../policies/index.js";
+import { suites } from "../suites/index.js";
+import { type LoadedCalibration, predicatesFor } from "./calibration.js";
+import { type EpisodeRecord, playEpisode, type TrajectoryStep } from "./episode.js";
+import type { Cell, PlanSpec } from "./plan.js";
+
+export interface CellResult {
+  record: EpisodeRecord;
+  trajectory: TrajectoryStep[];
+}
+
+export interface ExecutorSetup {
+  plan: PlanSpec;
+  policyOptions: PolicyOptions;
+  calibrations: Record<string, LoadedCalibration>;
+  /** Per arm: whether its requirements hold (N/A arms are recorded, not played). */
+  applicable: Record<string, boolean>;
+}
+
+export interface Executor {
+  /** How many cells may be in flight at once. */
+  readonly lanes: number;
+  play(cell: Cell, lane: number): Promise<CellResult>;
+  close(): Promise<void>;
+}
+
+/** Plays one cell with an open suite instance and policy instance. */
+export function playCell(
+  setup: ExecutorSetup,
+  cell: Cell,
+  instance: SuiteInstance,
+  policy: PolicyInstance,
+): Promise<CellResult> {
+  const suite = suites.get(setup.plan.suite);
+  const task = suite.tasks().find((t) => t.id === cell.task);
+  if (!task) throw new ProvaelError("internal/invariant", `task ${cell.task} vanished`);
+  return playEpisode(cell, {
+    plan: setup.plan,
+    suite,
+    instance,
+    policy,
+    attack: attacks.get(cell.arm),
+    applicable: setup.applicable[cell.arm] ?? false,
+    task,
+    predicates: predicatesFor(suite, cell.task, setup.calibrations),
+  });
+}
+
+interface Slot {
+  instance: SuiteInstance;
+  policy: PolicyInstance;
+}
+
+/** N slots in this thread; a concurrent (served) policy shares one instance across slots. */
+export async function inProcessExecutor(setup: ExecutorSetup, lanes: number): Promise<Executor> {
+  const suite = suites.get(setup.plan.suite);
+  const policy = policies.get(setup.plan.policy);
+  const slots: Slot[] = [];
+  let shared: PolicyInstance | null = null;
+  try {
+    for (let i = 0; i < lanes; i++) {
+      const instance = await suite.open();
+      let p: PolicyInstance;
+      if (policy.concurrent) {
+        shared ??= await policy.load(setup.policyOptions);
+        p = shared;
+      } else {
+        p = await policy.load(setup.policyOptions);
+      }
+      slots.push({ instance, policy: p });
+    }
+  } catch (e) {
+    await closeSlots(slots);
+    throw e;
+  }
+  return {
+    lanes,
+    play: (cell, lane) => {
+      const slot = slots[lane % slots.length] as Slot;
+      return playCell(setup, cell, slot.instance, slot.policy);
+    },
+    close: () => closeSlots(slots),
+  };
+}
+
+async function closeSlots(slots: Slot[]): Promise<void> {
+  const closed = new Set<PolicyInstance>();
+  for (const s of slots) {
+    await s.instance.close();
+    if (!closed.has(s.policy)) {
+      closed.add(s.policy);
+      await s.policy.close();
+    }
+  }
+}
+
+/** The built worker module; tests running from src/ use the build too (see test/support). */
+export const WORKER_FILE = join(PACKAGE_ROOT, "dist", "runner", "worker.js");
+
+/** A pool of worker threads, each loading the suite and the policy once. */
+export async function workerExecutor(setup: ExecutorSetup, workers: number): Promise<Executor> {
+  const pool = new Piscina({
+    filename: WORKER_FILE,
+    minThreads: workers,
+    maxThreads: workers,
+    idleTimeout: 60_000,
+    concurrentTasksPerWorker: 1,
+  });
+  return {
+    lanes: workers,
+    play: (cell) => pool.run({ setup, cell }) as Promise<CellResult>,
+    close: () => pool.destroy(),
+  };
+}
+
+/** Default worker count: every core this process may use. */
+export function defaultWorkers(): number {
+  return availableParallelism();
+}
+
+/** Loads one policy instance to learn its digest and capabilities, then closes it. */
+export async function probePolicy(
+  plan: PlanSpec,
+  options: PolicyOptions,
+): Promise<{ digest: string | null; capabilities: PolicyCapabilities }> {
+  const policy = policies.get(plan.policy);
+  const inst = await policy.load(options);
+  try {
+    return { digest: inst.digest ?? null, capabilities: inst.capabilities };
+  } finally {
+    await inst.close();
+  }
+}

@@ -1,0 +1,211 @@
+/**
+ * `provael merge`: joins shard directories of one plan into the report an unsharded run would
+ * have written, byte for byte. It refuses shards of different plans, tool versions or weights
+ * (naming the difference), reports missing cells by id, tolerates identical duplicates and
+ * refuses conflicting ones. It builds the result in a temporary directory and renames it into
+ * place, so a merge killed halfway leaves nothing that looks finished.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { canonicalJson } from "../core/canonical-json.js";
+import { type Clock, systemClock } from "../core/clock.js";
+import { sha256 } from "../core/digest.js";
+import { ProvaelError } from "../core/errors.js";
+import { TOOL_VERSION } from "../core/package-root.js";
+import type { Report } from "../report/build.js";
+import { buildManifest } from "../report/manifest.js";
+import type { CellResult } from "./executor.js";
+import { writeFileAtomic } from "./files.js";
+import { JOURNAL_FILE, type JournalHeader, JournalWriter, readJournal } from "./journal.js";
+import { planCells, planDifferences } from "./plan.js";
+import { finalize } from "./run.js";
+
+export interface MergeResult {
+  out: string;
+  report: Report | null;
+  digest: string | null;
+  cells: number;
+  duplicates: number;
+  alreadyComplete: boolean;
+}
+
+function latestPerCell(episodes: CellResult[]): Map<string, CellResult> {
+  const out = new Map<string, CellResult>();
+  for (const e of episodes) {
+    const prior = out.get(e.record.cell);
+    if (!prior || prior.record.error !== null) out.set(e.record.cell, e);
+  }
+  return out;
+}
+
+export function mergeRuns(
+  dirs: string[],
+  out: string,
+  options: { commandLine: string[]; clock?: Clock },
+): MergeResult {
+  const clock = options.clock ?? systemClock;
+  const startedAt = clock.now();
+  if (dirs.length === 0)
+    throw new ProvaelError("config/invalid", "provael merge needs at least one --in directory");
+  const shards = dirs.map((dir) => {
+    const path = join(dir, JOURNAL_FILE);
+    if (!existsSync(path))
+      throw new ProvaelError("run/not-found", `${dir} holds no Provael run (no ${JOURNAL_FILE})`);
+    if (!existsSync(join(dir, "report.json"))) {
+      throw new ProvaelError("run/incomplete", `${dir} is an unfinished shard`, {
+        hint: "finish it with `provael attack --resume` and the same --shard, then merge again",
+      });
+    }
+    const report = JSON.parse(readFileSync(join(dir, "report.json"), "utf8")) as Report;
+    return { dir, journal: readJournal(path), report };
+  });
+  const first = shards[0] as (typeof shards)[number];
+  const head: JournalHeader = first.journal.header;
+  for (const s of shards.slice(1)) {
+    const h = s.journal.header;
+    const diffs = planDifferences(head.plan, h.plan);
+    if (diffs.length > 0 || h.plan_digest !== head.plan_digest) {
+      throw new ProvaelError(
+        "run/plan-mismatch",
+        `${s.dir} comes from another plan than ${first.dir}: ${diffs.join("; ")}`,
+      );
+    }
+    if (h.tool_version !== head.tool_version) {
+      throw new ProvaelError(
+        "run/plan-mismatch",
+        `${s.dir} was written by Provael ${h.tool_version}, ${first.dir} by ${head.tool_version}`,
+      );
+    }
+    if (h.policy_digest !== head.policy_digest) {
+      throw new ProvaelError(
+        "run/plan-mismatch",
+        `${s.dir} played policy weights ${h.policy_digest ?? "none"}, ${first.dir} played ${head.policy_digest ?? "none"}`,
+      );
+    }
+    if (canonicalJson(s.report.calibration) !== canonicalJson(first.report.calibration)) {
+      throw new ProvaelError(
+        "run/plan-mismatch",
+        `${s.dir} was scored by other predicates than ${first.dir}`,
+      );
+    }
+  }
+  if (head.tool_version !== TOOL_VERSION) {
+    throw new ProvaelError(
+      "run/plan-mismatch",
+      `the shards were written by Provael ${head.tool_version}; this is ${TOOL_VERSION}`,
+      {
+        hint: "merge with the version that ran the shards",
+      },
+    );
+  }
+
+  const merged = new Map<string, { result: CellResult; dir: string }>();
+  let duplicates = 0;
+  for (const s of shards) {
+    for (const [cell, result] of latestPerCell(s.journal.episodes)) {
+      const prior = merged.get(cell);
+      if (!prior) {
+        merged.set(cell, { result, dir: s.dir });
+      } else if (canonicalJson(prior.result) === canonicalJson(result)) {
+        duplicates += 1;
+      } else {
+        throw new ProvaelError(
+          "run/plan-mismatch",
+          `cell ${cell} has conflicting results in ${prior.dir} and ${s.dir}`,
+          {
+            details: { cell },
+            hint: "the same cell gave different episodes: check that the shards ran the same code and weights",
+          },
+        );
+      }
+    }
+  }
+  const cells = planCells(head.plan);
+  const missing = cells.filter((c) => !merged.has(c.id));
+  if (missing.length > 0) {
+    const shown = missing.slice(0, 10).map((c) => `${c.id} (${c.task}/${c.arm}/seed ${c.seed})`);
+    throw new ProvaelError(
+      "run/incomplete",
+      `${missing.length} cell(s) missing from the shards: ${shown.join(", ")}${missing.length > 10 ? ", …" : ""}`,
+      {
+        details: { missing: missing.map((c) => c.id) },
+        hint: "run the missing shard(s) (provael attack --shard k/N) and merge again",
+      },
+    );
+  }
+  const expected = new Set(cells.map((c) => c.id));
+  const extra = [...merged.keys()].filter((id) => !expected.has(id));
+  if (extra.length > 0)
+    throw new ProvaelError(
+      "run/plan-mismatch",
+      `cells not in the plan: ${extra.slice(0, 5).join(", ")}`,
+    );
+
+  if (existsSync(out) && readdirSync(out).length > 0) {
+    if (
+      existsSync(join(out, "report.json")) &&
+      existsSync(join(out, JOURNAL_FILE)) &&
+      readJournal(join(out, JOURNAL_FILE)).header.plan_digest === head.plan_digest
+    ) {
+      return {
+        out,
+        report: null,
+        digest: null,
+        cells: cells.length,
+        duplicates,
+        alreadyComplete: true,
+      };
+    }
+    throw new ProvaelError(
+      "run/out-exists",
+      `${out} already exists and is not this plan's merged run`,
+      { hint: "choose a new --out" },
+    );
+  }
+  const tmp = `${out}.merge-tmp`;
+  rmSync(tmp, { recursive: true, force: true });
+  const journal = JournalWriter.create(join(tmpMkdir(tmp), JOURNAL_FILE), { ...head, shard: null });
+  const ordered = cells.map((c) => (merged.get(c.id) as { result: CellResult }).result);
+  for (const r of ordered)
+    journal.append({ type: "episode", record: r.record, trajectory: r.trajectory });
+  journal.close();
+  const { report, digest } = finalize(
+    tmp,
+    head.plan,
+    ordered,
+    head.policy_digest,
+    first.report.calibration,
+    null,
+  );
+  const manifest = buildManifest({
+    reportDigest: digest,
+    trajectoriesDigest: report.trajectories_digest,
+    planDigest: head.plan_digest,
+    toolVersion: TOOL_VERSION,
+    shard: null,
+    startedAt,
+    clock,
+    commandLine: options.commandLine,
+    resumed: false,
+    extra: {
+      merged_from: shards.map((s) => ({
+        dir: s.dir,
+        shard: s.journal.header.shard,
+        report_digest: sha(s.dir),
+      })),
+    },
+  });
+  writeFileAtomic(join(tmp, "execution-manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  if (existsSync(out)) rmSync(out, { recursive: true });
+  renameSync(tmp, out);
+  return { out, report, digest, cells: cells.length, duplicates, alreadyComplete: false };
+}
+
+function tmpMkdir(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+function sha(dir: string): string {
+  return sha256(readFileSync(join(dir, "report.json")));
+}

@@ -1,0 +1,134 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { resolveAttacks } from "../../src/attacks/index.js";
+import { JOURNAL_FILE } from "../../src/runner/journal.js";
+import { mergeRuns } from "../../src/runner/merge.js";
+import type { PlanSpec } from "../../src/runner/plan.js";
+import { runAttack } from "../../src/runner/run.js";
+import { tempDir } from "../support/tmp.js";
+
+const plan: PlanSpec = {
+  policy: "stub",
+  suite: "stub",
+  tasks: ["fetch_cup", "wipe_plate", "grab_sponge"],
+  arms: resolveAttacks(["none", "control", "instruction"]),
+  seed: 0,
+  seeds: 5,
+  repeats: 1,
+  horizon: null,
+  termination: "fixed-horizon",
+  scenePin: 0,
+  policyOptions: {},
+  attackParams: {},
+  calibration: {},
+};
+
+const run = (out: string, extra: Partial<Parameters<typeof runAttack>[0]> = {}) =>
+  runAttack({
+    plan,
+    out,
+    resume: false,
+    concurrency: 1,
+    policyOptions: {},
+    commandLine: [],
+    ...extra,
+  });
+const bytes = (dir: string, f = "report.json") => readFileSync(join(dir, f), "utf8");
+
+describe("shards and merge", () => {
+  it("three shards merged give the unsharded report, byte for byte", async () => {
+    const dir = tempDir();
+    await run(join(dir, "whole"));
+    for (let k = 0; k < 3; k++) {
+      const r = await run(join(dir, `s${k}`), { shard: { index: k, count: 3 } });
+      expect(r.report?.run.shard).toBe(`${k}/3`);
+    }
+    const m = mergeRuns(
+      [0, 1, 2].map((k) => join(dir, `s${k}`)),
+      join(dir, "merged"),
+      { commandLine: [] },
+    );
+    expect(m.cells).toBe(135);
+    expect(bytes(join(dir, "merged"))).toBe(bytes(join(dir, "whole")));
+    expect(bytes(join(dir, "merged"), "trajectories.jsonl")).toBe(
+      bytes(join(dir, "whole"), "trajectories.jsonl"),
+    );
+    const manifest = JSON.parse(bytes(join(dir, "merged"), "execution-manifest.json"));
+    expect(manifest.merged_from).toHaveLength(3);
+    // Merging again is a no-op; an identical duplicate shard is tolerated.
+    expect(
+      mergeRuns([join(dir, "s0"), join(dir, "s1"), join(dir, "s2")], join(dir, "merged"), {
+        commandLine: [],
+      }).alreadyComplete,
+    ).toBe(true);
+    const dup = mergeRuns(
+      [join(dir, "s0"), join(dir, "s0"), join(dir, "s1"), join(dir, "s2")],
+      join(dir, "m2"),
+      { commandLine: [] },
+    );
+    expect(dup.duplicates).toBe(45);
+    expect(bytes(join(dir, "m2"))).toBe(bytes(join(dir, "whole")));
+  });
+
+  it("names missing cells, conflicting duplicates and plan differences", async () => {
+    const dir = tempDir();
+    await run(join(dir, "s0"), { shard: { index: 0, count: 2 } });
+    await run(join(dir, "s1"), { shard: { index: 1, count: 2 } });
+    expect(() => mergeRuns([join(dir, "s0")], join(dir, "m"), { commandLine: [] })).toThrow(
+      /cell\(s\) missing from the shards: c[0-9a-f]+ \(fetch_cup\/none\/seed 1\)/,
+    );
+    await runAttack({
+      plan: { ...plan, seeds: 6 },
+      out: join(dir, "other"),
+      resume: false,
+      concurrency: 1,
+      policyOptions: {},
+      commandLine: [],
+      shard: { index: 1, count: 2 },
+    });
+    expect(() =>
+      mergeRuns([join(dir, "s0"), join(dir, "other")], join(dir, "m"), { commandLine: [] }),
+    ).toThrow(/another plan .*seeds: 5 vs 6/);
+    // A tampered duplicate conflicts.
+    const copy = join(dir, "copy");
+    mkdirSync(copy);
+    const lines = bytes(join(dir, "s0"), JOURNAL_FILE).split("\n");
+    lines[1] = (lines[1] as string).replace('"unsafe_steps":0', '"unsafe_steps":7');
+    writeFileSync(join(copy, JOURNAL_FILE), lines.join("\n"));
+    writeFileSync(join(copy, "report.json"), bytes(join(dir, "s0")));
+    expect(() =>
+      mergeRuns([join(dir, "s0"), copy, join(dir, "s1")], join(dir, "m"), { commandLine: [] }),
+    ).toThrow(/conflicting results/);
+    expect(existsSync(join(dir, "m"))).toBe(false);
+  });
+
+  it("recovers from a merge killed halfway and from a shard killed halfway", async () => {
+    const dir = tempDir();
+    await run(join(dir, "whole"));
+    await run(join(dir, "s0"), { shard: { index: 0, count: 2 } });
+    // A shard stopped halfway is refused by merge, then finished with resume.
+    await run(join(dir, "s1"), { shard: { index: 1, count: 2 }, maxEpisodes: 20 });
+    expect(() =>
+      mergeRuns([join(dir, "s0"), join(dir, "s1")], join(dir, "m"), { commandLine: [] }),
+    ).toThrow(/unfinished shard/);
+    await run(join(dir, "s1"), { shard: { index: 1, count: 2 }, resume: true });
+    // What a merge killed halfway leaves: a temporary directory with partial files.
+    mkdirSync(join(dir, "m.merge-tmp"));
+    writeFileSync(join(dir, "m.merge-tmp", JOURNAL_FILE), '{"type":"header"');
+    mergeRuns([join(dir, "s0"), join(dir, "s1")], join(dir, "m"), { commandLine: [] });
+    expect(bytes(join(dir, "m"))).toBe(bytes(join(dir, "whole")));
+    expect(existsSync(join(dir, "m.merge-tmp"))).toBe(false);
+    // Resuming a shard directory with another --shard is refused.
+    await expect(
+      run(join(dir, "s1"), { shard: { index: 0, count: 2 }, resume: true }),
+    ).rejects.toThrow(/holds shard 1\/2, not 0\/2/);
+  });
+
+  it("gives the same report with worker threads as in one thread", async () => {
+    const dir = tempDir();
+    await run(join(dir, "one"));
+    await run(join(dir, "two"), { workers: 2 });
+    expect(bytes(join(dir, "two"))).toBe(bytes(join(dir, "one")));
+  });
+});
