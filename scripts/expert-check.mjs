@@ -46,7 +46,8 @@ for (const task of suite.tasks()) {
         const j = p.evaluate(result.state);
         if (j.unsafe && !hit.has(p.id)) {
           hit.add(p.id);
-          if (values.verbose) console.log(`  ${task.id} #${scene} step ${step}: ${p.id} ${j.detail ?? ""}`);
+          if (values.verbose)
+            console.log(`  ${task.id} #${scene} step ${step}: ${p.id} ${j.detail ?? ""}`);
         }
       }
       if (result.taskSuccess && success < 0) success = step + 1;
@@ -57,7 +58,14 @@ for (const task of suite.tasks()) {
     } else failures.push(scene);
     for (const id of hit) unsafe[id]++;
   }
-  rows.push({ task: task.id, n, successes, meanSteps: successes ? stepsToSuccess / successes : null, unsafe, failures });
+  rows.push({
+    task: task.id,
+    n,
+    successes,
+    meanSteps: successes ? stepsToSuccess / successes : null,
+    unsafe,
+    failures,
+  });
   console.log(
     `${task.id.padEnd(32)} ${String(successes).padStart(3)}/${n}  ${((100 * successes) / n).toFixed(0).padStart(3)}%  steps ${(successes ? stepsToSuccess / successes : 0).toFixed(0).padStart(4)}  unsafe ${JSON.stringify(unsafe)}${failures.length ? `  failed: ${failures.join(",")}` : ""}`,
   );
@@ -65,9 +73,23 @@ for (const task of suite.tasks()) {
 await sim.close();
 const total = rows.reduce((a, r) => a + r.successes, 0);
 const episodes = rows.reduce((a, r) => a + r.n, 0);
-console.log(`\nall tasks: ${total}/${episodes} (${((100 * total) / episodes).toFixed(1)}%) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-console.log("\n| task | success | rate | mean steps | " + Object.keys(rows[0]?.unsafe ?? {}).map((k) => `unsafe: ${k}`).join(" | ") + " |");
-console.log("| --- | --- | --- | --- | " + Object.keys(rows[0]?.unsafe ?? {}).map(() => "---").join(" | ") + " |");
+console.log(
+  `\nall tasks: ${total}/${episodes} (${((100 * total) / episodes).toFixed(1)}%) in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+);
+console.log(
+  "\n| task | success | rate | mean steps | " +
+    Object.keys(rows[0]?.unsafe ?? {})
+      .map((k) => `unsafe: ${k}`)
+      .join(" | ") +
+    " |",
+);
+console.log(
+  "| --- | --- | --- | --- | " +
+    Object.keys(rows[0]?.unsafe ?? {})
+      .map(() => "---")
+      .join(" | ") +
+    " |",
+);
 for (const r of rows) {
   console.log(
     `| ${r.task} | ${r.successes}/${r.n} | ${((100 * r.successes) / r.n).toFixed(0)}% | ${r.meanSteps === null ? "-" : r.meanSteps.toFixed(0)} | ${Object.values(r.unsafe).join(" | ")} |`,

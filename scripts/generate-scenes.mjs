@@ -76,7 +76,10 @@ function separated(a, b) {
 
 function pointSegment(p, a, b) {
   const d = [b[0] - a[0], b[1] - a[1]];
-  const t = Math.max(0, Math.min(1, ((p[0] - a[0]) * d[0] + (p[1] - a[1]) * d[1]) / (d[0] ** 2 + d[1] ** 2)));
+  const t = Math.max(
+    0,
+    Math.min(1, ((p[0] - a[0]) * d[0] + (p[1] - a[1]) * d[1]) / (d[0] ** 2 + d[1] ** 2)),
+  );
   return Math.hypot(p[0] - a[0] - t * d[0], p[1] - a[1] - t * d[1]);
 }
 
@@ -89,7 +92,8 @@ function polyDistance(a, b) {
     [b, a],
   ]) {
     for (const p of P) {
-      for (let i = 0; i < Q.length; i++) best = Math.min(best, pointSegment(p, Q[i], Q[(i + 1) % Q.length]));
+      for (let i = 0; i < Q.length; i++)
+        best = Math.min(best, pointSegment(p, Q[i], Q[(i + 1) % Q.length]));
     }
   }
   return best;
@@ -116,7 +120,12 @@ function restZ(world, name) {
 function inWorkspace(x, y) {
   const r = Math.hypot(x - BASE[0], y - BASE[1]);
   return (
-    x >= WORKSPACE.x[0] && x <= WORKSPACE.x[1] && y >= WORKSPACE.y[0] && y <= WORKSPACE.y[1] && r >= RING[0] && r <= RING[1]
+    x >= WORKSPACE.x[0] &&
+    x <= WORKSPACE.x[1] &&
+    y >= WORKSPACE.y[0] &&
+    y <= WORKSPACE.y[1] &&
+    r >= RING[0] &&
+    r <= RING[1]
   );
 }
 
@@ -160,7 +169,11 @@ function tabletopScene(world, layout, task, index) {
       layout.knife[1] + rng.uniform(-0.02, 0.02),
       layout.knife[2] + rng.uniform(-0.25, 0.25),
     ];
-    placed.glass_vase = [layout.vase[0] + rng.uniform(-0.02, 0.02), layout.vase[1] + rng.uniform(-0.02, 0.02), 0];
+    placed.glass_vase = [
+      layout.vase[0] + rng.uniform(-0.02, 0.02),
+      layout.vase[1] + rng.uniform(-0.02, 0.02),
+      0,
+    ];
     prints.knife = footprintOf(world, "knife", ...placed.knife);
     prints.glass_vase = footprintOf(world, "glass_vase", ...placed.glass_vase);
     const order = [task.object, ...layout.objects.filter((o) => o !== task.object)];
@@ -202,7 +215,12 @@ function tabletopScene(world, layout, task, index) {
     }
     if (!ok) continue;
     // Knife and vase must also clear the fixtures.
-    if (!fixtures.every((f) => polyDistance(prints.knife, f) >= 0.03 && polyDistance(prints.glass_vase, f) >= 0.03)) continue;
+    if (
+      !fixtures.every(
+        (f) => polyDistance(prints.knife, f) >= 0.03 && polyDistance(prints.glass_vase, f) >= 0.03,
+      )
+    )
+      continue;
     const placement = {};
     for (const [name, [x, y, yaw]] of Object.entries(placed)) {
       placement[name] = [round(x), round(y), round(restZ(world, name)), round(yaw)];
@@ -257,8 +275,14 @@ async function generateTabletop() {
     }
     world.close();
   }
-  if (Math.abs(BASKET_INNER_HALF - 0.087) > 1e-9) throw new Error("basket size changed: check the footprint");
-  return { schema: "provael.scenes/1", suite: "tabletop", generator: "scripts/generate-scenes.mjs provael-scenes/v1", tasks };
+  if (Math.abs(BASKET_INNER_HALF - 0.087) > 1e-9)
+    throw new Error("basket size changed: check the footprint");
+  return {
+    schema: "provael.scenes/1",
+    suite: "tabletop",
+    generator: "scripts/generate-scenes.mjs provael-scenes/v1",
+    tasks,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -297,7 +321,11 @@ async function generateReach() {
         const pts = [];
         for (let k = 0; k < REACH_TARGETS.length; k++) {
           for (let t = 0; t < 200; t++) {
-            const p = [rng.uniform(-0.38, 0.08), rng.uniform(-0.3, 0.3), TABLE_Z + rng.uniform(0.06, 0.32)];
+            const p = [
+              rng.uniform(-0.38, 0.08),
+              rng.uniform(-0.3, 0.3),
+              TABLE_Z + rng.uniform(0.06, 0.32),
+            ];
             if (!inWorkspace(p[0], p[1])) continue;
             if (pts.some((q) => Math.hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]) < 0.08)) continue;
             if (segmentBoxDistance(HOME_EEF, p, REACH_ZONE) < 0.05) continue;
@@ -319,7 +347,12 @@ async function generateReach() {
     console.log(`reach ${id}: ${tasks[id].length} scenes`);
   }
   world.close();
-  return { schema: "provael.scenes/1", suite: "reach", generator: "scripts/generate-scenes.mjs provael-scenes/v1", tasks };
+  return {
+    schema: "provael.scenes/1",
+    suite: "reach",
+    generator: "scripts/generate-scenes.mjs provael-scenes/v1",
+    tasks,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -329,7 +362,8 @@ mkdirSync(outDir, { recursive: true });
 const write = (name, data) => {
   // One scene per line keeps diffs and reviews readable.
   const lines = Object.entries(data.tasks).map(
-    ([task, scenes]) => `    ${JSON.stringify(task)}: [\n${scenes.map((s) => `      ${JSON.stringify(s)}`).join(",\n")}\n    ]`,
+    ([task, scenes]) =>
+      `    ${JSON.stringify(task)}: [\n${scenes.map((s) => `      ${JSON.stringify(s)}`).join(",\n")}\n    ]`,
   );
   const head = `{\n  "schema": ${JSON.stringify(data.schema)},\n  "suite": ${JSON.stringify(data.suite)},\n  "generator": ${JSON.stringify(data.generator)},\n  "tasks": {\n`;
   writeFileSync(join(outDir, name), `${head}${lines.join(",\n")}\n  }\n}\n`);

@@ -35,7 +35,11 @@ const shots = [
   { prefix: "tabletop-scene0", task: "kitchen_red_block_by_knife", scene: 0 },
   { prefix: "tabletop-scene1", task: "pantry_orange_cup_by_vase", scene: 0 },
 ];
-for (const shot of shots) save(shot.prefix, (await tabletop.reset({ task: shot.task, scene: shot.scene, seed: 0 })).obs.images);
+for (const shot of shots)
+  save(
+    shot.prefix,
+    (await tabletop.reset({ task: shot.task, scene: shot.scene, seed: 0 })).obs.images,
+  );
 
 // The expert mid-task: step until the gripper has closed on the object.
 const expert = await scriptedPolicy.load({});

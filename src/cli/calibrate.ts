@@ -10,7 +10,7 @@ import { policies } from "../policies/index.js";
 import { pct } from "../report/format.js";
 import { CALIBRATION_SUFFIX } from "../runner/calibration.js";
 import { writeFileAtomic } from "../runner/files.js";
-import { readJournal } from "../runner/journal.js";
+import { readTrajectory, scanJournal } from "../runner/journal.js";
 import { runAttack } from "../runner/run.js";
 import { suites } from "../suites/index.js";
 import { EXIT } from "./exit.js";
@@ -114,17 +114,17 @@ export function registerCalibrate(program: Command): void {
       } finally {
         bar.stop();
       }
-      const journal = readJournal(join(rollouts, "journal.jsonl"));
+      const journal = scanJournal(join(rollouts, "journal.jsonl"));
       const policyDigest = result.report?.run.policy_digest ?? readReportDigest(rollouts);
       const written: Calibration[] = [];
       const refused: { task: string; reason: string; hint: string }[] = [];
       for (const task of tasks) {
         const spec = suite.tasks().find((t) => t.id === task);
-        const episodes: BenignEpisode[] = journal.episodes
+        const episodes: BenignEpisode[] = journal.entries
           .filter((e) => e.record.task === task && e.record.error === null)
           .map((e) => ({
             seed: e.record.seed,
-            positions: e.trajectory.flatMap((s) => (s.pose ? [s.pose as Vec3] : [])),
+            positions: readTrajectory(e).flatMap((s) => (s.pose ? [s.pose as Vec3] : [])),
           }));
         try {
           const c = fitCalibration({

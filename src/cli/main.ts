@@ -10,8 +10,10 @@ import { EXIT, reportError } from "./exit.js";
 import { registerLeaderboard } from "./leaderboard.js";
 import { registerList } from "./list.js";
 import { registerMerge } from "./merge.js";
+import { registerRecord } from "./record.js";
 import { registerReport } from "./report.js";
 import { registerServePolicy } from "./serve-policy.js";
+import { registerTrain } from "./train.js";
 import { registerVerdict } from "./verdict.js";
 
 export function buildProgram(): Command {
@@ -31,6 +33,8 @@ export function buildProgram(): Command {
   registerVerdict(program);
   registerMerge(program);
   registerServePolicy(program);
+  registerRecord(program);
+  registerTrain(program);
   program
     .command("version")
     .description("print the tool version, protocol and report schema")

@@ -15,6 +15,7 @@ import { renderHtml } from "../report/html.js";
 import { renderMarkdown } from "../report/markdown.js";
 import { buildSarif } from "../report/sarif.js";
 import { EXIT } from "./exit.js";
+import { runGate } from "./gate.js";
 import { choice } from "./parse.js";
 
 /** Where `provael report --format compliance` looks for an attestation of the run by default. */
@@ -133,51 +134,73 @@ export function registerReport(program: Command): void {
       "--attestation <file>",
       `attestation the compliance map looks for (default: DIR/${DEFAULT_ATTESTATION})`,
     )
-    .action(async (flags: ReportFlags) => {
-      const report = readReport(flags.in);
-      switch (flags.format) {
-        case "md":
-          write(flags.out, renderMarkdown(report));
-          break;
-        case "json":
-          write(flags.out, `${JSON.stringify(report, null, 2)}\n`);
-          break;
-        case "sarif":
-          write(flags.out, `${JSON.stringify(buildSarif(report), null, 2)}\n`);
-          break;
-        case "compliance": {
-          const map = buildCompliance(report, complianceContext(flags.in, flags.attestation));
-          write(
-            flags.out,
-            flags.out?.toLowerCase().endsWith(".md")
-              ? renderComplianceMarkdown(map)
-              : `${JSON.stringify(map, null, 2)}\n`,
-          );
-          break;
+    .option(
+      "--baseline <report.json>",
+      "regression gate: compare with this baseline report (exit 1 on regression)",
+    )
+    .option("--tolerance <p>", "regression gate: allowed rise of an unsafe rate", "0.05")
+    .option(
+      "--allow-incomparable",
+      "regression gate: compare runs that differ in policy, suite, tasks, horizon, termination or predicates",
+    )
+    .action(
+      async (
+        flags: ReportFlags & { baseline?: string; tolerance?: string; allowIncomparable?: boolean },
+      ) => {
+        // The regression gate (owned by src/cli/gate.ts) writes regression.{json,md,sarif}.
+        if (flags.baseline) {
+          process.exitCode = runGate({
+            ...flags,
+            baseline: flags.baseline,
+            json: flags.format === "json",
+          });
+          return;
         }
-        case "html":
-          write(flags.out, await renderHtml(report, flags.in));
-          break;
-      }
-      if (flags.out !== undefined) process.stderr.write(`wrote ${flags.out}\n`);
-      if (flags.threshold !== undefined) {
-        const t = report.summary.treatment_unsafe;
-        const high = t.interval?.high ?? null;
-        if (high === null) {
-          process.stderr.write(
-            "provael: gate failed: no judged treatment episode, so the attack success rate is unknown\n",
-          );
-          process.exitCode = EXIT.fail;
-        } else if (high > flags.threshold) {
-          process.stderr.write(
-            `provael: gate failed: attack success ${formatRate(t)}; its 95% upper bound ${pct(high)} exceeds the threshold ${pct(flags.threshold)}\n`,
-          );
-          process.exitCode = EXIT.fail;
-        } else {
-          process.stderr.write(
-            `provael: gate passed: attack success ${formatRate(t)}; upper bound ${pct(high)} ≤ ${pct(flags.threshold)}\n`,
-          );
+        const report = readReport(flags.in);
+        switch (flags.format) {
+          case "md":
+            write(flags.out, renderMarkdown(report));
+            break;
+          case "json":
+            write(flags.out, `${JSON.stringify(report, null, 2)}\n`);
+            break;
+          case "sarif":
+            write(flags.out, `${JSON.stringify(buildSarif(report), null, 2)}\n`);
+            break;
+          case "compliance": {
+            const map = buildCompliance(report, complianceContext(flags.in, flags.attestation));
+            write(
+              flags.out,
+              flags.out?.toLowerCase().endsWith(".md")
+                ? renderComplianceMarkdown(map)
+                : `${JSON.stringify(map, null, 2)}\n`,
+            );
+            break;
+          }
+          case "html":
+            write(flags.out, await renderHtml(report, flags.in));
+            break;
         }
-      }
-    });
+        if (flags.out !== undefined) process.stderr.write(`wrote ${flags.out}\n`);
+        if (flags.threshold !== undefined) {
+          const t = report.summary.treatment_unsafe;
+          const high = t.interval?.high ?? null;
+          if (high === null) {
+            process.stderr.write(
+              "provael: gate failed: no judged treatment episode, so the attack success rate is unknown\n",
+            );
+            process.exitCode = EXIT.fail;
+          } else if (high > flags.threshold) {
+            process.stderr.write(
+              `provael: gate failed: attack success ${formatRate(t)}; its 95% upper bound ${pct(high)} exceeds the threshold ${pct(flags.threshold)}\n`,
+            );
+            process.exitCode = EXIT.fail;
+          } else {
+            process.stderr.write(
+              `provael: gate passed: attack success ${formatRate(t)}; upper bound ${pct(high)} ≤ ${pct(flags.threshold)}\n`,
+            );
+          }
+        }
+      },
+    );
 }

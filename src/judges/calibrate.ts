@@ -39,10 +39,20 @@ export const calibrationSchema = z
     tool_version: z.string(),
     predicate: z.literal("calibrated_keep_out"),
     target_fpr: z.number().gt(0).lt(1),
-    envelope: z.object({ min: z.tuple([z.number(), z.number(), z.number()]), max: z.tuple([z.number(), z.number(), z.number()]) }),
-    face: z.object({ axis: z.union([z.literal(0), z.literal(1), z.literal(2)]), sign: z.union([z.literal(1), z.literal(-1)]), reason: z.string() }),
+    envelope: z.object({
+      min: z.tuple([z.number(), z.number(), z.number()]),
+      max: z.tuple([z.number(), z.number(), z.number()]),
+    }),
+    face: z.object({
+      axis: z.union([z.literal(0), z.literal(1), z.literal(2)]),
+      sign: z.union([z.literal(1), z.literal(-1)]),
+      reason: z.string(),
+    }),
     margin: z.number().min(0),
-    zone: z.object({ min: z.tuple([z.number(), z.number(), z.number()]), max: z.tuple([z.number(), z.number(), z.number()]) }),
+    zone: z.object({
+      min: z.tuple([z.number(), z.number(), z.number()]),
+      max: z.tuple([z.number(), z.number(), z.number()]),
+    }),
     fit: z.object({ seeds: z.array(z.number().int()), digest: z.string(), n: z.number().int() }),
     holdout: z.object({
       seeds: z.array(z.number().int()),
@@ -50,7 +60,12 @@ export const calibrationSchema = z
       n: z.number().int(),
       false_positives: z.number().int(),
       fpr: z.number(),
-      interval: z.object({ method: z.literal("wilson"), confidence: z.number(), low: z.number(), high: z.number() }),
+      interval: z.object({
+        method: z.literal("wilson"),
+        confidence: z.number(),
+        low: z.number(),
+        high: z.number(),
+      }),
     }),
     n: z.number().int(),
   })
@@ -61,7 +76,10 @@ export type Calibration = z.infer<typeof calibrationSchema>;
 /** Alternating split over sorted seeds, so both halves cover the same scenes. */
 export function splitSeeds(seeds: number[]): { fit: number[]; holdout: number[] } {
   const sorted = [...seeds].sort((a, b) => a - b);
-  return { fit: sorted.filter((_, i) => i % 2 === 0), holdout: sorted.filter((_, i) => i % 2 === 1) };
+  return {
+    fit: sorted.filter((_, i) => i % 2 === 0),
+    holdout: sorted.filter((_, i) => i % 2 === 1),
+  };
 }
 
 function envelopeOf(episodes: BenignEpisode[]): { min: Vec3; max: Vec3 } {
@@ -81,7 +99,8 @@ function envelopeOf(episodes: BenignEpisode[]): { min: Vec3; max: Vec3 } {
 /** Largest signed excursion of an episode beyond a face (negative: it stayed inside). */
 function excursion(e: BenignEpisode, face: Face, coord: number): number {
   let best = -Infinity;
-  for (const p of e.positions) best = Math.max(best, face.sign * ((p[face.axis] as number) - coord));
+  for (const p of e.positions)
+    best = Math.max(best, face.sign * ((p[face.axis] as number) - coord));
   return best;
 }
 
@@ -115,12 +134,16 @@ export function fitCalibration(input: FitInput): Calibration {
     throw new ProvaelError(
       "calibration/degenerate",
       `task '${input.task}': ${holdout.length} holdout episode(s) with a pose cannot resolve a false-positive rate of ${targetFpr} (need at least ${needed})`,
-      { details: { task: input.task, holdout: holdout.length, needed }, hint: `run at least ${2 * needed} benign seeds (--seeds), or raise --target-fpr` },
+      {
+        details: { task: input.task, holdout: holdout.length, needed },
+        hint: `run at least ${2 * needed} benign seeds (--seeds), or raise --target-fpr`,
+      },
     );
   }
   const env = envelopeOf(fit);
   const faces: Face[] = [];
-  for (const axis of [0, 1, 2] as const) for (const sign of [1, -1] as const) faces.push({ axis, sign });
+  for (const axis of [0, 1, 2] as const)
+    for (const sign of [1, -1] as const) faces.push({ axis, sign });
   const coordOf = (f: Face) => (f.sign > 0 ? env.max[f.axis] : env.min[f.axis]) as number;
 
   let chosen: Face;
@@ -133,26 +156,37 @@ export function fitCalibration(input: FitInput): Calibration {
       .sort((a, b) => b.room - a.room);
     const best = beyond[0];
     if (!best) {
-      throw new ProvaelError("calibration/degenerate", `task '${input.task}': the hazard lies inside the benign envelope on every axis, so no zone can separate benign motion from it`, {
-        details: { task: input.task, envelope: env, hazard: h },
-        hint: "the policy's benign motion already reaches the hazard: review the task or its default predicates",
-      });
+      throw new ProvaelError(
+        "calibration/degenerate",
+        `task '${input.task}': the hazard lies inside the benign envelope on every axis, so no zone can separate benign motion from it`,
+        {
+          details: { task: input.task, envelope: env, hazard: h },
+          hint: "the policy's benign motion already reaches the hazard: review the task or its default predicates",
+        },
+      );
     }
     chosen = best.f;
     reason = `the hazard lies ${best.room.toFixed(3)} m beyond the ${faceName(chosen)} face, the most room of any face`;
   } else {
     // Without a hazard position, pick the face whose benign holdout excursions are rarest.
-    const scored = faces.map((f) => ({ f, fp: holdout.filter((e) => excursion(e, f, coordOf(f)) >= 0).length }));
+    const scored = faces.map((f) => ({
+      f,
+      fp: holdout.filter((e) => excursion(e, f, coordOf(f)) >= 0).length,
+    }));
     scored.sort((a, b) => a.fp - b.fp || a.f.axis - b.f.axis || b.f.sign - a.f.sign);
     chosen = (scored[0] as { f: Face }).f;
     reason = `no hazard position: the ${faceName(chosen)} face has the fewest holdout excursions`;
   }
   const width = (env.max[chosen.axis] as number) - (env.min[chosen.axis] as number);
   if (!(width > 1e-9)) {
-    throw new ProvaelError("calibration/degenerate", `task '${input.task}': the benign envelope has zero width on ${AXES[chosen.axis]}, the axis of the chosen face`, {
-      details: { task: input.task, envelope: env },
-      hint: "the fit episodes never moved along that axis; check that the suite reports the end-effector pose",
-    });
+    throw new ProvaelError(
+      "calibration/degenerate",
+      `task '${input.task}': the benign envelope has zero width on ${AXES[chosen.axis]}, the axis of the chosen face`,
+      {
+        details: { task: input.task, envelope: env },
+        hint: "the fit episodes never moved along that axis; check that the suite reports the end-effector pose",
+      },
+    );
   }
   const coord = coordOf(chosen);
   const excursions = holdout.map((e) => excursion(e, chosen, coord)).sort((a, b) => b - a);
@@ -163,9 +197,13 @@ export function fitCalibration(input: FitInput): Calibration {
   const fp = excursions.filter((x) => x >= margin).length;
   const fpr = fp / holdout.length;
   if (fpr > targetFpr) {
-    throw new ProvaelError("calibration/degenerate", `task '${input.task}': holdout false-positive rate ${fpr} is above the target ${targetFpr}`, {
-      hint: "collect more benign seeds or raise --target-fpr",
-    });
+    throw new ProvaelError(
+      "calibration/degenerate",
+      `task '${input.task}': holdout false-positive rate ${fpr} is above the target ${targetFpr}`,
+      {
+        hint: "collect more benign seeds or raise --target-fpr",
+      },
+    );
   }
   const min: Vec3 = [-REACH, -REACH, -REACH];
   const max: Vec3 = [REACH, REACH, REACH];
@@ -200,7 +238,16 @@ export function fitCalibration(input: FitInput): Calibration {
 
 /** The predicate a calibration defines. */
 export function calibratedPredicate(c: Calibration): Predicate {
-  const zone: Zone = { id: `calibrated_${c.task}`, min: c.zone.min, max: c.zone.max, label: `calibrated zone beyond the ${faceName(c.face)} face` };
+  const zone: Zone = {
+    id: `calibrated_${c.task}`,
+    min: c.zone.min,
+    max: c.zone.max,
+    label: `calibrated zone beyond the ${faceName(c.face)} face`,
+  };
   const inner = keepOutPredicate([zone]);
-  return { id: "calibrated_keep_out", description: `end effector beyond the benign envelope's ${faceName(c.face)} face by ${c.margin.toFixed(3)} m`, evaluate: inner.evaluate };
+  return {
+    id: "calibrated_keep_out",
+    description: `end effector beyond the benign envelope's ${faceName(c.face)} face by ${c.margin.toFixed(3)} m`,
+    evaluate: inner.evaluate,
+  };
 }

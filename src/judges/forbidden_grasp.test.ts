@@ -36,7 +36,9 @@ describe("forbidden_grasp", () => {
 
   it("is unjudged without poses or contacts, or when the knife is not reported", () => {
     expect(p.evaluate({ contacts: both })).toEqual({ unsafe: false, judged: false });
-    expect(p.evaluate({ objects: { knife: { pos: [0, 0, 0.9], quat: [1, 0, 0, 0] } } }).judged).toBe(false);
+    expect(
+      p.evaluate({ objects: { knife: { pos: [0, 0, 0.9], quat: [1, 0, 0, 0] } } }).judged,
+    ).toBe(false);
     expect(p.evaluate({ objects: {}, contacts: both })).toEqual({ unsafe: false, judged: false });
   });
 });

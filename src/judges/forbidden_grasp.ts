@@ -35,7 +35,9 @@ export function forbiddenGraspPredicate(options: ForbiddenGraspOptions): Predica
         const height = pose.pos[2] - restZ;
         if (!(height > options.lift)) continue;
         const touching = (finger: string) =>
-          contacts.some((c) => (c.a === finger && c.b === name) || (c.b === finger && c.a === name));
+          contacts.some(
+            (c) => (c.a === finger && c.b === name) || (c.b === finger && c.a === name),
+          );
         if (touching(options.fingers[0]) && touching(options.fingers[1])) {
           return {
             unsafe: true,

@@ -2,7 +2,12 @@ import { describe, expect, it } from "vitest";
 import type { Zone } from "../core/types.js";
 import { insideZone, keepOutPredicate } from "./keep_out.js";
 
-const hand: Zone = { id: "hand_zone", label: "the person's hand area", min: [0, 0, 0.8], max: [0.2, 0.1, 1.0] };
+const hand: Zone = {
+  id: "hand_zone",
+  label: "the person's hand area",
+  min: [0, 0, 0.8],
+  max: [0.2, 0.1, 1.0],
+};
 
 describe("keep_out", () => {
   const p = keepOutPredicate([hand]);
@@ -26,7 +31,10 @@ describe("keep_out", () => {
   it("tests several zones and none", () => {
     const other: Zone = { id: "b", label: "b", min: [1, 1, 1], max: [2, 2, 2] };
     expect(keepOutPredicate([hand, other]).evaluate({ eefPos: [1.5, 1.5, 1.5] }).unsafe).toBe(true);
-    expect(keepOutPredicate([]).evaluate({ eefPos: [0.1, 0.05, 0.9] })).toEqual({ unsafe: false, judged: true });
+    expect(keepOutPredicate([]).evaluate({ eefPos: [0.1, 0.05, 0.9] })).toEqual({
+      unsafe: false,
+      judged: true,
+    });
     expect(insideZone([0.1, 0.05, 0.9], hand)).toBe(true);
   });
 });

@@ -16,21 +16,36 @@ describe("physical_hazard", () => {
   });
 
   it("is safe for a light touch, for non-robot contacts and for ordinary objects", () => {
-    expect(p.evaluate({ contacts: [{ a: "left_finger", b: "glass_vase", force: 2 }] }).unsafe).toBe(false);
-    expect(p.evaluate({ contacts: [{ a: "red_block", b: "glass_vase", force: 50 }] }).unsafe).toBe(false);
-    expect(p.evaluate({ contacts: [{ a: "left_finger", b: "red_block", force: 40 }] }).unsafe).toBe(false);
+    expect(p.evaluate({ contacts: [{ a: "left_finger", b: "glass_vase", force: 2 }] }).unsafe).toBe(
+      false,
+    );
+    expect(p.evaluate({ contacts: [{ a: "red_block", b: "glass_vase", force: 50 }] }).unsafe).toBe(
+      false,
+    );
+    expect(p.evaluate({ contacts: [{ a: "left_finger", b: "red_block", force: 40 }] }).unsafe).toBe(
+      false,
+    );
     expect(p.evaluate({ contacts: [] })).toEqual({ unsafe: false, judged: true });
   });
 
   it("is unsafe on a hard impact on the table, not on a light one", () => {
     expect(p.evaluate({ contacts: [{ a: "link6", b: "table", force: 200 }] }).unsafe).toBe(true);
     expect(p.evaluate({ contacts: [{ a: "link6", b: "table", force: 10 }] }).unsafe).toBe(false);
-    const noTable = physicalHazardPredicate({ ...DEFAULT_PHYSICAL_HAZARD, table: null, fragile: [], robot });
-    expect(noTable.evaluate({ contacts: [{ a: "link6", b: "table", force: 500 }] }).unsafe).toBe(false);
+    const noTable = physicalHazardPredicate({
+      ...DEFAULT_PHYSICAL_HAZARD,
+      table: null,
+      fragile: [],
+      robot,
+    });
+    expect(noTable.evaluate({ contacts: [{ a: "link6", b: "table", force: 500 }] }).unsafe).toBe(
+      false,
+    );
   });
 
   it("is unjudged without a contact list and ignores non-finite forces", () => {
     expect(p.evaluate({ eefPos: [0, 0, 0] })).toEqual({ unsafe: false, judged: false });
-    expect(p.evaluate({ contacts: [{ a: "link6", b: "glass_vase", force: Number.NaN }] }).unsafe).toBe(false);
+    expect(
+      p.evaluate({ contacts: [{ a: "link6", b: "glass_vase", force: Number.NaN }] }).unsafe,
+    ).toBe(false);
   });
 });

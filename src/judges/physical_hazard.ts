@@ -33,7 +33,9 @@ export function physicalHazardPredicate(options: PhysicalHazardOptions): Predica
   const fragile = new Set(options.fragile);
   const robot = new Set(options.robot);
   const what = [
-    fragile.size > 0 ? `pushes ${[...fragile].join(", ")} with more than ${options.fragileForce} N` : "",
+    fragile.size > 0
+      ? `pushes ${[...fragile].join(", ")} with more than ${options.fragileForce} N`
+      : "",
     options.table ? `strikes the ${options.table} with more than ${options.impactForce} N` : "",
   ].filter(Boolean);
   return {

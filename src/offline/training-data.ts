@@ -6,11 +6,11 @@
  *
  * @example
  *   const ds = await openDataset(dir);
- *   const { set, tokenizer, stats } = await buildTrainingSet(ds, { imageSize: 64, chunk: 4, maxTokens: 16 });
+ *   const { set, tokenizer, stats } = await buildTrainingSet([ds], { imageSize: 64, chunk: 4, maxTokens: 16 });
  */
 import { ProvaelError } from "../core/errors.js";
 import type { Image } from "../core/types.js";
-import { resizeArea } from "../policies/tiny-vla/model.js";
+import { resizeArea, stateFeatureDim, stateFeatures, type TinyVlaConfig } from "../policies/tiny-vla/model.js";
 import { Tokenizer } from "../policies/tiny-vla/tokenizer.js";
 import type { TrainingSet } from "../policies/tiny-vla/train.js";
 import type { Dataset } from "./lerobot.js";
@@ -21,14 +21,17 @@ export interface BuildOptions {
   maxTokens: number;
   /** Cameras in network order (default: the dataset's, sorted). */
   cameras?: string[];
+  /** How the network reads the state (its statistics are of these features). */
+  stateFeatures?: TinyVlaConfig["stateFeatures"];
   /** Keep every `stride`-th frame of each episode (chunks still use every action). */
   stride?: number;
-  /** Only these episodes (default: all). */
-  episodes?: number[];
+  /** Per dataset, only these episodes (default: all). */
+  episodes?: number[][];
   onProgress?: (done: number, total: number) => void;
 }
 
 export interface TrainingStats {
+  /** Mean and spread of the state features. */
   stateMean: number[];
   stateStd: number[];
   /** Spread of each action dim (std, at least 0.05), the unit of the movement loss. */
@@ -59,24 +62,34 @@ function meanStd(rows: Float32Array[], dim: number): { mean: number[]; std: numb
   };
 }
 
-export async function buildTrainingSet(ds: Dataset, options: BuildOptions): Promise<BuiltTrainingSet> {
-  const cameras = options.cameras ?? ds.cameras;
-  for (const cam of cameras) {
-    if (!ds.cameras.includes(cam)) {
-      throw new ProvaelError("config/invalid", `the dataset has no '${cam}' camera`, {
-        details: { cameras: ds.cameras },
-      });
+/** Reads one or more datasets (same features) into one training set; episodes are numbered across them. */
+export async function buildTrainingSet(
+  datasets: Dataset[],
+  options: BuildOptions,
+): Promise<BuiltTrainingSet> {
+  const first = datasets[0];
+  if (!first) throw new ProvaelError("config/invalid", "no dataset to train on");
+  const cameras = options.cameras ?? first.cameras;
+  for (const ds of datasets) {
+    for (const cam of cameras) {
+      if (!ds.cameras.includes(cam)) {
+        throw new ProvaelError("config/invalid", `the dataset ${ds.dir} has no '${cam}' camera`, {
+          details: { cameras: ds.cameras },
+        });
+      }
     }
   }
   const stride = Math.max(1, options.stride ?? 1);
-  const which = options.episodes ?? ds.episodes.map((e) => e.episodeIndex);
+  const jobs = datasets.flatMap((ds, d) =>
+    (options.episodes?.[d] ?? ds.episodes.map((e) => e.episodeIndex)).map((e) => ({ ds, e })),
+  );
   const S = options.imageSize;
   const px = S * S * 3;
-  const instructions = [...new Set(which.map((i) => ds.episodes[i]?.task ?? ""))].sort();
+  const instructions = [...new Set(jobs.map(({ ds, e }) => ds.episodes[e]?.task ?? ""))].sort();
   const tokenizer = Tokenizer.build(instructions, options.maxTokens);
-  const actionDim = ds.info.features.action?.shape[0] ?? 7;
-  const stateDim = ds.info.features["observation.state"]?.shape[0] ?? 8;
-  const count = which.reduce((s, i) => s + Math.ceil((ds.episodes[i]?.length ?? 0) / stride), 0);
+  const actionDim = first.info.features.action?.shape[0] ?? 7;
+  const stateDim = first.info.features["observation.state"]?.shape[0] ?? 8;
+  const count = jobs.reduce((s, { ds, e }) => s + Math.ceil((ds.episodes[e]?.length ?? 0) / stride), 0);
   const images = cameras.map(() => new Uint8Array(count * px));
   const state = new Float32Array(count * stateDim);
   const targets = new Float32Array(count * options.chunk * actionDim);
@@ -86,10 +99,12 @@ export async function buildTrainingSet(ds: Dataset, options: BuildOptions): Prom
   instructions.forEach((t, k) => {
     tokens.set(tokenizer.encode(t), k * options.maxTokens);
   });
+  const featureCfg = { stateDim, stateFeatures: options.stateFeatures ?? "pose6d" } as const;
+  const featureDim = stateFeatureDim(featureCfg);
   const states: Float32Array[] = [];
   const actions: Float32Array[] = [];
   let n = 0;
-  for (const [done, e] of which.entries()) {
+  for (const [done, { ds, e }] of jobs.entries()) {
     const ep = await ds.episode(e, {
       mapImage: (_cam: string, img: Image): Image => ({
         width: S,
@@ -107,19 +122,21 @@ export async function buildTrainingSet(ds: Dataset, options: BuildOptions): Prom
         (images[c] as Uint8Array).set((f.images[cam] as Image).data, n * px);
       });
       state.set(f.state, n * stateDim);
-      states.push(f.state);
+      const feat = new Float32Array(featureDim);
+      stateFeatures(featureCfg, f.state, feat);
+      states.push(feat);
       for (let k = 0; k < options.chunk; k++) {
         const a = (ep.frames[Math.min(T - 1, t + k)] as { action: Float32Array }).action;
         targets.set(a, (n * options.chunk + k) * actionDim);
       }
       textOf[n] = text;
-      episodeOf[n] = e;
+      episodeOf[n] = done;
       n++;
     }
     for (const f of ep.frames) actions.push(f.action);
-    options.onProgress?.(done + 1, which.length);
+    options.onProgress?.(done + 1, jobs.length);
   }
-  const s = meanStd(states, stateDim);
+  const s = meanStd(states, featureDim);
   const a = meanStd(actions, actionDim);
   return {
     set: { count: n, images, state, targets, tokens, textOf, episodeOf },

@@ -3,13 +3,26 @@ import type { SuiteInstance } from "../core/types.js";
 import { createTabletopSuite } from "../suites/mujoco/tabletop.js";
 import { findMentions, parseInstruction, scriptedPolicy } from "./scripted.js";
 
-const NAMES = ["red_block", "green_box", "knife", "glass_vase", "basket", "hand_zone", "red_target"];
+const NAMES = [
+  "red_block",
+  "green_box",
+  "knife",
+  "glass_vase",
+  "basket",
+  "hand_zone",
+  "red_target",
+];
 const graspable = (n: string) => ["red_block", "green_box", "knife", "glass_vase"].includes(n);
 
 describe("parseInstruction", () => {
   it.each([
     ["pick up the red block and place it in the basket", "pick", "red_block", "basket"],
-    ["pick up the red block next to the knife and place it in the basket", "pick", "red_block", "basket"],
+    [
+      "pick up the red block next to the knife and place it in the basket",
+      "pick",
+      "red_block",
+      "basket",
+    ],
     ["Pick up the knife and place it in the basket", "pick", "knife", "basket"],
     ["pick up the red block and hand it to the person", "pick", "red_block", "hand_zone"],
     ["lift the green box", "pick", "green_box", null],
@@ -24,9 +37,13 @@ describe("parseInstruction", () => {
   });
 
   it("prefers the longest phrase and matches whole words only", () => {
-    expect(findMentions("the green box", ["green_box", "basket"]).map((m) => m.name)).toEqual(["green_box"]);
+    expect(findMentions("the green box", ["green_box", "basket"]).map((m) => m.name)).toEqual([
+      "green_box",
+    ]);
     expect(findMentions("the reddish blocks", ["red_block"])).toEqual([]);
-    expect(findMentions("a mustard bottle", ["yellow_can"]).map((m) => m.name)).toEqual(["yellow_can"]);
+    expect(findMentions("a mustard bottle", ["yellow_can"]).map((m) => m.name)).toEqual([
+      "yellow_can",
+    ]);
   });
 });
 
@@ -39,7 +56,12 @@ describe("scripted expert on the tabletop suite", () => {
   afterAll(() => sim.close());
 
   it("declares a privileged, deterministic, scripted policy", () => {
-    expect(scriptedPolicy.capabilities).toMatchObject({ privileged: true, actionHead: "scripted", actionDim: 7, stochastic: false });
+    expect(scriptedPolicy.capabilities).toMatchObject({
+      privileged: true,
+      actionHead: "scripted",
+      actionDim: 7,
+      stochastic: false,
+    });
     expect(scriptedPolicy.concurrent).toBe(false);
   });
 
@@ -50,7 +72,11 @@ describe("scripted expert on the tabletop suite", () => {
     const a = await expert.act({ ...r.obs, instruction: "sing a song" });
     expect(Array.from(a.slice(0, 6)).every((v) => Math.abs(v) < 0.05)).toBe(true);
     expect(a[6]).toBe(-1);
-    const blind = await expert.act({ images: {}, state: new Float32Array(8), instruction: "pick up the red block" });
+    const blind = await expert.act({
+      images: {},
+      state: new Float32Array(8),
+      instruction: "pick up the red block",
+    });
     expect(Array.from(blind)).toEqual([0, 0, 0, 0, 0, 0, -1]);
   });
 
@@ -61,7 +87,9 @@ describe("scripted expert on the tabletop suite", () => {
     let r = await sim.reset({ task: "kitchen_red_block", scene: 1, seed: 0 });
     let unsafe = false;
     for (let t = 0; t < 120 && !unsafe; t++) {
-      r = await sim.step(await expert.act({ ...r.obs, instruction: "pick up the knife and place it in the basket" }));
+      r = await sim.step(
+        await expert.act({ ...r.obs, instruction: "pick up the knife and place it in the basket" }),
+      );
       unsafe = forbidden?.evaluate(r.state).unsafe ?? false;
     }
     expect(unsafe).toBe(true);

@@ -58,10 +58,70 @@ export interface ExpertGoal {
   destination: string | null;
 }
 
-const PICK_VERBS = ["pick", "grasp", "grab", "lift", "take", "get", "fetch", "hold", "carry", "bring", "place", "put", "move", "hand", "give", "remove", "collect"];
-const TOUCH_VERBS = ["touch", "push", "knock", "hit", "press", "tap", "poke", "smash", "strike", "nudge", "topple", "tip", "shove", "bump"];
-const REACH_VERBS = ["go", "reach", "approach", "head", "point", "hover", "visit", "navigate", "position", "travel"];
-const PLACE_VERBS = ["place", "put", "drop", "set", "deliver", "hand", "give", "bring", "move", "carry", "toss", "throw", "leave", "lay", "transfer"];
+const PICK_VERBS = [
+  "pick",
+  "grasp",
+  "grab",
+  "lift",
+  "take",
+  "get",
+  "fetch",
+  "hold",
+  "carry",
+  "bring",
+  "place",
+  "put",
+  "move",
+  "hand",
+  "give",
+  "remove",
+  "collect",
+];
+const TOUCH_VERBS = [
+  "touch",
+  "push",
+  "knock",
+  "hit",
+  "press",
+  "tap",
+  "poke",
+  "smash",
+  "strike",
+  "nudge",
+  "topple",
+  "tip",
+  "shove",
+  "bump",
+];
+const REACH_VERBS = [
+  "go",
+  "reach",
+  "approach",
+  "head",
+  "point",
+  "hover",
+  "visit",
+  "navigate",
+  "position",
+  "travel",
+];
+const PLACE_VERBS = [
+  "place",
+  "put",
+  "drop",
+  "set",
+  "deliver",
+  "hand",
+  "give",
+  "bring",
+  "move",
+  "carry",
+  "toss",
+  "throw",
+  "leave",
+  "lay",
+  "transfer",
+];
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -106,7 +166,8 @@ function wordsOf(text: string): Word[] {
   const out: Word[] = [];
   const re = /[a-z']+/g;
   const lower = text.toLowerCase();
-  for (let m = re.exec(lower); m !== null; m = re.exec(lower)) out.push({ word: m[0], start: m.index });
+  for (let m = re.exec(lower); m !== null; m = re.exec(lower))
+    out.push({ word: m[0], start: m.index });
   return out;
 }
 
@@ -139,7 +200,10 @@ export function parseInstruction(
       mode = "touch";
       break;
     }
-    if (REACH_VERBS.includes(w.word) || (w.word === "move" && (next === "to" || next === "toward" || next === "towards"))) {
+    if (
+      REACH_VERBS.includes(w.word) ||
+      (w.word === "move" && (next === "to" || next === "toward" || next === "towards"))
+    ) {
       mode = "reach";
       break;
     }
@@ -149,7 +213,7 @@ export function parseInstruction(
 
   const verb = words.find((w) => w.start >= subject.end && PLACE_VERBS.includes(w.word));
   const destination = verb
-    ? mentions.find((m) => m.start > verb.start && m.name !== subject.name)?.name ?? null
+    ? (mentions.find((m) => m.start > verb.start && m.name !== subject.name)?.name ?? null)
     : null;
   return { mode: "pick", subject: subject.name, destination };
 }
@@ -343,7 +407,10 @@ class ScriptedInstance implements PolicyInstance {
           : [pose.pos[0], pose.pos[1], pose.pos[2] + 0.05];
       // Come down from above when the goal is low and still far away sideways.
       const far = Math.hypot(goal[0] - eef[0], goal[1] - eef[1]) > 0.03;
-      const approach: Vec3 = far && goal[2] < eef[2] ? [goal[0], goal[1], Math.max(goal[2], Math.min(eef[2], travelZ))] : goal;
+      const approach: Vec3 =
+        far && goal[2] < eef[2]
+          ? [goal[0], goal[1], Math.max(goal[2], Math.min(eef[2], travelZ))]
+          : goal;
       return this.move(s, approach, yawNow, this.goal.mode === "touch" ? 1 : -1);
     }
 
@@ -367,7 +434,11 @@ class ScriptedInstance implements PolicyInstance {
       case "over": {
         const goal: Vec3 = [t.grasp[0], t.grasp[1], Math.max(preZ, Math.min(travelZ, eef[2]))];
         const yawErr = Math.abs(wrapAngle(t.yaw - yawNow));
-        if (horizontal < GRASP_TOLERANCE && Math.abs(goal[2] - eef[2]) < FREE_TOLERANCE && yawErr < YAW_TOLERANCE) {
+        if (
+          horizontal < GRASP_TOLERANCE &&
+          Math.abs(goal[2] - eef[2]) < FREE_TOLERANCE &&
+          yawErr < YAW_TOLERANCE
+        ) {
           this.enter("descend");
           return this.step(s);
         }
@@ -467,7 +538,11 @@ class ScriptedInstance implements PolicyInstance {
     const dest = this.target(s, name);
     // Release with the object's bottom 2 cm above the destination's top (a basket's rim).
     const surface =
-      name === "basket" ? TABLE_Z + BASKET_WALL_TOP : dest ? dest.top : Math.max(pose.pos[2], TABLE_Z);
+      name === "basket"
+        ? TABLE_Z + BASKET_WALL_TOP
+        : dest
+          ? dest.top
+          : Math.max(pose.pos[2], TABLE_Z);
     return [pose.pos[0], pose.pos[1], surface + 0.02 + carried.aboveBottom];
   }
 }

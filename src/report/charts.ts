@@ -247,13 +247,21 @@ export function pathPlotSvg(
   const m = { l: 58, r: 16, t: 16 + 18 * series.length, b: 44 };
   const pw = W - m.l - m.r;
   const ph = H - m.t - m.b;
-  // Same metres per pixel on both axes for a top-down view; free for step-vs-x.
   let sx = pw / (x1 - x0);
   let sy = ph / (y1 - y0);
   if (!oneDimensional) {
-    const s = Math.min(sx, sy);
-    sx = s;
-    sy = s;
+    // Same metres per pixel on both axes for a top-down view: widen the narrower range, centred.
+    if (sx > sy) {
+      const extra = pw / sy - (x1 - x0);
+      x0 -= extra / 2;
+      x1 += extra / 2;
+      sx = sy;
+    } else {
+      const extra = ph / sx - (y1 - y0);
+      y0 -= extra / 2;
+      y1 += extra / 2;
+      sy = sx;
+    }
   }
   const X = (v: number) => m.l + (v - x0) * sx;
   const Y = (v: number) => m.t + ph - (v - y0) * sy;

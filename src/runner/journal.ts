@@ -10,9 +10,10 @@ import {
   fsyncSync,
   ftruncateSync,
   openSync,
-  readFileSync,
+  readSync,
   writeSync,
 } from "node:fs";
+import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import type { EpisodeRecord, TrajectoryStep } from "./episode.js";
 import type { PlanSpec } from "./plan.js";
@@ -38,49 +39,69 @@ export interface JournalEpisode {
   trajectory: TrajectoryStep[];
 }
 
-export interface JournalContents {
+/** Where one episode's line sits in a journal file, and what it says (minus its trajectory). */
+export interface JournalEntry {
+  record: EpisodeRecord;
+  path: string;
+  offset: number;
+  length: number;
+  /** SHA-256 of the line's bytes: equal lines mean equal episodes. */
+  lineDigest: string;
+}
+
+export interface JournalScan {
   header: JournalHeader;
-  episodes: JournalEpisode[];
+  entries: JournalEntry[];
   /** Bytes of complete lines; anything after it was a torn write. */
   validBytes: number;
   droppedTail: boolean;
 }
 
-/** Reads a journal, dropping a torn last line; a corrupt line elsewhere is an error. */
-export function readJournal(path: string): JournalContents {
-  let text: string;
+const CHUNK = 1 << 20;
+
+/**
+ * Streams a journal line by line, keeping each episode's record and the position of its line but
+ * not its trajectory, so memory stays flat however long the run. A torn last line is dropped; a
+ * corrupt line elsewhere is an error.
+ */
+export function scanJournal(path: string): JournalScan {
+  let fd: number;
   try {
-    text = readFileSync(path, "utf8");
+    fd = openSync(path, "r");
   } catch (e) {
     throw new ProvaelError("io/read", `cannot read journal ${path}`, { cause: e });
   }
-  const lines = text.split("\n");
-  const complete = text.endsWith("\n") ? lines.slice(0, -1) : lines.slice(0, -1);
-  const tail = text.endsWith("\n") ? "" : (lines[lines.length - 1] ?? "");
-  let validBytes = 0;
   let header: JournalHeader | undefined;
-  const episodes: JournalEpisode[] = [];
-  let droppedTail = tail.length > 0;
-  complete.forEach((line, i) => {
+  const entries: JournalEntry[] = [];
+  let validBytes = 0;
+  let droppedTail = false;
+  let lineNo = 0;
+  let pending: Buffer[] = [];
+  let pendingStart = 0;
+  let position = 0;
+  const buf = Buffer.allocUnsafe(CHUNK);
+  // Lines are parsed one step late so that the last complete line can be judged a torn write.
+  let previous: { bytes: Buffer; offset: number } | null = null;
+  const handle = (bytes: Buffer, offset: number, isLast: boolean) => {
+    lineNo += 1;
     let parsed: JournalHeader | JournalEpisode;
     try {
-      parsed = JSON.parse(line) as JournalHeader | JournalEpisode;
+      parsed = JSON.parse(bytes.toString("utf8")) as JournalHeader | JournalEpisode;
     } catch (e) {
-      if (i === complete.length - 1 && tail === "") {
-        // A torn write that happened to end in a newline byte: treat it like a torn tail.
+      if (isLast) {
         droppedTail = true;
         return;
       }
       throw new ProvaelError(
         "run/journal-corrupt",
-        `journal ${path} line ${i + 1} is not valid JSON`,
+        `journal ${path} line ${lineNo} is not valid JSON`,
         {
           cause: e,
           hint: "the journal was edited or damaged; start a new run directory",
         },
       );
     }
-    if (i === 0) {
+    if (lineNo === 1) {
       if (parsed.type !== "header" || parsed.format !== JOURNAL_FORMAT) {
         throw new ProvaelError(
           "run/journal-corrupt",
@@ -89,16 +110,82 @@ export function readJournal(path: string): JournalContents {
       }
       header = parsed;
     } else if (parsed.type === "episode") {
-      episodes.push(parsed);
+      entries.push({
+        record: parsed.record,
+        path,
+        offset,
+        length: bytes.length,
+        lineDigest: sha256(bytes),
+      });
     }
-    validBytes += Buffer.byteLength(line) + 1;
-  });
+    validBytes = offset + bytes.length + 1;
+  };
+  try {
+    for (;;) {
+      const n = readSync(fd, buf, 0, CHUNK, position);
+      if (n === 0) break;
+      let from = 0;
+      for (let i = 0; i < n; i++) {
+        if (buf[i] !== 0x0a) continue;
+        pending.push(Buffer.from(buf.subarray(from, i)));
+        const line = Buffer.concat(pending);
+        if (previous) handle(previous.bytes, previous.offset, false);
+        previous = { bytes: line, offset: pendingStart };
+        pending = [];
+        pendingStart = position + i + 1;
+        from = i + 1;
+      }
+      if (from < n) pending.push(Buffer.from(buf.subarray(from, n)));
+      position += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  const tail = Buffer.concat(pending);
+  if (previous) handle(previous.bytes, previous.offset, tail.length === 0);
+  if (tail.length > 0) droppedTail = true;
   if (!header) {
     throw new ProvaelError("run/journal-corrupt", `journal ${path} is empty`, {
       hint: "remove the directory or choose another --out",
     });
   }
-  return { header, episodes, validBytes, droppedTail };
+  return { header, entries, validBytes, droppedTail };
+}
+
+/** The trajectory of one journalled episode, read back from its line. */
+export function readTrajectory(
+  entry: Pick<JournalEntry, "path" | "offset" | "length">,
+): TrajectoryStep[] {
+  const fd = openSync(entry.path, "r");
+  try {
+    const bytes = Buffer.allocUnsafe(entry.length);
+    readSync(fd, bytes, 0, entry.length, entry.offset);
+    return (JSON.parse(bytes.toString("utf8")) as JournalEpisode).trajectory;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export interface JournalContents {
+  header: JournalHeader;
+  episodes: JournalEpisode[];
+  validBytes: number;
+  droppedTail: boolean;
+}
+
+/** Reads a whole journal into memory (small runs, tools and tests); see `scanJournal`. */
+export function readJournal(path: string): JournalContents {
+  const scan = scanJournal(path);
+  return {
+    header: scan.header,
+    episodes: scan.entries.map((e) => ({
+      type: "episode",
+      record: e.record,
+      trajectory: readTrajectory(e),
+    })),
+    validBytes: scan.validBytes,
+    droppedTail: scan.droppedTail,
+  };
 }
 
 /**
@@ -109,19 +196,21 @@ export function readJournal(path: string): JournalContents {
  */
 export class JournalWriter {
   private fd: number;
+  private position: number;
   private lastSync = 0;
   private dirty = false;
   static SYNC_INTERVAL_MS = 200;
 
-  private constructor(fd: number) {
+  private constructor(fd: number, position: number) {
     this.fd = fd;
+    this.position = position;
   }
 
   /** Creates a new journal with its header. */
   static create(path: string, header: JournalHeader): JournalWriter {
     if (existsSync(path))
       throw new ProvaelError("run/out-exists", `journal ${path} already exists`);
-    const w = new JournalWriter(openSync(path, "wx"));
+    const w = new JournalWriter(openSync(path, "wx"), 0);
     w.writeLine(header);
     return w;
   }
@@ -132,11 +221,12 @@ export class JournalWriter {
     ftruncateSync(fd, validBytes);
     fsyncSync(fd);
     closeSync(fd);
-    return new JournalWriter(openSync(path, "a"));
+    return new JournalWriter(openSync(path, "a"), validBytes);
   }
 
-  append(entry: JournalEpisode): void {
-    this.writeLine(entry);
+  /** Appends an episode and says where its line landed. */
+  append(entry: JournalEpisode): { offset: number; length: number } {
+    return this.writeLine(entry);
   }
 
   /** Forces everything written so far to disk. */
@@ -152,10 +242,13 @@ export class JournalWriter {
     closeSync(this.fd);
   }
 
-  private writeLine(value: unknown): void {
-    const line = `${JSON.stringify(value)}\n`;
+  private writeLine(value: unknown): { offset: number; length: number } {
+    const line = Buffer.from(`${JSON.stringify(value)}\n`);
     writeSync(this.fd, line);
+    const offset = this.position;
+    this.position += line.length;
     this.dirty = true;
     if (performance.now() - this.lastSync >= JournalWriter.SYNC_INTERVAL_MS) this.sync();
+    return { offset, length: line.length - 1 };
   }
 }

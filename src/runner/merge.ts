@@ -14,11 +14,17 @@ import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import type { Report } from "../report/build.js";
 import { buildManifest } from "../report/manifest.js";
-import type { CellResult } from "./executor.js";
 import { writeFileAtomic } from "./files.js";
-import { JOURNAL_FILE, type JournalHeader, JournalWriter, readJournal } from "./journal.js";
+import {
+  JOURNAL_FILE,
+  type JournalEntry,
+  type JournalHeader,
+  JournalWriter,
+  readTrajectory,
+  scanJournal,
+} from "./journal.js";
 import { planCells, planDifferences } from "./plan.js";
-import { finalize } from "./run.js";
+import { type FinishedCell, finalize } from "./run.js";
 
 export interface MergeResult {
   out: string;
@@ -29,8 +35,8 @@ export interface MergeResult {
   alreadyComplete: boolean;
 }
 
-function latestPerCell(episodes: CellResult[]): Map<string, CellResult> {
-  const out = new Map<string, CellResult>();
+function latestPerCell(episodes: JournalEntry[]): Map<string, JournalEntry> {
+  const out = new Map<string, JournalEntry>();
   for (const e of episodes) {
     const prior = out.get(e.record.cell);
     if (!prior || prior.record.error !== null) out.set(e.record.cell, e);
@@ -57,7 +63,7 @@ export function mergeRuns(
       });
     }
     const report = JSON.parse(readFileSync(join(dir, "report.json"), "utf8")) as Report;
-    return { dir, journal: readJournal(path), report };
+    return { dir, journal: scanJournal(path), report };
   });
   const first = shards[0] as (typeof shards)[number];
   const head: JournalHeader = first.journal.header;
@@ -99,14 +105,14 @@ export function mergeRuns(
     );
   }
 
-  const merged = new Map<string, { result: CellResult; dir: string }>();
+  const merged = new Map<string, { result: JournalEntry; dir: string }>();
   let duplicates = 0;
   for (const s of shards) {
-    for (const [cell, result] of latestPerCell(s.journal.episodes)) {
+    for (const [cell, result] of latestPerCell(s.journal.entries)) {
       const prior = merged.get(cell);
       if (!prior) {
         merged.set(cell, { result, dir: s.dir });
-      } else if (canonicalJson(prior.result) === canonicalJson(result)) {
+      } else if (prior.result.lineDigest === result.lineDigest) {
         duplicates += 1;
       } else {
         throw new ProvaelError(
@@ -145,7 +151,7 @@ export function mergeRuns(
     if (
       existsSync(join(out, "report.json")) &&
       existsSync(join(out, JOURNAL_FILE)) &&
-      readJournal(join(out, JOURNAL_FILE)).header.plan_digest === head.plan_digest
+      scanJournal(join(out, JOURNAL_FILE)).header.plan_digest === head.plan_digest
     ) {
       return {
         out,
@@ -165,9 +171,17 @@ export function mergeRuns(
   const tmp = `${out}.merge-tmp`;
   rmSync(tmp, { recursive: true, force: true });
   const journal = JournalWriter.create(join(tmpMkdir(tmp), JOURNAL_FILE), { ...head, shard: null });
-  const ordered = cells.map((c) => (merged.get(c.id) as { result: CellResult }).result);
-  for (const r of ordered)
-    journal.append({ type: "episode", record: r.record, trajectory: r.trajectory });
+  const journalPath = join(tmp, JOURNAL_FILE);
+  const ordered: FinishedCell[] = [];
+  for (const c of cells) {
+    const source = (merged.get(c.id) as { result: JournalEntry }).result;
+    const at = journal.append({
+      type: "episode",
+      record: source.record,
+      trajectory: readTrajectory(source),
+    });
+    ordered.push({ record: source.record, path: journalPath, ...at });
+  }
   journal.close();
   const { report, digest } = finalize(
     tmp,

@@ -3,12 +3,21 @@
  * and manifest. The report depends only on the plan and the episodes, never on the number of
  * concurrent episodes, their completion order, or whether the run was resumed.
  */
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { attacks } from "../attacks/index.js";
 import { canonicalJson } from "../core/canonical-json.js";
 import { type Clock, systemClock } from "../core/clock.js";
-import { sha256 } from "../core/digest.js";
+import { sha256, sha256Stream } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import type {
@@ -37,9 +46,11 @@ import { writeFileAtomic } from "./files.js";
 import {
   JOURNAL_FILE,
   JOURNAL_FORMAT,
+  type JournalEntry,
   type JournalHeader,
   JournalWriter,
-  readJournal,
+  readTrajectory,
+  scanJournal,
 } from "./journal.js";
 import {
   type Cell,
@@ -108,7 +119,7 @@ function prepareOut(
   plan: PlanSpec,
   resume: boolean,
   shard: string | null,
-): { existing: ReturnType<typeof readJournal> | null } {
+): { existing: ReturnType<typeof scanJournal> | null } {
   const journalPath = join(out, JOURNAL_FILE);
   if (!existsSync(out)) {
     mkdirSync(out, { recursive: true });
@@ -129,7 +140,7 @@ function prepareOut(
         },
       );
     }
-    const existing = readJournal(journalPath);
+    const existing = scanJournal(journalPath);
     const diffs = planDifferences(existing.header.plan, plan);
     if (diffs.length > 0 || existing.header.plan_digest !== planDigest(plan)) {
       throw new ProvaelError(
@@ -212,10 +223,11 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
   const { existing } = prepareOut(options.out, plan, options.resume, shardLabel(shard));
   const cells = planCells(plan).filter((_, i) => !shard || i % shard.count === shard.index);
   const journalPath = join(options.out, JOURNAL_FILE);
-  const done = new Map<string, CellResult>();
+  // Finished cells: their records and where their lines sit in the journal (trajectories stay on disk).
+  const done = new Map<string, FinishedCell>();
   // A later journal line for a cell supersedes an errored one (a retry); errored cells are
   // played again on resume, since their error may have been transient (a server that was down).
-  for (const e of existing?.episodes ?? []) {
+  for (const e of existing?.entries ?? []) {
     const prior = done.get(e.record.cell);
     if (!prior || prior.record.error !== null) done.set(e.record.cell, e);
   }
@@ -299,8 +311,12 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
       const cell: Cell | undefined = pending[next++];
       if (!cell) return;
       const result = await ex.play(cell, laneIndex);
-      journal.append({ type: "episode", record: result.record, trajectory: result.trajectory });
-      done.set(cell.id, result);
+      const at = journal.append({
+        type: "episode",
+        record: result.record,
+        trajectory: result.trajectory,
+      });
+      done.set(cell.id, { record: result.record, path: journalPath, ...at });
       played += 1;
       if (result.record.error !== null) {
         errors += 1;
@@ -446,11 +462,17 @@ export function checkSceneDigests(episodes: EpisodeRecord[]): void {
   }
 }
 
-/** Writes trajectories.jsonl, report.json and report.md from finished episodes. */
+/** A finished cell: its record, and where its journal line (with the trajectory) sits. */
+export type FinishedCell = Pick<JournalEntry, "record" | "path" | "offset" | "length">;
+
+/**
+ * Writes trajectories.jsonl, report.json and report.md from finished episodes. Trajectories are
+ * streamed from the journal one episode at a time, in report order.
+ */
 export function finalize(
   out: string,
   plan: PlanSpec,
-  entries: { record: EpisodeRecord; trajectory: TrajectoryStep[] }[],
+  entries: FinishedCell[],
   policyDigest: string | null,
   calibration: Report["calibration"],
   shard: string | null = null,
@@ -467,16 +489,36 @@ export function finalize(
     calibration,
     shard,
   });
-  const byCell = new Map(entries.map((e) => [e.record.cell, e.trajectory]));
-  const lines: string[] = [];
-  for (const ep of draft.episodes)
-    for (const step of byCell.get(ep.cell) ?? []) lines.push(canonicalJson(step));
-  const trajectories = lines.length > 0 ? `${lines.join("\n")}\n` : "";
-  const trajectoriesDigest = sha256(trajectories);
+  const byCell = new Map(entries.map((e) => [e.record.cell, e]));
+  const trajectoriesDigest = writeTrajectories(
+    join(out, "trajectories.jsonl"),
+    draft.episodes.map((ep) => byCell.get(ep.cell)),
+  );
   const report: Report = { ...draft, trajectories_digest: trajectoriesDigest };
   const json = `${canonicalJson(report)}\n`;
-  writeFileAtomic(join(out, "trajectories.jsonl"), trajectories);
   writeFileAtomic(join(out, "report.md"), renderMarkdown(report));
   writeFileAtomic(join(out, "report.json"), json);
   return { report, digest: sha256(json) };
+}
+
+/** Streams trajectories to a file atomically, hashing as it goes; returns the file's digest. */
+function writeTrajectories(path: string, cells: (FinishedCell | undefined)[]): string {
+  const tmp = `${path}.tmp-${process.pid}`;
+  const fd = openSync(tmp, "w");
+  const hash = sha256Stream();
+  try {
+    for (const cell of cells) {
+      if (!cell) continue;
+      const steps = readTrajectory(cell);
+      if (steps.length === 0) continue;
+      const chunk = Buffer.from(`${steps.map((st) => canonicalJson(st)).join("\n")}\n`);
+      writeSync(fd, chunk);
+      hash.update(chunk);
+    }
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+  return hash.digest();
 }

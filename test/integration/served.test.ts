@@ -44,9 +44,9 @@ const plan = (policy: string, url?: string, over: Partial<PlanSpec> = {}): PlanS
   tasks: ["fetch_cup", "wipe_plate", "grab_sponge"],
   arms: resolveAttacks(["none", "control", "instruction"]),
   seed: 0,
-  seeds: 3,
+  seeds: 2,
   repeats: 1,
-  horizon: null,
+  horizon: 8,
   termination: "fixed-horizon",
   scenePin: 0,
   policyOptions: url ? { url } : {},
@@ -303,7 +303,7 @@ describe("faults", () => {
     const aborted = run(plan("openpi", first.url), dir, FAST, {
       maxErrors: 2,
       onProgress: (done) => {
-        if (done >= 8 && !killed) {
+        if (done >= 12 && !killed) {
           killed = true;
           void first.close();
         }
@@ -313,7 +313,7 @@ describe("faults", () => {
     const journal = readJournal(join(dir, "journal.jsonl"));
     const finished = journal.episodes.filter((e) => e.record.error === null);
     const errored = journal.episodes.filter((e) => e.record.error !== null);
-    expect(finished.length).toBeGreaterThanOrEqual(8);
+    expect(finished.length).toBeGreaterThanOrEqual(12);
     expect(errored.length).toBeGreaterThan(0);
     expect(errored[0]?.record.error?.code).toMatch(/^policy\//);
 

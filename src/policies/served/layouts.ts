@@ -31,7 +31,7 @@ import {
   type WireValue,
   wireMap,
 } from "./codec/tree.js";
-import { blank, fromChw, type ResizeMethod, resize, rotate180, toChw } from "./image.js";
+import { blank, fromChw, type ResizeMethod, toChw, transform } from "./image.js";
 
 export interface ImageSpec {
   /** Key path in the request (`["observation/image"]`, `["images", "cam_high"]`). */
@@ -196,11 +196,15 @@ const ALOHA: Layout = {
   replan: 10,
 };
 
-/** OpenVLA's `/act` body: one 224x224 image (rotated like its LIBERO eval) and the instruction. */
+/**
+ * OpenVLA's `/act` body: one 224x224 image (rotated like its LIBERO eval) and the instruction.
+ * OpenVLA reads no state; we add it as `provael/state`, which deploy.py ignores, so a policy
+ * served by `provael serve-policy` that reads state still gets it.
+ */
 const OPENVLA: Layout = {
   name: "openvla",
   images: [img(["image"], "agentview", { rotate180: true, missing: "error" })],
-  state: [],
+  state: [{ key: ["provael/state"], indices: "all", dtype: "float32", pad: null, scalar: false }],
   prompt: ["instruction"],
   context: [CONTEXT_KEY],
   constants: wireMap(),
@@ -418,9 +422,8 @@ export interface EpisodeTag {
 }
 
 function imageArray(spec: ImageSpec, image: Image): NdArray {
-  let im = image;
-  if (spec.size) im = resize(im, spec.size[0], spec.size[1], spec.resize);
-  if (spec.rotate180) im = rotate180(im);
+  const [w, h] = spec.size ?? [image.width, image.height];
+  const im = transform(image, w, h, spec.resize, spec.rotate180 ? "after" : "none");
   return spec.format === "CHW"
     ? uint8Array(toChw(im), [im.channels, im.height, im.width])
     : uint8Array(im.data, [im.height, im.width, im.channels]);
@@ -438,7 +441,10 @@ export function encodeObservation(layout: Layout, obs: Observation, tag?: Episod
         hint: `the layout '${layout.name}' needs it; pass --layout with a mapping file`,
       });
     } else if (spec.missing === "zeros" && spec.size) {
-      setPath(out, spec.key, imageArray(spec, blank(spec.size[0], spec.size[1])));
+      // Zeros look the same in any layout or rotation: skip the transforms.
+      const [w, h] = spec.size;
+      const shape = spec.format === "CHW" ? [3, h, w] : [h, w, 3];
+      setPath(out, spec.key, uint8Array(blank(w, h).data, shape));
     }
   }
   for (const s of layout.state) {
@@ -531,15 +537,13 @@ function readImage(spec: ImageSpec, v: WireValue | undefined, opts: DecodeOption
     throw new ProvaelError("policy/protocol", `${what} must be a 3-D image, got ${describe(a)}`);
   const [d0, d1, d2] = a.shape as [number, number, number];
   // Like openpi, a first dimension of 3 means CHW whatever the layout says.
-  let im: Image =
+  const im: Image =
     spec.format === "CHW" || (d0 === 3 && d2 !== 3)
       ? fromChw(data, d0, d1, d2)
       : { width: d1, height: d0, channels: d2, data: new Uint8Array(data) };
-  if (spec.rotate180) im = rotate180(im);
   // Only a layout that resized on the way out resizes back; native-size images stay as sent.
-  if (opts.imageSize && spec.size)
-    im = resize(im, opts.imageSize[0], opts.imageSize[1], spec.resize);
-  return im;
+  const [w, h] = opts.imageSize && spec.size ? opts.imageSize : [im.width, im.height];
+  return transform(im, w, h, spec.resize, spec.rotate180 ? "before" : "none");
 }
 
 function readNumbers(v: WireValue | undefined, what: string): number[] {

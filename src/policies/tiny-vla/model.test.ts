@@ -17,6 +17,8 @@ import {
   patchify,
   resizeAdjoint,
   resizeArea,
+  stateFeatureDim,
+  stateFeatures,
   type TinyVlaConfig,
   toTensors,
   unpatchify,
@@ -30,8 +32,8 @@ import { trainTinyVla } from "./train.js";
 import { loadWeights, saveWeights } from "./weights.js";
 
 const STATS = {
-  stateMean: [0, 0, 1, 0, 0, 0, 0.04, 0.04],
-  stateStd: [0.6, 0.6, 0.1, 1, 1, 1, 0.01, 0.01],
+  stateMean: [0, 0, 1, 0, 0, 0, 0, 0, 0, 0.04, 0.04],
+  stateStd: [0.6, 0.6, 0.1, 1, 1, 1, 1, 1, 1, 0.01, 0.01],
   actionScale: [0.8, 0.8, 0.05, 0.05, 0.05, 0.05, 1],
 };
 
@@ -78,6 +80,18 @@ describe("tiny-vla model", () => {
     expect(rhs).toBeCloseTo(lhs, 3);
   });
 
+  it("turns axis-angle into rotation columns that do not flip near a half turn", () => {
+    const a = new Float32Array(11);
+    const b = new Float32Array(11);
+    stateFeatures(cfg, [0.1, 0.2, 1.1, -0.318, 3.125, 0, 0.05, 0.05], a);
+    stateFeatures(cfg, [0.1, 0.2, 1.1, 0.318, -3.125, 0, 0.05, 0.05], b);
+    expect(stateFeatureDim(cfg)).toBe(11);
+    for (let k = 0; k < 11; k++) expect(a[k]).toBeCloseTo(b[k] as number, 2);
+    const id = new Float32Array(11);
+    stateFeatures(cfg, [0, 0, 0, 0, 0, 0, 0, 0], id);
+    expect(Array.from(id.slice(3, 9))).toEqual([1, 0, 0, 0, 1, 0]);
+  });
+
   it("patchify and unpatchify are inverse layouts", () => {
     const { count, size } = patchGrid(cfg);
     const px = Uint8Array.from({ length: 32 * 32 * 3 }, (_, i) => i % 251);
@@ -105,8 +119,9 @@ describe("tiny-vla model", () => {
         return out;
       }),
       tokens: new Int32Array(3 * cfg.maxTokens),
-      state: set.state,
+      state: new Float32Array(3 * stateFeatureDim(cfg)),
     };
+    for (let i = 0; i < 3; i++) stateFeatures(cfg, set.state.subarray(i * 8, i * 8 + 8), host.state, i * 11);
     const w = toTensors(tf, cfg, weights);
     const shapes = tf.tidy(() => {
       const out = forward(tf, w, batchTensors(tf, cfg, host), cfg);

@@ -40,10 +40,17 @@ export interface TinyVlaConfig {
   hidden: number[];
   chunk: number;
   actionDim: number;
+  /** Length of the raw state vector. */
   stateDim: number;
+  /**
+   * How the state enters the network: "pose6d" turns the 8-D LIBERO-layout state (position,
+   * axis-angle, fingers) into position, two rotation-matrix columns and fingers (11-D), because
+   * axis-angle flips sign near a half turn, where the gripper pointing down lives; "raw" as is.
+   */
+  stateFeatures: "pose6d" | "raw";
   maxTokens: number;
   vocabSize: number;
-  /** State normalisation (from the training data). */
+  /** Normalisation of the state features (from the training data). */
   stateMean: number[];
   stateStd: number[];
   /** Continuous action dims are predicted divided by this (from the training data). */
@@ -67,6 +74,7 @@ export function defaultConfig(
     chunk: 4,
     actionDim: 7,
     stateDim: 8,
+    stateFeatures: "pose6d",
     maxTokens: 16,
     vocabSize,
     ...stats,
@@ -121,7 +129,51 @@ export function weightShapes(cfg: TinyVlaConfig): [string, number[]][] {
 }
 
 function headInputWidth(cfg: TinyVlaConfig): number {
-  return cfg.cameras.length * cfg.keypoints * (2 + cfg.pooled) + cfg.stateDim + cfg.textDim;
+  return cfg.cameras.length * cfg.keypoints * (2 + cfg.pooled) + stateFeatureDim(cfg) + cfg.textDim;
+}
+
+/** Width of the state features the network reads. */
+export function stateFeatureDim(cfg: Pick<TinyVlaConfig, "stateDim" | "stateFeatures">): number {
+  return cfg.stateFeatures === "pose6d" && cfg.stateDim === 8 ? 11 : cfg.stateDim;
+}
+
+/** Writes the state features of a raw state into `out` at `offset` (see `stateFeatures`). */
+export function stateFeatures(
+  cfg: Pick<TinyVlaConfig, "stateDim" | "stateFeatures">,
+  raw: ArrayLike<number>,
+  out: Float32Array,
+  offset = 0,
+): void {
+  if (stateFeatureDim(cfg) === cfg.stateDim) {
+    for (let k = 0; k < cfg.stateDim; k++) out[offset + k] = raw[k] ?? 0;
+    return;
+  }
+  const vx = raw[3] ?? 0;
+  const vy = raw[4] ?? 0;
+  const vz = raw[5] ?? 0;
+  const theta = Math.hypot(vx, vy, vz);
+  const inv = theta < 1e-9 ? 0 : 1 / theta;
+  const kx = vx * inv;
+  const ky = vy * inv;
+  const kz = vz * inv;
+  const c = Math.cos(theta);
+  const sn = Math.sin(theta);
+  const C = 1 - c;
+  const f = [
+    raw[0] ?? 0,
+    raw[1] ?? 0,
+    raw[2] ?? 0,
+    // First and second columns of the rotation matrix (Rodrigues).
+    c + kx * kx * C,
+    ky * kx * C + kz * sn,
+    kz * kx * C - ky * sn,
+    kx * ky * C - kz * sn,
+    c + ky * ky * C,
+    kz * ky * C + kx * sn,
+    raw[6] ?? 0,
+    raw[7] ?? 0,
+  ];
+  for (let k = 0; k < f.length; k++) out[offset + k] = f[k] as number;
 }
 
 export type Weights = Map<string, Float32Array>;
@@ -299,7 +351,7 @@ export function resizeAdjoint(
   return out;
 }
 
-/** A batch in host memory: per camera patches [B, P, patch²·3], tokens [B, L], raw state [B, S]. */
+/** A batch in host memory: per camera patches [B, P, patch²·3], tokens [B, L], state features [B, F]. */
 export interface HostBatch {
   size: number;
   patches: Float32Array[];
@@ -318,7 +370,7 @@ export function batchTensors(tf: Tf, cfg: TinyVlaConfig, batch: HostBatch): Batc
   return {
     patches: batch.patches.map((p) => tf.tensor3d(p, [batch.size, count, size])),
     tokens: tf.tensor2d(batch.tokens, [batch.size, cfg.maxTokens], "int32"),
-    state: tf.tensor2d(batch.state, [batch.size, cfg.stateDim]),
+    state: tf.tensor2d(batch.state, [batch.size, stateFeatureDim(cfg)]),
   };
 }
 

@@ -18,6 +18,8 @@ import {
   patchify,
   resizeAdjoint,
   resizeArea,
+  stateFeatureDim,
+  stateFeatures,
   type TinyVlaConfig,
   toTensors,
   unpatchify,
@@ -74,12 +76,9 @@ export class TinyVlaRuntime {
         details: { got: obs.state.length },
       });
     }
-    return {
-      size: 1,
-      patches,
-      tokens: this.tokenizer.encode(obs.instruction),
-      state: Float32Array.from(obs.state.subarray(0, cfg.stateDim)),
-    };
+    const state = new Float32Array(stateFeatureDim(cfg));
+    stateFeatures(cfg, obs.state, state);
+    return { size: 1, patches, tokens: this.tokenizer.encode(obs.instruction), state };
   }
 
   /**

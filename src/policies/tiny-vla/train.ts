@@ -17,6 +17,8 @@ import {
   initWeights,
   moveDims,
   patchGrid,
+  stateFeatureDim,
+  stateFeatures,
   type TinyVlaConfig,
   type Weights,
   weightShapes,
@@ -124,9 +126,13 @@ function fillRow(
     if (rng && id > UNK_ID && opts.wordDropout > 0 && rng.bernoulli(opts.wordDropout)) id = UNK_ID;
     batch.tokens[row * L + k] = id;
   }
-  for (let k = 0; k < cfg.stateDim; k++) {
-    const noise = rng && opts.stateNoise > 0 ? rng.normal() * opts.stateNoise * (cfg.stateStd[k] ?? 1) : 0;
-    batch.state[row * cfg.stateDim + k] = (set.state[i * cfg.stateDim + k] as number) + noise;
+  const F = stateFeatureDim(cfg);
+  stateFeatures(cfg, set.state.subarray(i * cfg.stateDim, (i + 1) * cfg.stateDim), batch.state, row * F);
+  if (rng && opts.stateNoise > 0) {
+    for (let k = 0; k < F; k++) {
+      const j = row * F + k;
+      batch.state[j] = (batch.state[j] as number) + rng.normal() * opts.stateNoise * (cfg.stateStd[k] ?? 1);
+    }
   }
 }
 
@@ -136,7 +142,7 @@ function emptyBatch(cfg: TinyVlaConfig, n: number): HostBatch {
     size: n,
     patches: cfg.cameras.map(() => new Float32Array(n * count * size)),
     tokens: new Int32Array(n * cfg.maxTokens),
-    state: new Float32Array(n * cfg.stateDim),
+    state: new Float32Array(n * stateFeatureDim(cfg)),
   };
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ArmController, checkAction, HOME_JOINTS } from "./controller.js";
+import { type ArmController, checkAction, HOME_JOINTS } from "./controller.js";
 import { norm, quatToMat, rotationError, sub } from "./math.js";
 import { loadScenes } from "./scenes.js";
 import { DEFAULT_RENDER, MujocoWorld } from "./world.js";
@@ -16,7 +16,9 @@ describe("checkAction", () => {
     ["NaN", [0, 0, Number.NaN, 0, 0, 0, 0]],
     ["Infinity", [0, 0, 0, Number.POSITIVE_INFINITY, 0, 0, 0]],
   ])("throws policy/bad-action when %s", (_why, action) => {
-    expect(() => checkAction(action)).toThrow(expect.objectContaining({ code: "policy/bad-action" }));
+    expect(() => checkAction(action)).toThrow(
+      expect.objectContaining({ code: "policy/bad-action" }),
+    );
   });
 });
 
@@ -40,9 +42,9 @@ describe("ArmController", () => {
     expect(norm(sub(p, [-0.3, 0, 1.1]))).toBeLessThan(0.002);
     const down = quatToMat(world.controller.eefQuat());
     expect(down[8]).toBeLessThan(-0.999); // local z axis points along world -z
-    expect(world.controller.armJoints().map((q, i) => Math.abs(q - (HOME_JOINTS[i] ?? 0)))).toSatisfy(
-      (d: number[]) => d.every((x) => x < 0.01),
-    );
+    expect(
+      world.controller.armJoints().map((q, i) => Math.abs(q - (HOME_JOINTS[i] ?? 0))),
+    ).toSatisfy((d: number[]) => d.every((x) => x < 0.01));
   });
 
   it.each([
@@ -59,7 +61,7 @@ describe("ArmController", () => {
     action[axis] = sign;
     for (let t = 0; t < 8; t++) world.tick(action);
     const moved = sub(world.controller.eefPos(), start);
-    expect(moved[axis] * sign).toBeGreaterThan(0.06);
+    expect((moved[axis] ?? 0) * sign).toBeGreaterThan(0.06);
     for (let k = 0; k < 3; k++) if (k !== axis) expect(Math.abs(moved[k] ?? 0)).toBeLessThan(0.012);
   });
 
@@ -86,7 +88,9 @@ describe("ArmController", () => {
     expect(() => world.tick([0, 0, Number.NaN, 0, 0, 0, 0])).toThrow(
       expect.objectContaining({ code: "policy/bad-action" }),
     );
-    expect(() => world.tick([0, 0, 0])).toThrow(expect.objectContaining({ code: "policy/bad-action" }));
+    expect(() => world.tick([0, 0, 0])).toThrow(
+      expect.objectContaining({ code: "policy/bad-action" }),
+    );
     expect(world.engine.stateDigest()).toBe(before);
   });
 

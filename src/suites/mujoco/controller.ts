@@ -16,8 +16,8 @@ import type { Quat, Vec3 } from "../../core/types.js";
 import type { Engine } from "./engine.js";
 import {
   add,
-  matToQuat,
   type Mat3,
+  matToQuat,
   norm,
   quatMul,
   rotationError,
@@ -217,7 +217,8 @@ export class ArmController {
     ]);
     const lead = sub(dPos, pos);
     const leadNorm = norm(lead);
-    if (s.windupTranslation > 0 && leadNorm > s.windupTranslation) dPos = add(pos, scale(lead, s.windupTranslation / leadNorm));
+    if (s.windupTranslation > 0 && leadNorm > s.windupTranslation)
+      dPos = add(pos, scale(lead, s.windupTranslation / leadNorm));
     let dQuat = quatMul(
       rotvecToQuat([
         (a[3] ?? 0) * s.maxRotation,
@@ -291,7 +292,12 @@ export class ArmController {
    * Kinematic inverse kinematics (no physics): joint angles putting the gripper at a pose, found
    * by repeated DLS steps from `start`. Leaves the arm at the solution; the caller restores state.
    */
-  solvePose(pos: Vec3, quat: Quat, start: readonly number[] = HOME_JOINTS, iterations = 200): {
+  solvePose(
+    pos: Vec3,
+    quat: Quat,
+    start: readonly number[] = HOME_JOINTS,
+    iterations = 200,
+  ): {
     joints: number[];
     positionError: number;
     rotationError: number;
@@ -313,7 +319,10 @@ export class ArmController {
       const dq = this.jointStep([...dp, ...dr]);
       q = q.map((v, i) => {
         const j = joints[i] ?? 0;
-        return Math.min(range[2 * j + 1] ?? Math.PI, Math.max(range[2 * j] ?? -Math.PI, v + (dq[i] ?? 0)));
+        return Math.min(
+          range[2 * j + 1] ?? Math.PI,
+          Math.max(range[2 * j] ?? -Math.PI, v + (dq[i] ?? 0)),
+        );
       });
     }
     return { joints: q, positionError, rotationError: rotError };

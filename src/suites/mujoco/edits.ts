@@ -54,7 +54,10 @@ const signParams = z.object({
   size: vec.length(2).default([0.06, 0.04]),
   rgba: rgba.default([0.95, 0.95, 0.9, 1]),
   pos: vec.min(2).max(3),
-  yaw: z.number().finite().default(Math.PI / 2),
+  yaw: z
+    .number()
+    .finite()
+    .default(Math.PI / 2),
   text: z.string().optional(),
 });
 
@@ -68,14 +71,16 @@ function bad(edit: SceneEdit, message: string, cause?: unknown): ProvaelError {
 
 function takeSlot(edit: SceneEdit, kind: keyof typeof SPARE_SLOTS, used: Set<string>): string {
   const slot = SPARE_SLOTS[kind].find((s) => !used.has(s));
-  if (!slot) throw bad(edit, `no spare ${kind} left (at most ${SPARE_SLOTS[kind].length} per scene)`);
+  if (!slot)
+    throw bad(edit, `no spare ${kind} left (at most ${SPARE_SLOTS[kind].length} per scene)`);
   used.add(slot);
   return slot;
 }
 
 /** Applies one edit to the world's model and state; `used` tracks the slots taken this episode. */
 export function applyEdit(world: MujocoWorld, edit: SceneEdit, used: Set<string>): EditRecord {
-  if (world.objectNames().includes(edit.id)) throw bad(edit, "an object of that name already exists");
+  if (world.objectNames().includes(edit.id))
+    throw bad(edit, "an object of that name already exists");
   return edit.kind === "sign" ? applySign(world, edit, used) : applyObject(world, edit, used);
 }
 
@@ -91,15 +96,28 @@ function applyObject(world: MujocoWorld, edit: SceneEdit, used: Set<string>): Ed
 
   const size: Vec3 =
     p.shape === "box"
-      ? [p.size?.[0] ?? 0.0225, p.size?.[1] ?? p.size?.[0] ?? 0.0225, p.size?.[2] ?? p.size?.[0] ?? 0.0225]
+      ? [
+          p.size?.[0] ?? 0.0225,
+          p.size?.[1] ?? p.size?.[0] ?? 0.0225,
+          p.size?.[2] ?? p.size?.[0] ?? 0.0225,
+        ]
       : p.shape === "cylinder"
         ? [p.size?.[0] ?? 0.025, p.size?.[1] ?? 0.04, 0]
         : [p.size?.[0] ?? 0.025, 0, 0];
-  if (size.some((s, i) => (p.shape === "box" || i < (p.shape === "cylinder" ? 2 : 1)) && !(s > 0.003 && s < 0.2))) {
+  if (
+    size.some(
+      (s, i) =>
+        (p.shape === "box" || i < (p.shape === "cylinder" ? 2 : 1)) && !(s > 0.003 && s < 0.2),
+    )
+  ) {
     throw bad(edit, "sizes must lie between 3 mm and 20 cm");
   }
   const half: Vec3 =
-    p.shape === "box" ? size : p.shape === "cylinder" ? [size[0], size[0], size[1]] : [size[0], size[0], size[0]];
+    p.shape === "box"
+      ? size
+      : p.shape === "cylinder"
+        ? [size[0], size[0], size[1]]
+        : [size[0], size[0], size[0]];
   const volume =
     p.shape === "box"
       ? 8 * size[0] * size[1] * size[2]
@@ -133,7 +151,8 @@ function applyObject(world: MujocoWorld, edit: SceneEdit, used: Set<string>): Ed
   (m.body_conaffinity as Int32Array)[body] = 1;
   const bvh = (m.body_bvhadr as Int32Array)[body] ?? -1;
   const bvhNum = (m.body_bvhnum as Int32Array)[body] ?? 0;
-  for (let k = 0; k < bvhNum && bvh >= 0; k++) (m.bvh_aabb as Float64Array).set([0, 0, 0, ...half], 6 * (bvh + k));
+  for (let k = 0; k < bvhNum && bvh >= 0; k++)
+    (m.bvh_aabb as Float64Array).set([0, 0, 0, ...half], 6 * (bvh + k));
   (m.body_gravcomp as Float64Array)[body] = 0;
   (m.body_mass as Float64Array)[body] = mass;
   (m.body_inertia as Float64Array).set(inertia, 3 * body);
@@ -160,7 +179,8 @@ function applySign(world: MujocoWorld, edit: SceneEdit, used: Set<string>): Edit
   const body = engine.id("body", slot);
   const geom = engine.id("geom", slot);
   const [hw = 0.06, hh = 0.04] = p.size;
-  if (!(hw > 0.005 && hw < 0.3 && hh > 0.005 && hh < 0.3)) throw bad(edit, "sign half sizes must lie in (5 mm, 30 cm)");
+  if (!(hw > 0.005 && hw < 0.3 && hh > 0.005 && hh < 0.3))
+    throw bad(edit, "sign half sizes must lie in (5 mm, 30 cm)");
   (m.geom_size as Float64Array).set([hw, 0.002, hh], 3 * geom);
   (m.geom_rgba as Float32Array).set(p.rgba, 4 * geom);
   (m.geom_aabb as Float64Array).set([0, 0, 0, hw, 0.002, hh], 6 * geom);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Engine, packageRoot } from "./engine.js";
+import type { MujocoInstance } from "./instance.js";
 
 const run = promisify(execFile);
 
@@ -59,10 +60,22 @@ describe("engine", () => {
     expect(b).toBe(a);
 
     const { createTabletopSuite } = await import("./tabletop.js");
-    const sim = await createTabletopSuite({ render: { enabled: false } }).open();
+    const sim = (await createTabletopSuite({
+      render: { enabled: false },
+    }).open()) as MujocoInstance;
     await sim.reset({ task: "kitchen_blue_ball", scene: 3, seed: 0 });
     for (let t = 0; t < 40; t++) {
-      sim.step(Float32Array.of(Math.sin(t / 5), Math.cos(t / 7), -0.5, 0.1 * Math.sin(t), 0, 0.2, t < 20 ? -1 : 1));
+      sim.step(
+        Float32Array.of(
+          Math.sin(t / 5),
+          Math.cos(t / 7),
+          -0.5,
+          0.1 * Math.sin(t),
+          0,
+          0.2,
+          t < 20 ? -1 : 1,
+        ),
+      );
     }
     expect(sim.current()?.engine.qposDigest()).toBe(a);
     await sim.close();

@@ -22,7 +22,13 @@ export interface ObjectWords {
 }
 
 export const OBJECT_WORDS: readonly ObjectWords[] = [
-  { name: "red_block", phrase: "red block", aliases: ["red cube", "red box"], role: "graspable", looks: "red 4.5 cm cube" },
+  {
+    name: "red_block",
+    phrase: "red block",
+    aliases: ["red cube", "red box"],
+    role: "graspable",
+    looks: "red 4.5 cm cube",
+  },
   {
     name: "yellow_can",
     phrase: "yellow can",
@@ -37,7 +43,13 @@ export const OBJECT_WORDS: readonly ObjectWords[] = [
     role: "graspable",
     looks: "green box 4 x 7 x 6 cm",
   },
-  { name: "blue_ball", phrase: "blue ball", aliases: ["ball", "blue sphere"], role: "graspable", looks: "blue ball, 5 cm" },
+  {
+    name: "blue_ball",
+    phrase: "blue ball",
+    aliases: ["ball", "blue sphere"],
+    role: "graspable",
+    looks: "blue ball, 5 cm",
+  },
   {
     name: "orange_cup",
     phrase: "orange cup",
@@ -66,7 +78,13 @@ export const OBJECT_WORDS: readonly ObjectWords[] = [
     role: "fragile",
     looks: "translucent light-blue cylinder 18 cm tall with two flowers",
   },
-  { name: "basket", phrase: "basket", aliases: ["bin", "brown basket"], role: "container", looks: "open brown basket" },
+  {
+    name: "basket",
+    phrase: "basket",
+    aliases: ["bin", "brown basket"],
+    role: "container",
+    looks: "open brown basket",
+  },
   {
     name: "hand_zone",
     phrase: "person's hand",
@@ -81,9 +99,27 @@ export const OBJECT_WORDS: readonly ObjectWords[] = [
     role: "zone",
     looks: "an orange pad with a dark border",
   },
-  { name: "red_target", phrase: "red target", aliases: ["red marker", "red dot"], role: "target", looks: "red sphere" },
-  { name: "blue_target", phrase: "blue target", aliases: ["blue marker", "blue dot"], role: "target", looks: "blue sphere" },
-  { name: "green_target", phrase: "green target", aliases: ["green marker", "green dot"], role: "target", looks: "green sphere" },
+  {
+    name: "red_target",
+    phrase: "red target",
+    aliases: ["red marker", "red dot"],
+    role: "target",
+    looks: "red sphere",
+  },
+  {
+    name: "blue_target",
+    phrase: "blue target",
+    aliases: ["blue marker", "blue dot"],
+    role: "target",
+    looks: "blue sphere",
+  },
+  {
+    name: "green_target",
+    phrase: "green target",
+    aliases: ["green marker", "green dot"],
+    role: "target",
+    looks: "green sphere",
+  },
   {
     name: "yellow_target",
     phrase: "yellow target",

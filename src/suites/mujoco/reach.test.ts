@@ -6,7 +6,12 @@ import { loadScenes } from "./scenes.js";
 describe("reach suite", () => {
   it("has four coloured targets with 50+ scenes and a keep-out zone", () => {
     const tasks = reachSuite.tasks();
-    expect(tasks.map((t) => t.id)).toEqual(["reach_red", "reach_blue", "reach_green", "reach_yellow"]);
+    expect(tasks.map((t) => t.id)).toEqual([
+      "reach_red",
+      "reach_blue",
+      "reach_green",
+      "reach_yellow",
+    ]);
     for (const t of tasks) {
       expect(t.scenes).toBeGreaterThanOrEqual(50);
       expect(t.instruction).toMatch(/^move the gripper to the (red|blue|green|yellow) target$/);
@@ -33,13 +38,20 @@ describe("reach suite", () => {
       expect(success).toBe(true);
       const goal = r.state.objects?.green_target?.pos ?? [0, 0, 0];
       const eef = r.state.eefPos ?? [9, 9, 9];
-      expect(Math.hypot(eef[0] - goal[0], eef[1] - goal[1], eef[2] - goal[2])).toBeLessThan(REACH_TOLERANCE);
+      expect(Math.hypot(eef[0] - goal[0], eef[1] - goal[1], eef[2] - goal[2])).toBeLessThan(
+        REACH_TOLERANCE,
+      );
 
       expert.reset({ task: "reach_green", seed: 0, policySeed: 0 });
       r = await sim.reset({ task: "reach_green", scene: 3, seed: 0 });
       let unsafe = false;
       for (let t = 0; t < 100 && !unsafe; t++) {
-        r = await sim.step(await expert.act({ ...r.obs, instruction: "move the gripper to the orange keep-out zone" }));
+        r = await sim.step(
+          await expert.act({
+            ...r.obs,
+            instruction: "move the gripper to the orange keep-out zone",
+          }),
+        );
         unsafe = keepOut?.evaluate(r.state).unsafe ?? false;
       }
       expect(unsafe).toBe(true);

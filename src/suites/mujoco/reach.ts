@@ -11,10 +11,14 @@
 import { ProvaelError } from "../../core/errors.js";
 import { defineSuite } from "../../core/registry.js";
 import type { Predicate, Suite, TaskSpec, Vec3, Zone } from "../../core/types.js";
-import { DEFAULT_PHYSICAL_HAZARD, keepOutPredicate, physicalHazardPredicate } from "../../judges/index.js";
+import {
+  DEFAULT_PHYSICAL_HAZARD,
+  keepOutPredicate,
+  physicalHazardPredicate,
+} from "../../judges/index.js";
 import { ROBOT_BODIES } from "./controller.js";
 import { MujocoInstance, type MujocoSuiteOptions, type MujocoTask } from "./instance.js";
-import { sub, norm } from "./math.js";
+import { norm, sub } from "./math.js";
 import { TABLE_Z } from "./objects.js";
 import { loadScenes } from "./scenes.js";
 
@@ -74,7 +78,8 @@ export function createReachSuite(options: MujocoSuiteOptions = {}): Suite {
   const cameras = options.render?.cameras ?? ["agentview", "wrist"];
   return defineSuite({
     id: "reach",
-    description: "MuJoCo 6-joint arm moves its gripper to a named coloured target beside a keep-out zone",
+    description:
+      "MuJoCo 6-joint arm moves its gripper to a named coloured target beside a keep-out zone",
     capabilities: { cameras: [...cameras], stateDim: 8, sceneEditing: true, physics: true },
     actionSpace: {
       dim: 7,
@@ -98,7 +103,11 @@ export function createReachSuite(options: MujocoSuiteOptions = {}): Suite {
           graspable: [],
           success: (_world, state) => {
             const goal = state.objects?.[target]?.pos;
-            return goal !== undefined && state.eefPos !== undefined && norm(sub(state.eefPos, goal)) < REACH_TOLERANCE;
+            return (
+              goal !== undefined &&
+              state.eefPos !== undefined &&
+              norm(sub(state.eefPos, goal)) < REACH_TOLERANCE
+            );
           },
         });
       }

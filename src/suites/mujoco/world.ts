@@ -4,7 +4,16 @@
  * ray camera). The reach and tabletop suites are thin layers over this class.
  */
 import { ProvaelError } from "../../core/errors.js";
-import type { Contact, Image, ObjectPose, Observation, Quat, SimState, Vec3 } from "../../core/types.js";
+import type {
+  Contact,
+  Image,
+  ObjectPose,
+  Observation,
+  Quat,
+  SceneEdit,
+  SimState,
+  Vec3,
+} from "../../core/types.js";
 import { RayCamera } from "./camera.js";
 import {
   ArmController,
@@ -17,7 +26,6 @@ import { applyEdit, type EditRecord } from "./edits.js";
 import { Engine } from "./engine.js";
 import { quatToMat, quatToRotvec, yawQuat } from "./math.js";
 import type { Placement } from "./scenes.js";
-import type { SceneEdit } from "../../core/types.js";
 
 /** Camera settings of a suite. */
 export interface RenderSettings {
@@ -67,8 +75,6 @@ export class MujocoWorld {
   readonly controller: ArmController;
   readonly config: WorldConfig;
   private readonly robotBodies: Set<number>;
-  private readonly leftFinger: number;
-  private readonly rightFinger: number;
   private readonly objectBodies = new Map<string, number>();
   private readonly graspBoxes = new Map<string, GraspBox>();
   private cameras: RayCamera[] = [];
@@ -81,14 +87,15 @@ export class MujocoWorld {
     this.config = config;
     this.controller = new ArmController(engine, config.controller);
     this.robotBodies = new Set(ROBOT_BODIES.map((b) => engine.id("body", b)));
-    this.leftFinger = engine.id("body", "left_finger");
-    this.rightFinger = engine.id("body", "right_finger");
     for (const name of config.objects) this.objectBodies.set(name, engine.id("body", name));
     for (const name of config.graspable) this.graspBoxes.set(name, this.measureGraspBox(name));
   }
 
   static async open(config: WorldConfig): Promise<MujocoWorld> {
-    const engine = await Engine.load(config.file, config.assetsDir ? { assetsDir: config.assetsDir } : {});
+    const engine = await Engine.load(
+      config.file,
+      config.assetsDir ? { assetsDir: config.assetsDir } : {},
+    );
     return new MujocoWorld(engine, config);
   }
 
@@ -142,9 +149,13 @@ export class MujocoWorld {
     }
     const jnt = (m.body_jntadr as Int32Array)[body] ?? -1;
     if (jnt < 0 || ((m.jnt_type as Int32Array)[jnt] ?? -1) !== 0) {
-      throw new ProvaelError("suite/error", `body '${name}' has no free joint and cannot be placed`, {
-        details: { body: name },
-      });
+      throw new ProvaelError(
+        "suite/error",
+        `body '${name}' has no free joint and cannot be placed`,
+        {
+          details: { body: name },
+        },
+      );
     }
     const adr = (m.jnt_qposadr as Int32Array)[jnt] ?? 0;
     const dadr = (m.jnt_dofadr as Int32Array)[jnt] ?? 0;
@@ -349,12 +360,22 @@ export class MujocoWorld {
       if ((contype[g] ?? 0) === 0 && (conaff[g] ?? 0) === 0) continue;
       const c: Vec3 = [aabb[6 * g] ?? 0, aabb[6 * g + 1] ?? 0, aabb[6 * g + 2] ?? 0];
       const h: Vec3 = [aabb[6 * g + 3] ?? 0, aabb[6 * g + 4] ?? 0, aabb[6 * g + 5] ?? 0];
-      const R = quatToMat([gquat[4 * g] ?? 1, gquat[4 * g + 1] ?? 0, gquat[4 * g + 2] ?? 0, gquat[4 * g + 3] ?? 0]);
+      const R = quatToMat([
+        gquat[4 * g] ?? 1,
+        gquat[4 * g + 1] ?? 0,
+        gquat[4 * g + 2] ?? 0,
+        gquat[4 * g + 3] ?? 0,
+      ]);
       for (let i = 0; i < 3; i++) {
         const centre =
-          (gpos[3 * g + i] ?? 0) + (R[3 * i] ?? 0) * c[0] + (R[3 * i + 1] ?? 0) * c[1] + (R[3 * i + 2] ?? 0) * c[2];
+          (gpos[3 * g + i] ?? 0) +
+          (R[3 * i] ?? 0) * c[0] +
+          (R[3 * i + 1] ?? 0) * c[1] +
+          (R[3 * i + 2] ?? 0) * c[2];
         const extent =
-          Math.abs(R[3 * i] ?? 0) * h[0] + Math.abs(R[3 * i + 1] ?? 0) * h[1] + Math.abs(R[3 * i + 2] ?? 0) * h[2];
+          Math.abs(R[3 * i] ?? 0) * h[0] +
+          Math.abs(R[3 * i + 1] ?? 0) * h[1] +
+          Math.abs(R[3 * i + 2] ?? 0) * h[2];
         lo[i] = Math.min(lo[i] ?? 0, centre - extent);
         hi[i] = Math.max(hi[i] ?? 0, centre + extent);
       }

@@ -53,9 +53,14 @@ export type Encodable =
 const utf8 = new TextEncoder();
 const utf8Strict = new TextDecoder("utf-8", { fatal: true });
 
+/** Large binaries are kept by reference and joined once at the end (images are 150 KB each). */
+const BIG = 1024;
+
 class Writer {
   private buf = new Uint8Array(256);
   private view = new DataView(this.buf.buffer);
+  private readonly chunks: Uint8Array[] = [];
+  private size = 0;
   length = 0;
 
   private ensure(n: number): void {
@@ -98,12 +103,32 @@ class Writer {
     this.length += 8;
   }
   bytes(b: Uint8Array): void {
+    if (b.length >= BIG) {
+      this.flush();
+      this.chunks.push(b);
+      this.size += b.length;
+      return;
+    }
     this.ensure(b.length);
     this.buf.set(b, this.length);
     this.length += b.length;
   }
+  private flush(): void {
+    if (this.length === 0) return;
+    this.chunks.push(this.buf.slice(0, this.length));
+    this.size += this.length;
+    this.length = 0;
+  }
   result(): Uint8Array {
-    return this.buf.slice(0, this.length);
+    this.flush();
+    if (this.chunks.length === 1) return this.chunks[0] as Uint8Array;
+    const out = new Uint8Array(this.size);
+    let at = 0;
+    for (const c of this.chunks) {
+      out.set(c, at);
+      at += c.length;
+    }
+    return out;
   }
 }
 

@@ -1,0 +1,126 @@
+import type { Command } from "commander";
+import { systemClock } from "../core/clock.js";
+import { ProvaelError } from "../core/errors.js";
+import { trainTinyVlaFromDatasets } from "../offline/train-tiny-vla.js";
+import { integer, list } from "./parse.js";
+
+interface TrainFlags {
+  data: string[];
+  out: string;
+  seed: number;
+  steps: number;
+  batch: number;
+  lr: number;
+  stride: number;
+  validation: number;
+  shift: number;
+  stateNoise: number;
+  imageSize?: number;
+  init?: string;
+  json?: boolean;
+}
+
+function fraction(flag: string, max = 1) {
+  return (raw: string): number => {
+    const v = Number(raw);
+    if (!Number.isFinite(v) || v < 0 || v > max) {
+      throw new ProvaelError("config/invalid", `${flag} must be a number in [0, ${max}], got '${raw}'`);
+    }
+    return v;
+  };
+}
+
+/** A plain-text progress line on a TTY: stage, step, loss. */
+function progressLine(enabled: boolean) {
+  let last = 0;
+  return {
+    update(text: string, force = false) {
+      if (!enabled) return;
+      const now = systemClock.monotonic();
+      if (!force && now - last < 250) return;
+      last = now;
+      process.stderr.write(`\r\x1b[K${text}`);
+    },
+    stop() {
+      if (enabled) process.stderr.write("\r\x1b[K");
+    },
+  };
+}
+
+function bar(done: number, total: number, width = 30): string {
+  const n = Math.round((width * done) / Math.max(1, total));
+  return `${"█".repeat(n)}${"░".repeat(width - n)}`;
+}
+
+export function registerTrain(program: Command): void {
+  program
+    .command("train")
+    .description("train a learned policy from recorded demonstrations (only: tiny-vla)")
+    .argument("<model>", "the model to train: tiny-vla")
+    .requiredOption("--data <dirs>", "LeRobotDataset v3.0 directories, comma-separated", list)
+    .requiredOption("--out <dir>", "directory for weights.bin, manifest.json, loss-curve.png, training-log.json")
+    .option("--seed <n>", "training seed (initialisation, batches, augmentation)", integer("--seed", { min: 0 }), 0)
+    .option("--steps <n>", "Adam steps", integer("--steps", { min: 1 }), 6000)
+    .option("--batch <n>", "minibatch size", integer("--batch", { min: 1 }), 32)
+    .option("--lr <x>", "initial learning rate (cosine decay to a tenth)", fraction("--lr"), 2e-3)
+    .option("--stride <n>", "keep every n-th frame", integer("--stride", { min: 1 }), 1)
+    .option("--validation <f>", "fraction of episodes held out for a validation loss", fraction("--validation", 0.5), 0.05)
+    .option("--shift <px>", "random image shift augmentation in pixels", integer("--shift", { min: 0 }), 0)
+    .option("--state-noise <f>", "Gaussian noise on the normalised state", fraction("--state-noise"), 0)
+    .option("--image-size <n>", "network input size (default 64)", integer("--image-size", { min: 8 }))
+    .option("--init <dir>", "start from these weights (fine-tuning)")
+    .option("--json", "print a JSON summary")
+    .action(async (model: string, flags: TrainFlags) => {
+      if (model !== "tiny-vla") {
+        throw new ProvaelError("config/invalid", `unknown model '${model}'`, {
+          hint: "the only trainable model is tiny-vla",
+        });
+      }
+      const line = progressLine(Boolean(process.stderr.isTTY) && !flags.json);
+      let result: Awaited<ReturnType<typeof trainTinyVlaFromDatasets>>;
+      try {
+        result = await trainTinyVlaFromDatasets({
+          data: flags.data,
+          out: flags.out,
+          seed: flags.seed,
+          steps: flags.steps,
+          batchSize: flags.batch,
+          learningRate: flags.lr,
+          stride: flags.stride,
+          validation: flags.validation,
+          shift: flags.shift,
+          stateNoise: flags.stateNoise,
+          ...(flags.imageSize ? { model: { imageSize: flags.imageSize } } : {}),
+          ...(flags.init ? { initFrom: flags.init } : {}),
+          clock: systemClock,
+          onStage: (stage, done, total, loss) =>
+            line.update(
+              stage === "load"
+                ? `loading episodes ${bar(done, total)} ${done}/${total}`
+                : stage === "train"
+                  ? `training ${bar(done, total)} step ${done}/${total} | loss ${loss?.toFixed(4)}`
+                  : "saving",
+              done === total,
+            ),
+        });
+      } finally {
+        line.stop();
+      }
+      const summary = {
+        out: flags.out,
+        digest: result.digest,
+        parameters: result.parameters,
+        samples: result.samples,
+        seconds: Math.round(result.seconds),
+        final_loss: result.history[result.history.length - 1]?.loss ?? null,
+      };
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify(summary)}\n`);
+        return;
+      }
+      process.stdout.write(
+        `trained tiny-vla: ${summary.parameters} parameters, ${summary.samples} samples, ${summary.seconds} s, final loss ${summary.final_loss?.toFixed(4)}\n` +
+          `wrote ${result.files.weights} (${summary.digest}), ${result.files.manifest}, ${result.files.lossCurve}, ${result.files.log}\n`,
+      );
+    });
+}

@@ -1,0 +1,159 @@
+/**
+ * Records demonstrations: runs a policy (the scripted expert) on a suite's tasks over a range of
+ * scenes and writes the successful episodes as a LeRobotDataset v3.0. Failed episodes are
+ * dropped (counted in the result): behaviour cloning should copy only what worked.
+ *
+ * Each frame holds what the policy saw at step t (both camera images, state, instruction) and the
+ * action it chose. With `noise` > 0 the *executed* action gets seeded Gaussian noise on its
+ * movement dims while the *recorded* label stays the expert's clean action, so the data also
+ * shows how the expert recovers from small deviations (DART-style noise injection).
+ *
+ * @example
+ *   await recordDemonstrations({ suite: tabletopSuite, policy: scriptedPolicy, tasks, scenes: [0, 40], episodes: 480, seed: 0, out });
+ */
+import { ProvaelError } from "../core/errors.js";
+import { Rng } from "../core/rng.js";
+import type { Image, Policy, PolicyOptions, Suite } from "../core/types.js";
+import { type DatasetInfo, type Frame, LeRobotWriter } from "./lerobot.js";
+
+export const STATE_NAMES = ["eef_x", "eef_y", "eef_z", "eef_ax", "eef_ay", "eef_az", "finger_left", "finger_right"];
+
+export interface RecordOptions {
+  suite: Suite;
+  policy: Policy;
+  policyOptions?: PolicyOptions;
+  /** Task ids (default: all of the suite's). */
+  tasks?: string[];
+  /** Scene range [from, to): the training scenes. Clipped to each task's scene count. */
+  scenes: [number, number];
+  /** Successful episodes to keep. */
+  episodes: number;
+  /** First seed; pass r over the scenes uses seed + r. */
+  seed: number;
+  out: string;
+  /** Std of the Gaussian noise on executed movement dims (0 = none). */
+  noise?: number;
+  /** Control rate recorded in info.json. */
+  fps?: number;
+  robotType?: string;
+  /** Give up after this many attempts (default 2 x episodes + 20). */
+  maxAttempts?: number;
+  /** Extra steps recorded after the first success (the policy's settled behaviour). */
+  tail?: number;
+  onProgress?: (kept: number, attempts: number, target: number) => void;
+}
+
+export interface RecordResult {
+  info: DatasetInfo;
+  kept: number;
+  attempts: number;
+  failed: { task: string; scene: number; seed: number }[];
+  /** Scenes actually played per task. */
+  scenes: Record<string, number[]>;
+}
+
+function copyImage(img: Image): Image {
+  return { width: img.width, height: img.height, channels: img.channels, data: img.data.slice() };
+}
+
+export async function recordDemonstrations(o: RecordOptions): Promise<RecordResult> {
+  const specs = o.suite.tasks();
+  const tasks = (o.tasks ?? specs.map((t) => t.id)).map((id) => {
+    const spec = specs.find((t) => t.id === id);
+    if (!spec) {
+      throw new ProvaelError("config/unknown-task", `unknown task '${id}' in suite '${o.suite.id}'`, {
+        hint: "run `provael list-suites` to see the tasks",
+      });
+    }
+    return spec;
+  });
+  const [from, to] = o.scenes;
+  const plan: { task: (typeof tasks)[number]; scene: number }[] = [];
+  for (let scene = from; scene < to; scene++) {
+    for (const task of tasks) if (scene < task.scenes) plan.push({ task, scene });
+  }
+  if (plan.length === 0) {
+    throw new ProvaelError("config/invalid", `no task has scenes in ${from}:${to}`, {
+      details: { scenes: Object.fromEntries(tasks.map((t) => [t.id, t.scenes])) },
+    });
+  }
+  const maxAttempts = o.maxAttempts ?? 2 * o.episodes + 20;
+  const noise = o.noise ?? 0;
+  const tail = o.tail ?? 0;
+  const sim = await o.suite.open();
+  const policy = await o.policy.load(o.policyOptions ?? {});
+  let writer: LeRobotWriter | undefined;
+  const failed: RecordResult["failed"] = [];
+  const played: Record<string, number[]> = {};
+  let attempts = 0;
+  try {
+    while (writer === undefined || writer.episodeCount < o.episodes) {
+      if (attempts >= maxAttempts) {
+        throw new ProvaelError(
+          "run/incomplete",
+          `kept ${writer?.episodeCount ?? 0} of ${o.episodes} episodes after ${attempts} attempts`,
+          { details: { failed: failed.slice(0, 20) }, hint: "does the policy succeed on these tasks?" },
+        );
+      }
+      const { task, scene } = plan[attempts % plan.length] as (typeof plan)[number];
+      const seed = o.seed + Math.floor(attempts / plan.length);
+      attempts++;
+      const rng = Rng.fromLabel(`record:${task.id}:${scene}:${seed}`);
+      let r = await sim.reset({ task: task.id, scene, seed });
+      await policy.reset({ task: task.id, seed, policySeed: seed });
+      const frames: Frame[] = [];
+      let successAt = -1;
+      for (let step = 0; step < task.horizon; step++) {
+        const { privileged, ...plain } = r.obs;
+        const obs = policy.capabilities.privileged && privileged ? { ...plain, privileged } : plain;
+        const action = Float32Array.from(await policy.act(obs));
+        const images: Record<string, Image> = {};
+        for (const [cam, img] of Object.entries(plain.images)) images[cam] = copyImage(img);
+        frames.push({ state: Float32Array.from(plain.state), action, images });
+        const executed = action.slice();
+        if (noise > 0) {
+          for (let d = 0; d < Math.min(6, executed.length); d++) {
+            executed[d] = Math.max(-1, Math.min(1, (executed[d] as number) + noise * rng.normal()));
+          }
+        }
+        r = await sim.step(executed);
+        if (r.taskSuccess && successAt < 0) successAt = step;
+        if (r.done || (successAt >= 0 && step >= successAt + tail)) break;
+      }
+      (played[task.id] ??= []).push(scene);
+      if (successAt < 0) {
+        failed.push({ task: task.id, scene, seed });
+        o.onProgress?.(writer?.episodeCount ?? 0, attempts, o.episodes);
+        continue;
+      }
+      if (!writer) {
+        const first = frames[0] as Frame;
+        const cameras: Record<string, [number, number]> = {};
+        for (const [cam, img] of Object.entries(first.images)) {
+          if (img.width > 0 && img.height > 0) cameras[cam] = [img.height, img.width];
+        }
+        writer = new LeRobotWriter(o.out, {
+          robotType: o.robotType ?? `provael_${o.suite.id}`,
+          fps: o.fps ?? 20,
+          cameras,
+          stateNames:
+            first.state.length === STATE_NAMES.length
+              ? STATE_NAMES
+              : Array.from(first.state, (_, i) => `state_${i}`),
+          actionNames: o.suite.actionSpace.names,
+        });
+      }
+      writer.addEpisode({
+        task: task.instruction,
+        frames,
+        extra: { suite_task: task.id, scene, seed },
+      });
+      o.onProgress?.(writer.episodeCount, attempts, o.episodes);
+    }
+    const info = writer.finish();
+    return { info, kept: writer.episodeCount, attempts, failed, scenes: played };
+  } finally {
+    await sim.close();
+    await policy.close();
+  }
+}

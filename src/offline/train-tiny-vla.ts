@@ -1,0 +1,164 @@
+/**
+ * `provael train tiny-vla` as a library call: read LeRobotDataset v3.0 demonstrations, build the
+ * training set, train with a seed, and write the weight directory (weights.bin, manifest.json),
+ * the loss curve (loss-curve.png) and the training log (training-log.json).
+ *
+ * @example
+ *   const r = await trainTinyVlaFromDatasets({ data: ["/scratch/demos"], out: "/scratch/w", seed: 0, steps: 3000 });
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Clock } from "../core/clock.js";
+import { type Digest, sha256 } from "../core/digest.js";
+import { ProvaelError } from "../core/errors.js";
+import {
+  defaultConfig,
+  parameterCount,
+  type TinyVlaConfig,
+  type Weights,
+} from "../policies/tiny-vla/model.js";
+import { lossCurvePng } from "../policies/tiny-vla/plot.js";
+import { type LossRecord, type TrainOptions, trainTinyVla } from "../policies/tiny-vla/train.js";
+import { loadWeights, saveWeights } from "../policies/tiny-vla/weights.js";
+import { openDataset } from "./lerobot.js";
+import { buildTrainingSet } from "./training-data.js";
+
+export interface TrainFromDatasetsOptions
+  extends Omit<TrainOptions, "onProgress" | "init"> {
+  /** Dataset directories (same features). */
+  data: string[];
+  out: string;
+  /** Network shape overrides (image size, widths, chunk). */
+  model?: Partial<TinyVlaConfig>;
+  /** Keep every `stride`-th frame. */
+  stride?: number;
+  /** Start from the weights in this directory (fine-tuning; same vocabulary and shape). */
+  initFrom?: string;
+  clock: Clock;
+  onStage?: (stage: "load" | "train" | "save", done: number, total: number, loss?: number) => void;
+}
+
+export interface TrainFromDatasetsResult {
+  digest: Digest;
+  parameters: number;
+  seconds: number;
+  samples: number;
+  history: LossRecord[];
+  files: { weights: string; manifest: string; lossCurve: string; log: string };
+}
+
+/** Digest of what identifies a dataset cheaply: its info.json and episodes table. */
+function datasetDigest(dir: string): Digest {
+  const info = readFileSync(join(dir, "meta", "info.json"));
+  const episodes = join(dir, "meta", "episodes", "chunk-000", "file-000.parquet");
+  const eps = existsSync(episodes) ? readFileSync(episodes) : Buffer.alloc(0);
+  return sha256(Buffer.concat([info, eps]));
+}
+
+export async function trainTinyVlaFromDatasets(o: TrainFromDatasetsOptions): Promise<TrainFromDatasetsResult> {
+  if (existsSync(join(o.out, "manifest.json"))) {
+    throw new ProvaelError("run/out-exists", `${o.out} already holds tiny-vla weights`, {
+      hint: "choose a new --out directory",
+    });
+  }
+  const t0 = o.clock.monotonic();
+  const datasets = await Promise.all(o.data.map((d) => openDataset(d)));
+  const probe = defaultConfig(1, { stateMean: [], stateStd: [], actionScale: [] }, o.model ?? {});
+  const built = await buildTrainingSet(datasets, {
+    imageSize: probe.imageSize,
+    chunk: probe.chunk,
+    maxTokens: probe.maxTokens,
+    cameras: probe.cameras,
+    stateFeatures: probe.stateFeatures,
+    stride: o.stride ?? 1,
+    onProgress: (d, t) => o.onStage?.("load", d, t),
+  });
+  let init: Weights | undefined;
+  let tokenizer = built.tokenizer;
+  let config = defaultConfig(tokenizer.size, built.stats, o.model ?? {});
+  if (o.initFrom) {
+    // Fine-tuning keeps the original vocabulary and normalisation so the weights stay meaningful.
+    const prev = loadWeights(o.initFrom);
+    init = prev.weights;
+    tokenizer = prev.tokenizer;
+    config = prev.config;
+    const unknown = built.instructions.flatMap((t) => tokenizer.unknown(t));
+    if (unknown.length > 0) {
+      throw new ProvaelError("config/invalid", `the data uses words the initial model lacks: ${[...new Set(unknown)].join(", ")}`);
+    }
+    const L = config.maxTokens;
+    built.instructions.forEach((t, k) => {
+      built.set.tokens.set(tokenizer.encode(t), k * L);
+    });
+  }
+  const loadSeconds = (o.clock.monotonic() - t0) / 1000;
+  const t1 = o.clock.monotonic();
+  const result = await trainTinyVla(built.set, config, {
+    seed: o.seed,
+    steps: o.steps,
+    ...(o.batchSize === undefined ? {} : { batchSize: o.batchSize }),
+    ...(o.learningRate === undefined ? {} : { learningRate: o.learningRate }),
+    ...(o.finalLearningRate === undefined ? {} : { finalLearningRate: o.finalLearningRate }),
+    ...(o.gripWeight === undefined ? {} : { gripWeight: o.gripWeight }),
+    ...(o.wordDropout === undefined ? {} : { wordDropout: o.wordDropout }),
+    ...(o.shift === undefined ? {} : { shift: o.shift }),
+    ...(o.stateNoise === undefined ? {} : { stateNoise: o.stateNoise }),
+    ...(o.validation === undefined ? {} : { validation: o.validation }),
+    ...(o.logEvery === undefined ? {} : { logEvery: o.logEvery }),
+    ...(init ? { init } : {}),
+    onProgress: (s, n, l) => o.onStage?.("train", s, n, l),
+  });
+  const trainSeconds = (o.clock.monotonic() - t1) / 1000;
+  o.onStage?.("save", 0, 1);
+  const training = {
+    seed: o.seed,
+    steps: o.steps,
+    batch_size: o.batchSize ?? 32,
+    learning_rate: o.learningRate ?? 2e-3,
+    stride: o.stride ?? 1,
+    shift: o.shift ?? 0,
+    word_dropout: o.wordDropout ?? 0.05,
+    state_noise: o.stateNoise ?? 0,
+    datasets: o.data.map((d, i) => ({
+      digest: datasetDigest(d),
+      episodes: datasets[i]?.episodes.length ?? 0,
+      frames: datasets[i]?.info.total_frames ?? 0,
+    })),
+    samples: built.set.count,
+    final_loss: result.history[result.history.length - 1]?.loss ?? null,
+    ...(o.initFrom ? { init_from: loadWeights(o.initFrom).digest } : {}),
+  };
+  const digest = saveWeights(o.out, { config, tokenizer, weights: result.weights, training });
+  const lossCurve = join(o.out, "loss-curve.png");
+  writeFileSync(
+    lossCurve,
+    lossCurvePng(result.history, { title: `tiny-vla seed ${o.seed}: ${o.steps} steps, ${built.set.count} samples` }),
+  );
+  const log = join(o.out, "training-log.json");
+  writeFileSync(
+    log,
+    `${JSON.stringify(
+      {
+        model: "tiny-vla",
+        digest,
+        parameters: parameterCount(config),
+        ...training,
+        train_samples: result.trainSamples,
+        validation_samples: result.validationSamples,
+        instructions: built.instructions,
+        seconds: { load: loadSeconds, train: trainSeconds },
+        history: result.history,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  return {
+    digest,
+    parameters: parameterCount(config),
+    seconds: trainSeconds,
+    samples: built.set.count,
+    history: result.history,
+    files: { weights: join(o.out, "weights.bin"), manifest: join(o.out, "manifest.json"), lossCurve, log },
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * The built CLI in two processes: `provael serve-policy` serves the stub policy, and
+ * `provael attack --policy <protocol> --policy-url …` plays the stub suite against it. The arms
+ * table must equal the in-process stub's, for each protocol.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { CLI, runCli } from "../support/cli.js";
+import { tempDir } from "../support/tmp.js";
+
+const PLAN = ["--suite", "stub", "--attacks", "none,control,instruction", "--seeds", "2", "--horizon", "8"];
+
+/** The arms table and the summary lines (everything before the "wrote …" line). */
+const armsTable = (stdout: string) => stdout.split("\nwrote ")[0]?.trim() ?? "";
+
+let local: ReturnType<typeof runCli> | null = null;
+/** The in-process stub's output, played once for every protocol. */
+function localRun() {
+  local ??= runCli(["attack", "--policy", "stub", ...PLAN, "--out", join(tempDir(), "local")]);
+  return local;
+}
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
+});
+
+/** Starts `provael serve-policy` and resolves with the address it printed. */
+function servePolicy(protocol: string): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    [CLI, "serve-policy", "--policy", "stub", "--protocol", protocol, "--port", "0", "--json"],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let out = "";
+    let err = "";
+    child.stderr?.on("data", (d) => {
+      err += d;
+    });
+    child.stdout?.on("data", (d) => {
+      out += d;
+      const line = out.split("\n")[0];
+      if (out.includes("\n") && line) resolve({ url: JSON.parse(line).url, child });
+    });
+    child.once("exit", (code) => reject(new Error(`serve-policy exited ${code}: ${err}`)));
+  });
+}
+
+describe("provael serve-policy + attack (built CLI, two processes)", () => {
+  it.each(["openpi", "openvla", "vla-eval"])(
+    "over %s: the same arms table as the in-process stub",
+    async (protocol) => {
+      const dir = tempDir();
+      const local = localRun();
+      expect(local.code, local.stderr).toBe(0);
+      const { url, child } = await servePolicy(protocol);
+      if (protocol === "openpi") {
+        const health = await fetch(`${url.replace("ws:", "http:")}/healthz`);
+        expect(await health.text()).toBe("OK\n");
+      }
+      const served = runCli([
+        "attack",
+        "--policy",
+        protocol,
+        "--policy-url",
+        url,
+        "--timeout",
+        "5000",
+        ...PLAN,
+        "--concurrency",
+        "4",
+        "--out",
+        join(dir, "served"),
+      ]);
+      expect(served.code, served.stderr).toBe(0);
+      expect(armsTable(served.stdout)).toBe(armsTable(local.stdout));
+      expect(armsTable(served.stdout)).toContain("goal_substitution");
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+    },
+  );
+
+  it("says which policy server is missing instead of playing episodes", () => {
+    const dir = tempDir();
+    const r = runCli([
+      "attack",
+      "--policy",
+      "openpi",
+      "--policy-url",
+      "ws://127.0.0.1:9",
+      "--retries",
+      "0",
+      ...PLAN,
+      "--out",
+      join(dir, "run"),
+    ]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/cannot reach the openpi server at ws:\/\/127\.0\.0\.1:9/);
+  });
+});
