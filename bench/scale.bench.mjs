@@ -1,0 +1,78 @@
+// Scale figures (issue: scale): harness overhead against a bare loop, worker scaling, and the
+// peak memory of a 10,000-episode stub run. Imports the build (npm run bench builds first).
+import { spawnSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const dist = new URL("../dist/", import.meta.url);
+const { runAttack } = await import(new URL("runner/run.js", dist));
+const { resolveAttacks } = await import(new URL("attacks/index.js", dist));
+const { suites } = await import(new URL("suites/index.js", dist));
+const { policies } = await import(new URL("policies/index.js", dist));
+const tmp = () => mkdtempSync(join(tmpdir(), "provael-bench-"));
+
+const plan = (over) => ({
+  policy: "stub", suite: "stub", tasks: ["fetch_cup", "wipe_plate", "grab_sponge"], arms: resolveAttacks(["none", "control", "instruction"]),
+  seed: 0, seeds: 10, repeats: 1, horizon: null, termination: "fixed-horizon", scenePin: 0, policyOptions: {}, attackParams: {}, calibration: {}, ...over,
+});
+
+// 1. Peak RSS of a 10,000-episode stub run, in a fresh process.
+{
+  const script = `
+    const { runAttack } = await import(${JSON.stringify(new URL("runner/run.js", dist).href)});
+    const { resolveAttacks } = await import(${JSON.stringify(new URL("attacks/index.js", dist).href)});
+    const arms = resolveAttacks(["none", "control", "instruction"]);
+    const seeds = Math.ceil(10000 / (3 * arms.length));
+    const t0 = performance.now();
+    const r = await runAttack({ plan: { policy: "stub", suite: "stub", tasks: ["fetch_cup", "wipe_plate", "grab_sponge"], arms, seed: 0, seeds, repeats: 1, horizon: null, termination: "fixed-horizon", scenePin: 0, policyOptions: {}, attackParams: {}, calibration: {} }, out: ${JSON.stringify(join(tmp(), "run"))}, resume: false, concurrency: 1, policyOptions: {}, commandLine: [] });
+    console.log(JSON.stringify({ episodes: r.total, seconds: (performance.now() - t0) / 1000, maxRssMb: process.resourceUsage().maxRSS / 1024 }));`;
+  const out = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+  if (out.status !== 0) throw new Error(out.stderr);
+  const m = JSON.parse(out.stdout.trim().split("\n").pop());
+  console.log(`scale: memory: ${m.episodes} stub episodes, peak RSS ${m.maxRssMb.toFixed(0)} MB (goal < 300 MB), ${m.seconds.toFixed(1)} s`);
+}
+
+// 2 and 3 need the physics suite and the learned policy.
+const real = suites.has("tabletop") && policies.has("tiny-vla");
+if (!real) {
+  console.log("scale: overhead and worker scaling need the tabletop suite and tiny-vla: skipped");
+} else {
+  const tasks = suites.get("tabletop").tasks().slice(0, 4).map((t) => t.id);
+  const arms = ["none"];
+  const seeds = 3;
+  // Bare loop: the same simulator, policy and episodes, without the harness.
+  const suite = suites.get("tabletop");
+  const policy = await policies.get("tiny-vla").load({});
+  const env = await suite.open();
+  const t0 = performance.now();
+  let steps = 0;
+  for (const task of tasks) {
+    const spec = suite.tasks().find((t) => t.id === task);
+    for (let s = 0; s < seeds; s++) {
+      let r = await env.reset({ task, scene: s % spec.scenes, seed: s });
+      await policy.reset({ task, seed: s, policySeed: s });
+      for (let i = 0; i < spec.horizon; i++) {
+        const { privileged, ...obs } = r.obs;
+        r = await env.step(await policy.act(obs));
+        steps += 1;
+      }
+    }
+  }
+  const bare = (performance.now() - t0) / 1000;
+  await env.close();
+  await policy.close();
+  const t1 = performance.now();
+  await runAttack({ plan: plan({ policy: "tiny-vla", suite: "tabletop", tasks, arms, seeds }), out: join(tmp(), "h"), resume: false, concurrency: 1, policyOptions: {}, commandLine: [], workers: 1 });
+  const harness = (performance.now() - t1) / 1000;
+  console.log(`scale: overhead: harness ${harness.toFixed(2)} s vs bare loop ${bare.toFixed(2)} s for ${tasks.length * seeds} episodes (${steps} steps): ${(((harness - bare) / bare) * 100).toFixed(1)}% overhead (goal ≤ 5%)`);
+
+  const eps = async (workers) => {
+    const t = performance.now();
+    const r = await runAttack({ plan: plan({ policy: "tiny-vla", suite: "tabletop", tasks, arms: ["none", "goal_substitution"], seeds: 4 }), out: join(tmp(), `w${workers}`), resume: false, concurrency: 1, policyOptions: {}, commandLine: [], workers });
+    return r.total / ((performance.now() - t) / 1000);
+  };
+  const one = await eps(1);
+  const two = await eps(2);
+  console.log(`scale: workers: ${one.toFixed(2)} episodes/s with 1 worker, ${two.toFixed(2)} with 2: ${(two / one).toFixed(2)}x (goal ≥ 1.7x on 2 cores)`);
+}
