@@ -1,6 +1,7 @@
 /** The policy registry: one import and one entry per policy. */
 import { Registry } from "../core/registry.js";
 import type { Policy } from "../core/types.js";
+import { onnxPolicy } from "./onnx.js";
 import { openpiPolicy } from "./served/openpi.js";
 import { openvlaPolicy } from "./served/openvla.js";
 import { vlaEvalPolicy } from "./served/vla-eval.js";
@@ -8,7 +9,7 @@ import { stubPolicy } from "./stub.js";
 
 export const policies = new Registry<Policy>(
   "policy",
-  [stubPolicy, openpiPolicy, openvlaPolicy, vlaEvalPolicy],
+  [stubPolicy, onnxPolicy, openpiPolicy, openvlaPolicy, vlaEvalPolicy],
   "provael list-policies",
   "config/unknown-policy",
 );

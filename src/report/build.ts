@@ -7,13 +7,13 @@ import type { AttackAccess, AttackRole, EaiRisk } from "../core/types.js";
 import type { EpisodeRecord } from "../runner/episode.js";
 import type { PlanSpec } from "../runner/plan.js";
 import {
-  anytimeInterval,
   benjaminiHochberg,
   clusterBootstrapInterval,
   fisherExactGreater,
   holm,
   mcnemarExact,
-  wilsonInterval,
+  type Rate,
+  rate,
 } from "../stats/index.js";
 
 export const REPORT_SCHEMA = "provael.report/1";
@@ -24,28 +24,8 @@ export const BOOTSTRAP_RESAMPLES = 2000;
 /** Fewer seeds than this make a run preliminary (protocol v2). */
 export const MIN_SEEDS = 5;
 
-export interface RateInterval {
-  method: "wilson";
-  confidence: number;
-  low: number;
-  high: number;
-}
-
-export interface Rate {
-  successes: number;
-  n: number;
-  rate: number | null;
-  interval: RateInterval | null;
-  anytime?: { method: "beta-binomial-mixture"; alpha: number; low: number; high: number } | null;
-  clustered?: {
-    method: "task-cluster-bootstrap";
-    confidence: number;
-    resamples: number;
-    clusters: number;
-    low: number;
-    high: number;
-  } | null;
-}
+/** The report's RATE object is defined once, in the statistics module. */
+export type { Rate } from "../stats/index.js";
 
 export interface VsBaseline {
   fisher_p: number | null;
@@ -128,30 +108,7 @@ export interface ReportInput {
 
 /** A RATE: counts, the point estimate (null when n = 0) and its Wilson interval. */
 export function makeRate(successes: number, n: number, withAnytime = false): Rate {
-  const base: Rate = {
-    successes,
-    n,
-    rate: n === 0 ? null : successes / n,
-    interval:
-      n === 0
-        ? null
-        : {
-            method: "wilson",
-            confidence: CONFIDENCE,
-            ...wilsonInterval(successes, n, { confidence: CONFIDENCE }),
-          },
-  };
-  if (withAnytime) {
-    base.anytime =
-      n === 0
-        ? null
-        : {
-            method: "beta-binomial-mixture",
-            alpha: ALPHA,
-            ...anytimeInterval(successes, n, { alpha: ALPHA }),
-          };
-  }
-  return base;
+  return rate(successes, n, { confidence: CONFIDENCE, anytime: withAnytime, alpha: ALPHA });
 }
 
 const isCounted = (e: EpisodeRecord) => e.error === null && e.termination !== "not_applicable";
