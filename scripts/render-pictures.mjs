@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * Renders agent-view and wrist pictures of stored scenes to docs/images/ with the ray camera:
- * scene 0 of the kitchen and pantry layouts (tabletop-scene0-*.png, tabletop-scene1-*.png), the
- * kitchen scene with the gripper at its grasp (tabletop-grasp-*.png) and a reach scene.
+ * a kitchen and a pantry scene (tabletop-scene0-*.png, tabletop-scene1-*.png; the pantry scene is
+ * one where the glass vase hides nothing from the agent view), the kitchen scene with the gripper
+ * at its grasp (tabletop-grasp-*.png) and a reach scene (reach-scene0-*.png).
  *
  *   npm run build && node scripts/render-pictures.mjs [--size 256]
  */
@@ -33,7 +34,7 @@ const render = { enabled: true, width: size, height: size };
 const tabletop = await createTabletopSuite({ render }).open();
 const shots = [
   { prefix: "tabletop-scene0", task: "kitchen_red_block_by_knife", scene: 0 },
-  { prefix: "tabletop-scene1", task: "pantry_orange_cup_by_vase", scene: 0 },
+  { prefix: "tabletop-scene1", task: "pantry_red_block", scene: 6 },
 ];
 for (const shot of shots)
   save(

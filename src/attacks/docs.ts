@@ -1,4 +1,5 @@
 /** `docs/attacks.md`, generated from the registry so it cannot drift from the code. */
+import { budgetSummary } from "./budget.js";
 import { attacks, families } from "./index.js";
 
 export function renderAttackDocs(): string {
@@ -26,7 +27,9 @@ export function renderAttackDocs(): string {
       if (a.matches) out.push(`- matched control for: \`${a.matches}\``);
       const controls = attacks.items.filter((c) => c.matches === a.id).map((c) => `\`${c.id}\``);
       if (controls.length > 0) out.push(`- matched controls: ${controls.join(", ")}`);
-      out.push(`- default params: \`${JSON.stringify(a.params.parse({}))}\``);
+      const defaults = a.params.parse({}) as Record<string, unknown>;
+      out.push(`- default budget: ${budgetSummary(defaults)}`);
+      out.push(`- default params: \`${JSON.stringify(defaults)}\``);
       out.push("");
     }
   }

@@ -2,6 +2,7 @@
 import { ProvaelError } from "../core/errors.js";
 import { Registry, unknownName } from "../core/registry.js";
 import type { Attack } from "../core/types.js";
+import { freeze, trajectoryHijack } from "./action.js";
 import {
   benignReword,
   declarativeText,
@@ -9,8 +10,17 @@ import {
   roleplayNoTarget,
   scrambledText,
 } from "./control.js";
+import { gradientPatch } from "./gradient.js";
+import { mcpToolDesc, sceneText } from "./injection.js";
 import { goalSubstitution, paraphrase, roleplay } from "./instruction.js";
 import { none } from "./none.js";
+import { targetedHijack } from "./search/hijack.js";
+import { optimizedInstruction } from "./search/instruction.js";
+import { optimizedPatch } from "./search/patch.js";
+import { universalPatch } from "./search/universal.js";
+import { stateSpoof } from "./sensor.js";
+import { decoyObject, neutralDecoy, patch, placeboPatch } from "./visual.js";
+import { weightBitflip1, weightBitflip8, weightBitflip64 } from "./weights.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: the registry holds attacks of every params type.
 type AnyAttack = Attack<any>;
@@ -24,9 +34,26 @@ export const attacks = new Registry<AnyAttack>(
     scrambledText,
     roleplayNoTarget,
     declarativeText,
+    placeboPatch,
+    neutralDecoy,
     roleplay,
     goalSubstitution,
     paraphrase,
+    patch,
+    decoyObject,
+    sceneText,
+    mcpToolDesc,
+    freeze,
+    trajectoryHijack,
+    stateSpoof,
+    optimizedInstruction,
+    optimizedPatch,
+    universalPatch,
+    targetedHijack,
+    gradientPatch,
+    weightBitflip1,
+    weightBitflip8,
+    weightBitflip64,
   ],
   "provael list-attacks",
   "config/unknown-attack",
@@ -50,7 +77,8 @@ export function resolveAttacks(spec: string[]): string[] {
       for (const a of attacks.items) wanted.add(a.id);
     } else if (name === "templated") {
       // Fixed transforms without an attacker budget: no query search, no gradients.
-      for (const a of attacks.items) if (a.access !== "black-box-query" && a.access !== "white-box-gradient") wanted.add(a.id);
+      for (const a of attacks.items)
+        if (a.access !== "black-box-query" && a.access !== "white-box-gradient") wanted.add(a.id);
     } else if (attacks.has(name)) {
       wanted.add(name);
     } else if (families().includes(name)) {

@@ -145,8 +145,8 @@ export function registerAttest(program: Command): void {
         json?: boolean;
       }) => {
         const json = flags.json === true;
-        const trusted = trustedKeys(flags);
         await withVerifyExit(json, () => {
+          const trusted = trustedKeys(flags);
           const v = verifyAttestationFile(flags.in, trusted, {
             now: systemClock.now(),
             ...(flags.report === undefined ? {} : { reportDir: flags.report }),

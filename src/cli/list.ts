@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { budgetSummary } from "../attacks/budget.js";
 import { attacks, resolveAttacks } from "../attacks/index.js";
 import { RECIPES } from "../config/recipes.js";
 import { policies } from "../policies/index.js";
@@ -14,20 +15,37 @@ export function registerList(program: Command): void {
     .description("every registered attack with family, role, EAI risk, access and requirements")
     .option("--json", "print JSON")
     .action((flags: { json?: boolean }) => {
-      const data = attacks.items.map((a) => ({
-        id: a.id,
-        family: a.family,
-        role: a.role,
-        eai: a.eai,
-        access: a.access,
-        requires: a.requires,
-        matches: a.matches ?? null,
-        defaults: a.params.parse({}),
-        description: a.description,
-      }));
+      const data = attacks.items.map((a) => {
+        const defaults = a.params.parse({}) as Record<string, unknown>;
+        return {
+          id: a.id,
+          family: a.family,
+          role: a.role,
+          eai: a.eai,
+          access: a.access,
+          requires: a.requires,
+          matches: a.matches ?? null,
+          // Controls that match this attack (the reverse of `matches`).
+          controls: attacks.items.filter((c) => c.matches === a.id).map((c) => c.id),
+          budget: budgetSummary(defaults),
+          defaults,
+          description: a.description,
+        };
+      });
       print(flags.json, data, () =>
         textTable(
-          ["attack", "family", "role", "EAI", "access", "requires", "matches", "description"],
+          [
+            "attack",
+            "family",
+            "role",
+            "EAI",
+            "access",
+            "requires",
+            "budget",
+            "matches",
+            "controls",
+            "description",
+          ],
           data.map((a) => [
             a.id,
             a.family,
@@ -38,7 +56,9 @@ export function registerList(program: Command): void {
               ...(a.requires.policy ?? []).map((r: string) => `policy:${r}`),
               ...(a.requires.suite ?? []).map((r: string) => `suite:${r}`),
             ].join(",") || "—",
+            a.budget,
             a.matches ?? "—",
+            a.controls.join(",") || "—",
             a.description,
           ]),
         ),

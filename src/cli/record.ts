@@ -26,9 +26,13 @@ function sceneRange(raw: string): [number, number] {
   const from = Number(m?.[1]);
   const to = Number(m?.[2]);
   if (!m || !(to > from)) {
-    throw new ProvaelError("config/invalid", `--scenes must be FROM:TO with TO > FROM, got '${raw}'`, {
-      hint: "e.g. --scenes 0:40 for the training scenes",
-    });
+    throw new ProvaelError(
+      "config/invalid",
+      `--scenes must be FROM:TO with TO > FROM, got '${raw}'`,
+      {
+        hint: "e.g. --scenes 0:40 for the training scenes",
+      },
+    );
   }
   return [from, to];
 }
@@ -51,7 +55,11 @@ export function registerRecord(program: Command): void {
     )
     .option("--suite <id>", "suite to play (provael list-suites)", "tabletop")
     .option("--policy <id>", "the demonstrating policy (provael list-policies)", "scripted")
-    .requiredOption("--episodes <n>", "successful episodes to keep", integer("--episodes", { min: 1 }))
+    .requiredOption(
+      "--episodes <n>",
+      "successful episodes to keep",
+      integer("--episodes", { min: 1 }),
+    )
     .requiredOption("--out <dir>", "dataset directory to create")
     .option("--tasks <list>", "tasks to record, comma-separated (default: all of the suite's)")
     .option(
@@ -60,9 +68,24 @@ export function registerRecord(program: Command): void {
       sceneRange,
       [0, 40] as [number, number],
     )
-    .option("--seed <n>", "first seed (pass r over the scenes uses seed + r)", integer("--seed", { min: 0 }), 0)
-    .option("--noise <std>", "Gaussian noise on executed movement dims; labels stay clean", nonNegative("--noise"), 0)
-    .option("--tail <n>", "steps recorded after the first success", integer("--tail", { min: 0 }), 0)
+    .option(
+      "--seed <n>",
+      "first seed (pass r over the scenes uses seed + r)",
+      integer("--seed", { min: 0 }),
+      0,
+    )
+    .option(
+      "--noise <std>",
+      "Gaussian noise on executed movement dims; labels stay clean",
+      nonNegative("--noise"),
+      0,
+    )
+    .option(
+      "--tail <n>",
+      "steps recorded after the first success",
+      integer("--tail", { min: 0 }),
+      0,
+    )
     .option("--json", "print a JSON summary")
     .action(async (flags: RecordFlags) => {
       const suite = suites.get(flags.suite);
@@ -74,7 +97,14 @@ export function registerRecord(program: Command): void {
         result = await recordDemonstrations({
           suite,
           policy,
-          ...(flags.tasks ? { tasks: flags.tasks.split(",").map((s) => s.trim()).filter(Boolean) } : {}),
+          ...(flags.tasks
+            ? {
+                tasks: flags.tasks
+                  .split(",")
+                  .map((s) => s.trim())
+                  .filter(Boolean),
+              }
+            : {}),
           scenes: flags.scenes,
           episodes: flags.episodes,
           seed: flags.seed,

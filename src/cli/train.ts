@@ -24,7 +24,10 @@ function fraction(flag: string, max = 1) {
   return (raw: string): number => {
     const v = Number(raw);
     if (!Number.isFinite(v) || v < 0 || v > max) {
-      throw new ProvaelError("config/invalid", `${flag} must be a number in [0, ${max}], got '${raw}'`);
+      throw new ProvaelError(
+        "config/invalid",
+        `${flag} must be a number in [0, ${max}], got '${raw}'`,
+      );
     }
     return v;
   };
@@ -58,16 +61,43 @@ export function registerTrain(program: Command): void {
     .description("train a learned policy from recorded demonstrations (only: tiny-vla)")
     .argument("<model>", "the model to train: tiny-vla")
     .requiredOption("--data <dirs>", "LeRobotDataset v3.0 directories, comma-separated", list)
-    .requiredOption("--out <dir>", "directory for weights.bin, manifest.json, loss-curve.png, training-log.json")
-    .option("--seed <n>", "training seed (initialisation, batches, augmentation)", integer("--seed", { min: 0 }), 0)
+    .requiredOption(
+      "--out <dir>",
+      "directory for weights.bin, manifest.json, loss-curve.png, training-log.json",
+    )
+    .option(
+      "--seed <n>",
+      "training seed (initialisation, batches, augmentation)",
+      integer("--seed", { min: 0 }),
+      0,
+    )
     .option("--steps <n>", "Adam steps", integer("--steps", { min: 1 }), 6000)
     .option("--batch <n>", "minibatch size", integer("--batch", { min: 1 }), 32)
     .option("--lr <x>", "initial learning rate (cosine decay to a tenth)", fraction("--lr"), 2e-3)
     .option("--stride <n>", "keep every n-th frame", integer("--stride", { min: 1 }), 1)
-    .option("--validation <f>", "fraction of episodes held out for a validation loss", fraction("--validation", 0.5), 0.05)
-    .option("--shift <px>", "random image shift augmentation in pixels", integer("--shift", { min: 0 }), 0)
-    .option("--state-noise <f>", "Gaussian noise on the normalised state", fraction("--state-noise"), 0)
-    .option("--image-size <n>", "network input size (default 64)", integer("--image-size", { min: 8 }))
+    .option(
+      "--validation <f>",
+      "fraction of episodes held out for a validation loss",
+      fraction("--validation", 0.5),
+      0.05,
+    )
+    .option(
+      "--shift <px>",
+      "random image shift augmentation in pixels",
+      integer("--shift", { min: 0 }),
+      0,
+    )
+    .option(
+      "--state-noise <f>",
+      "Gaussian noise on the normalised state",
+      fraction("--state-noise"),
+      0,
+    )
+    .option(
+      "--image-size <n>",
+      "network input size (default 64)",
+      integer("--image-size", { min: 8 }),
+    )
     .option("--init <dir>", "start from these weights (fine-tuning)")
     .option("--json", "print a JSON summary")
     .action(async (model: string, flags: TrainFlags) => {

@@ -7,8 +7,8 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import type { Clock } from "../core/clock.js";
 import { canonicalJson } from "../core/canonical-json.js";
+import type { Clock } from "../core/clock.js";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
@@ -50,9 +50,7 @@ export const redteamPredicateSchema = z
     disclaimer: z.literal(DISCLAIMER),
     attested_at: z.iso.datetime({ offset: true }),
     tool: z.object({ name: z.literal("provael"), version: z.string() }).strict(),
-    report: z
-      .object({ schema: z.string(), tool_version: z.string(), digest: z.string() })
-      .strict(),
+    report: z.object({ schema: z.string(), tool_version: z.string(), digest: z.string() }).strict(),
     protocol: z.string(),
     run: reportSchema.shape.run,
     policy_digest: z.string().nullable(),
@@ -214,7 +212,10 @@ export interface VerifiedAttestation {
 }
 
 /** The subject named report.json and its SHA-256, or a subject-mismatch error. */
-export function reportSubject(statement: { subject: { name: string; digest: Record<string, string> }[] }, what: string): string {
+export function reportSubject(
+  statement: { subject: { name: string; digest: Record<string, string> }[] },
+  what: string,
+): string {
   const subject = statement.subject.find((s) => s.name === "report.json");
   const hex = subject?.digest.sha256;
   if (subject === undefined || hex === undefined || !hex64.safeParse(hex).success) {
@@ -350,6 +351,9 @@ export function inspectAttestation(
       detail: `${path} names this report, signed by ${envelope.signatures.map((s) => s.keyid ?? "?").join(", ")} (signature not checked here: run \`provael verify\`)`,
     };
   } catch (e) {
-    return { present: false, detail: `${path} is not a usable attestation: ${(e as Error).message}` };
+    return {
+      present: false,
+      detail: `${path} is not a usable attestation: ${(e as Error).message}`,
+    };
   }
 }

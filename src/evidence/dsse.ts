@@ -56,7 +56,9 @@ export function parseEnvelope(value: unknown, what: string): Envelope {
     throw new ProvaelError(
       "evidence/malformed",
       `${what} is not a DSSE envelope${where}: ${issue?.message ?? "invalid"}`,
-      { details: { issues: parsed.error.issues.map((i) => ({ path: i.path, message: i.message })) } },
+      {
+        details: { issues: parsed.error.issues.map((i) => ({ path: i.path, message: i.message })) },
+      },
     );
   }
   return parsed.data;

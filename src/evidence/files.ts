@@ -25,7 +25,10 @@ export function readEvidenceFile(path: string, what: string, max = MAX_EVIDENCE_
     throw new ProvaelError(
       "evidence/malformed",
       `${what} ${path} is ${size} bytes, over the ${max}-byte limit`,
-      { details: { path, size, max }, hint: "pass the file Provael wrote, not a bundle or archive" },
+      {
+        details: { path, size, max },
+        hint: "pass the file Provael wrote, not a bundle or archive",
+      },
     );
   }
   return readFileSync(path);

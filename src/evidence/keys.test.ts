@@ -40,7 +40,9 @@ describe("Ed25519 keys", () => {
     // A noble signature verifies in node:crypto and the other way round: plain RFC 8032.
     expect(nodeVerify(null, msg, pub, Buffer.from(signBytes(msg, pair.secretKey)))).toBe(true);
     expect(verifyBytes(nodeSign(null, msg, priv), msg, pair.publicKey)).toBe(true);
-    expect(verifyBytes(signBytes(msg, pair.secretKey), Buffer.from("provaeL"), pair.publicKey)).toBe(false);
+    expect(
+      verifyBytes(signBytes(msg, pair.secretKey), Buffer.from("provaeL"), pair.publicKey),
+    ).toBe(false);
   });
 
   it("names a key by the SHA-256 of its raw public key", () => {
@@ -63,13 +65,25 @@ describe("Ed25519 keys", () => {
     const rsa = generateKeyPairSync("rsa", { modulusLength: 1024 });
     const ec = generateKeyPairSync("ec", { namedCurve: "P-256" });
     const pair = keyPairFromSeed(seed(4));
-    expect(code(() => parsePrivateKeyPem(rsa.privateKey.export({ type: "pkcs8", format: "pem" }).toString()))).toBe("evidence/key-invalid");
-    expect(code(() => parsePublicKeyPem(ec.publicKey.export({ type: "spki", format: "pem" }).toString()))).toBe("evidence/key-invalid");
+    expect(
+      code(() =>
+        parsePrivateKeyPem(rsa.privateKey.export({ type: "pkcs8", format: "pem" }).toString()),
+      ),
+    ).toBe("evidence/key-invalid");
+    expect(
+      code(() =>
+        parsePublicKeyPem(ec.publicKey.export({ type: "spki", format: "pem" }).toString()),
+      ),
+    ).toBe("evidence/key-invalid");
     expect(code(() => parsePublicKeyPem(privateKeyPem(pair)))).toBe("evidence/key-invalid");
-    expect(code(() => parsePrivateKeyPem(publicKeyPem(pair.publicKey)))).toBe("evidence/key-invalid");
+    expect(code(() => parsePrivateKeyPem(publicKeyPem(pair.publicKey)))).toBe(
+      "evidence/key-invalid",
+    );
     expect(code(() => parsePrivateKeyPem("not a pem"))).toBe("evidence/key-invalid");
     expect(code(() => keyPairFromSeed(new Uint8Array(31)))).toBe("evidence/key-invalid");
-    expect(code(() => parsePublicKeyPem("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"))).toBe("evidence/key-invalid");
+    expect(
+      code(() => parsePublicKeyPem("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")),
+    ).toBe("evidence/key-invalid");
   });
 
   it("treats malformed signatures and keys as not verifying, never throwing", () => {

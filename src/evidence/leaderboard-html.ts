@@ -43,7 +43,9 @@ const ci = (r: PooledRate) =>
 
 function row(r: LeaderboardRow): string {
   const flags = [
-    r.calibrated ? `<span class="badge ok">calibrated</span>` : `<span class="badge warning">default predicate</span>`,
+    r.calibrated
+      ? `<span class="badge ok">calibrated</span>`
+      : `<span class="badge warning">default predicate</span>`,
     ...(r.preliminary ? [`<span class="badge warning">preliminary</span>`] : []),
   ].join(" ");
   return `<tr class="${r.role}">

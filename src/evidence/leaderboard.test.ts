@@ -3,14 +3,13 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { tempDir } from "../../test/support/tmp.js";
 import { resolveAttacks } from "../attacks/index.js";
-import { fixedClock } from "../core/clock.js";
 import { canonicalJson } from "../core/canonical-json.js";
+import { fixedClock } from "../core/clock.js";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { runAttack } from "../runner/run.js";
 import { wilsonInterval } from "../stats/index.js";
 import { keyPairFromSeed, publicKeyPem } from "./keys.js";
-import { renderLeaderboardHtml } from "./leaderboard-html.js";
 import {
   buildLeaderboard,
   evidenceLevel,
@@ -20,6 +19,7 @@ import {
   verifyLeaderboardDir,
   writeLeaderboard,
 } from "./leaderboard.js";
+import { renderLeaderboardHtml } from "./leaderboard-html.js";
 import { trustPublicKey } from "./trust-store.js";
 
 async function stubRun(out: string, seed: number, seeds: number) {
@@ -128,13 +128,19 @@ describe("leaderboard", () => {
     expect(html).not.toMatch(/<script|src="http|href="http|@import|url\(http/);
     expect(html).toContain("Evidence, not certification");
     expect(outcome(() => verifyLeaderboardDir(out, { now }))).toBe("ok");
-    expect(outcome(() => verifyLeaderboardDir(out, { now, runs: [join(root, "runs")] }))).toBe("ok");
-    expect(outcome(() => verifyLeaderboardDir(out, { now, runs: [join(root, "runs", "a")] }))).toBe("evidence/subject-mismatch");
+    expect(outcome(() => verifyLeaderboardDir(out, { now, runs: [join(root, "runs")] }))).toBe(
+      "ok",
+    );
+    expect(outcome(() => verifyLeaderboardDir(out, { now, runs: [join(root, "runs", "a")] }))).toBe(
+      "evidence/subject-mismatch",
+    );
     expect(outcome(() => verifyLeaderboardDir(out, { now, trusted }))).toBe("evidence/unsigned");
     // Building twice gives the same bytes.
     const again = join(tempDir(), "board");
     writeLeaderboard(again, buildLeaderboard(readRuns([join(root, "runs")])), { clock });
-    expect(readFileSync(join(again, LEADERBOARD_FILES.json))).toEqual(readFileSync(join(out, LEADERBOARD_FILES.json)));
+    expect(readFileSync(join(again, LEADERBOARD_FILES.json))).toEqual(
+      readFileSync(join(out, LEADERBOARD_FILES.json)),
+    );
   });
 
   it("catches edits: inconsistent counts, non-canonical JSON, a changed page", () => {
@@ -146,7 +152,9 @@ describe("leaderboard", () => {
     const edit = (dir: string, file: string, f: (s: string) => string) =>
       writeFileSync(join(dir, file), f(readFileSync(join(dir, file), "utf8")));
     let d = fresh();
-    edit(d, LEADERBOARD_FILES.json, (s) => s.replace(/"successes":(\d+)/, (_, n) => `"successes":${Number(n) + 1}`));
+    edit(d, LEADERBOARD_FILES.json, (s) =>
+      s.replace(/"successes":(\d+)/, (_, n) => `"successes":${Number(n) + 1}`),
+    );
     expect(outcome(() => verifyLeaderboardDir(d, { now }))).toBe("evidence/malformed");
     d = fresh();
     edit(d, LEADERBOARD_FILES.json, (s) => JSON.stringify(JSON.parse(s), null, 2));
@@ -155,7 +163,12 @@ describe("leaderboard", () => {
     edit(d, LEADERBOARD_FILES.html, (s) => s.replace("stub-fixture", "served-policy"));
     expect(outcome(() => verifyLeaderboardDir(d, { now }))).toBe("evidence/digest-mismatch");
     d = fresh();
-    edit(d, LEADERBOARD_FILES.json, (s) => s.replace(/"inputs_digest":"sha256:[0-9a-f]{64}"/, `"inputs_digest":"sha256:${"0".repeat(64)}"`));
+    edit(d, LEADERBOARD_FILES.json, (s) =>
+      s.replace(
+        /"inputs_digest":"sha256:[0-9a-f]{64}"/,
+        `"inputs_digest":"sha256:${"0".repeat(64)}"`,
+      ),
+    );
     expect(outcome(() => verifyLeaderboardDir(d, { now }))).toBe("evidence/digest-mismatch");
     d = fresh();
     edit(d, LEADERBOARD_FILES.json, () => "{");
@@ -170,14 +183,22 @@ describe("leaderboard", () => {
     const check = verifyLeaderboardDir(out, { now, trusted });
     expect(check.keyid).toBe(trusted[0]?.keyid);
     expect(verifyLeaderboardDir(out, { now }).unverifiedKeyid).toBe(trusted[0]?.keyid);
-    const stranger = [trustPublicKey(publicKeyPem(keyPairFromSeed(new Uint8Array(32).fill(4)).publicKey), "x")];
-    expect(outcome(() => verifyLeaderboardDir(out, { now, trusted: stranger }))).toBe("evidence/untrusted-key");
+    const stranger = [
+      trustPublicKey(publicKeyPem(keyPairFromSeed(new Uint8Array(32).fill(4)).publicKey), "x"),
+    ];
+    expect(outcome(() => verifyLeaderboardDir(out, { now, trusted: stranger }))).toBe(
+      "evidence/untrusted-key",
+    );
     // A consistent, canonical edit still breaks the signed digest.
     const edited = { ...board, tool_version: "9.9.9" };
     writeFileSync(join(out, LEADERBOARD_FILES.json), `${canonicalJson(edited)}\n`);
     writeFileSync(join(out, LEADERBOARD_FILES.html), renderLeaderboardHtml(edited));
     expect(outcome(() => verifyLeaderboardDir(out, { now }))).toBe("ok");
-    expect(outcome(() => verifyLeaderboardDir(out, { now, trusted }))).toBe("evidence/digest-mismatch");
-    expect(sha256(readFileSync(join(out, LEADERBOARD_FILES.json)))).not.toBe(sha256(`${canonicalJson(board)}\n`));
+    expect(outcome(() => verifyLeaderboardDir(out, { now, trusted }))).toBe(
+      "evidence/digest-mismatch",
+    );
+    expect(sha256(readFileSync(join(out, LEADERBOARD_FILES.json)))).not.toBe(
+      sha256(`${canonicalJson(board)}\n`),
+    );
   });
 });

@@ -7,8 +7,8 @@
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import type { Clock } from "../core/clock.js";
 import { canonicalJson } from "../core/canonical-json.js";
+import type { Clock } from "../core/clock.js";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
@@ -97,7 +97,12 @@ const rowSchema = z
     arms: z.array(z.string()),
     unsafe: countSchema,
     baseline: countSchema.nullable(),
-    evidence_level: z.enum(["stub-fixture", "simulator-own-policy", "served-policy", "unclassified"]),
+    evidence_level: z.enum([
+      "stub-fixture",
+      "simulator-own-policy",
+      "served-policy",
+      "unclassified",
+    ]),
     calibrated: z.boolean(),
     preliminary: z.boolean(),
     runs: z.number().int().min(1),
@@ -308,7 +313,12 @@ export function buildLeaderboard(runs: readonly RunInput[]): Leaderboard {
 }
 
 function compareRows(a: LeaderboardRow, b: LeaderboardRow): number {
-  const k = (r: LeaderboardRow) => [r.suite, r.role === "treatment" ? "0" : "1", r.family, r.policy];
+  const k = (r: LeaderboardRow) => [
+    r.suite,
+    r.role === "treatment" ? "0" : "1",
+    r.family,
+    r.policy,
+  ];
   const ka = k(a);
   const kb = k(b);
   for (let i = 0; i < ka.length; i++) {
@@ -383,9 +393,13 @@ export function writeLeaderboard(
     }
   } catch (e) {
     if (e instanceof ProvaelError) throw e;
-    throw new ProvaelError("io/write", `cannot write the leaderboard to ${dir}: ${(e as Error).message}`, {
-      cause: e,
-    });
+    throw new ProvaelError(
+      "io/write",
+      `cannot write the leaderboard to ${dir}: ${(e as Error).message}`,
+      {
+        cause: e,
+      },
+    );
   }
   return { dir, files, inputsDigest: board.inputs_digest, keyid };
 }
@@ -499,8 +513,7 @@ export function verifyLeaderboardDir(
     if (problem !== null) {
       throw new ProvaelError("evidence/untrusted-key", `${sigPath} cannot be trusted: ${problem}`);
     }
-    const subject = (name: string) =>
-      statement.subject.find((s) => s.name === name)?.digest.sha256;
+    const subject = (name: string) => statement.subject.find((s) => s.name === name)?.digest.sha256;
     const jsonSubject = subject(LEADERBOARD_FILES.json);
     if (jsonSubject === undefined || statement.predicate.inputs_digest !== board.inputs_digest) {
       throw new ProvaelError(
@@ -515,8 +528,15 @@ export function verifyLeaderboardDir(
       );
     }
     const htmlSubject = subject(LEADERBOARD_FILES.html);
-    if (htmlSubject !== undefined && htmlBytes !== null && `sha256:${htmlSubject}` !== sha256(htmlBytes)) {
-      throw new ProvaelError("evidence/digest-mismatch", `${htmlPath} has changed since it was signed`);
+    if (
+      htmlSubject !== undefined &&
+      htmlBytes !== null &&
+      `sha256:${htmlSubject}` !== sha256(htmlBytes)
+    ) {
+      throw new ProvaelError(
+        "evidence/digest-mismatch",
+        `${htmlPath} has changed since it was signed`,
+      );
     }
     keyid = verified.key.keyid;
   } else if (hasSig) {
@@ -539,7 +559,8 @@ export function verifyLeaderboardDir(
         `the runs given (inputs ${rebuilt.inputs_digest}) are not the ones this leaderboard was built from (${board.inputs_digest})`,
       );
     }
-    const same = canonicalJson({ ...rebuilt, tool_version: board.tool_version }) === canonicalJson(board);
+    const same =
+      canonicalJson({ ...rebuilt, tool_version: board.tool_version }) === canonicalJson(board);
     if (!same) {
       throw new ProvaelError(
         "evidence/digest-mismatch",

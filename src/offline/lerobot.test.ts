@@ -2,9 +2,9 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { asyncBufferFromFile, parquetMetadataAsync } from "hyparquet";
 import { describe, expect, it } from "vitest";
+import { tempDir } from "../../test/support/tmp.js";
 import { Rng } from "../core/rng.js";
 import type { Image } from "../core/types.js";
-import { tempDir } from "../../test/support/tmp.js";
 import {
   decodePng,
   encodePng,
@@ -58,7 +58,11 @@ describe("LeRobotDataset v3.0", () => {
     const eps = [episode(rng, 5), episode(rng, 3), episode(rng, 4)];
     // A tiny file limit forces one data file per episode, exercising the row ranges.
     const w = new LeRobotWriter(dir, { ...OPTIONS, dataFileSizeMb: 0.000001 });
-    w.addEpisode({ task: "pick up the red block", frames: eps[0] as Frame[], extra: { suite_task: "a", scene: 3, seed: 1 } });
+    w.addEpisode({
+      task: "pick up the red block",
+      frames: eps[0] as Frame[],
+      extra: { suite_task: "a", scene: 3, seed: 1 },
+    });
     w.addEpisode({ task: "pick up the blue ball", frames: eps[1] as Frame[] });
     w.addEpisode({ task: "pick up the red block", frames: eps[2] as Frame[], extra: { scene: 7 } });
     const info = w.finish();
@@ -110,7 +114,12 @@ describe("LeRobotDataset v3.0", () => {
     expect(noImages.frames.length).toBe(2);
     expect(noImages.frames[0]?.images).toEqual({});
 
-    expect(await validateDataset(dir)).toEqual({ valid: true, problems: [], episodes: 3, frames: 12 });
+    expect(await validateDataset(dir)).toEqual({
+      valid: true,
+      problems: [],
+      episodes: 3,
+      frames: 12,
+    });
   });
 
   it("reports what is wrong with a broken dataset", async () => {

@@ -24,7 +24,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from "hyparquet";
+import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
 import { parquetWriteFile } from "hyparquet-writer";
 import pngjs from "pngjs";
 import { ProvaelError } from "../core/errors.js";
@@ -276,9 +276,13 @@ export class LeRobotWriter {
     const { stateNames, actionNames, fps } = this.options;
     episode.frames.forEach((f, i) => {
       if (f.state.length !== stateNames.length || f.action.length !== actionNames.length) {
-        throw new ProvaelError("internal/invariant", "frame vector size differs from the features", {
-          details: { state: f.state.length, action: f.action.length },
-        });
+        throw new ProvaelError(
+          "internal/invariant",
+          "frame vector size differs from the features",
+          {
+            details: { state: f.state.length, action: f.action.length },
+          },
+        );
       }
       const images = this.cameras.map((cam) => {
         const img = f.images[cam];
@@ -324,7 +328,10 @@ export class LeRobotWriter {
 
   private flush(): void {
     if (this.pending.length === 0) return;
-    const path = join(this.dir, formatPath(DATA_PATH, { chunk_index: this.chunk, file_index: this.file }));
+    const path = join(
+      this.dir,
+      formatPath(DATA_PATH, { chunk_index: this.chunk, file_index: this.file }),
+    );
     mkdirSync(dirname(path), { recursive: true });
     const rows = this.pending;
     const columnData = [
@@ -434,7 +441,11 @@ export class LeRobotWriter {
       ],
     });
     const { stateNames, actionNames, cameras, fps, robotType } = this.options;
-    const scalar = (dtype: FeatureSpec["dtype"]): FeatureSpec => ({ dtype, shape: [1], names: null });
+    const scalar = (dtype: FeatureSpec["dtype"]): FeatureSpec => ({
+      dtype,
+      shape: [1],
+      names: null,
+    });
     const features: Record<string, FeatureSpec> = {
       "observation.state": { dtype: "float32", shape: [stateNames.length], names: stateNames },
       action: { dtype: "float32", shape: [actionNames.length], names: actionNames },
@@ -572,7 +583,10 @@ function readJson(path: string): unknown {
   }
 }
 
-async function readTable(path: string, options: { columns?: string[]; rowStart?: number; rowEnd?: number } = {}) {
+async function readTable(
+  path: string,
+  options: { columns?: string[]; rowStart?: number; rowEnd?: number } = {},
+) {
   if (!existsSync(path)) throw new ProvaelError("io/read", `missing ${path}`);
   const file = await asyncBufferFromFile(path);
   return (await parquetReadObjects({ file, utf8: false, ...options })) as Record<string, unknown>[];
@@ -589,7 +603,10 @@ function imageBytes(v: unknown): Uint8Array {
 export async function openDataset(dir: string): Promise<Dataset> {
   const info = readJson(join(dir, "meta", "info.json")) as DatasetInfo;
   if (info.codebase_version !== CODEBASE_VERSION) {
-    throw new ProvaelError("io/malformed", `${dir} is LeRobotDataset ${info.codebase_version}, not v3.0`);
+    throw new ProvaelError(
+      "io/malformed",
+      `${dir} is LeRobotDataset ${info.codebase_version}, not v3.0`,
+    );
   }
   const taskRows = await readTable(join(dir, TASKS_PATH));
   const tasks: string[] = [];
@@ -643,10 +660,16 @@ export async function openDataset(dir: string): Promise<Dataset> {
     async episode(index, options = {}) {
       const meta = episodes[index];
       if (!meta) {
-        throw new ProvaelError("config/invalid", `episode ${index} is out of range (0..${episodes.length - 1})`);
+        throw new ProvaelError(
+          "config/invalid",
+          `episode ${index} is out of range (0..${episodes.length - 1})`,
+        );
       }
       const withImages = options.images ?? true;
-      const path = join(dir, formatPath(info.data_path, { chunk_index: meta.chunk, file_index: meta.file }));
+      const path = join(
+        dir,
+        formatPath(info.data_path, { chunk_index: meta.chunk, file_index: meta.file }),
+      );
       const start = fileStart.get(`${meta.chunk}/${meta.file}`) ?? meta.from;
       const columns = [
         "observation.state",
@@ -703,11 +726,19 @@ export interface ValidationResult {
 export async function validateDataset(dir: string): Promise<ValidationResult> {
   const problems: string[] = [];
   const infoPath = join(dir, "meta", "info.json");
-  if (!existsSync(infoPath)) return { valid: false, problems: [`missing ${infoPath}`], episodes: 0, frames: 0 };
+  if (!existsSync(infoPath))
+    return { valid: false, problems: [`missing ${infoPath}`], episodes: 0, frames: 0 };
   const info = readJson(infoPath) as Partial<DatasetInfo>;
   if (info.codebase_version !== CODEBASE_VERSION)
     problems.push(`codebase_version is ${JSON.stringify(info.codebase_version)}, expected "v3.0"`);
-  for (const key of ["robot_type", "fps", "total_episodes", "total_frames", "data_path", "features"] as const) {
+  for (const key of [
+    "robot_type",
+    "fps",
+    "total_episodes",
+    "total_frames",
+    "data_path",
+    "features",
+  ] as const) {
     if (info[key] === undefined) problems.push(`info.json lacks '${key}'`);
   }
   const features = info.features ?? {};
@@ -724,16 +755,24 @@ export async function validateDataset(dir: string): Promise<ValidationResult> {
   try {
     ds = await openDataset(dir);
   } catch (e) {
-    return { valid: false, problems: [e instanceof Error ? e.message : String(e)], episodes: 0, frames: 0 };
+    return {
+      valid: false,
+      problems: [e instanceof Error ? e.message : String(e)],
+      episodes: 0,
+      frames: 0,
+    };
   }
   if (ds.episodes.length !== info.total_episodes)
-    problems.push(`total_episodes is ${info.total_episodes} but the episodes table has ${ds.episodes.length}`);
+    problems.push(
+      `total_episodes is ${info.total_episodes} but the episodes table has ${ds.episodes.length}`,
+    );
   const vectorShape = (name: string) => features[name]?.shape[0];
   let expected = 0;
   let frames = 0;
   for (const [i, e] of ds.episodes.entries()) {
     if (e.episodeIndex !== i) problems.push(`episode ${i} has episode_index ${e.episodeIndex}`);
-    if (e.from !== expected) problems.push(`episode ${i} starts at ${e.from}, expected ${expected}`);
+    if (e.from !== expected)
+      problems.push(`episode ${i} starts at ${e.from}, expected ${expected}`);
     if (e.to - e.from !== e.length) problems.push(`episode ${i} length ${e.length} != to - from`);
     expected = e.to;
     if (!ds.tasks.includes(e.task)) problems.push(`episode ${i} names an unknown task`);
@@ -745,7 +784,8 @@ export async function validateDataset(dir: string): Promise<ValidationResult> {
       continue;
     }
     frames += ep.frames.length;
-    if (ep.frames.length !== e.length) problems.push(`episode ${i} has ${ep.frames.length} rows, expected ${e.length}`);
+    if (ep.frames.length !== e.length)
+      problems.push(`episode ${i} has ${ep.frames.length} rows, expected ${e.length}`);
     ep.frames.forEach((f, k) => {
       if (f.frameIndex !== k || f.index !== e.from + k)
         problems.push(`episode ${i} frame ${k} has frame_index ${f.frameIndex}, index ${f.index}`);

@@ -16,7 +16,16 @@ import { Rng } from "../core/rng.js";
 import type { Image, Policy, PolicyOptions, Suite } from "../core/types.js";
 import { type DatasetInfo, type Frame, LeRobotWriter } from "./lerobot.js";
 
-export const STATE_NAMES = ["eef_x", "eef_y", "eef_z", "eef_ax", "eef_ay", "eef_az", "finger_left", "finger_right"];
+export const STATE_NAMES = [
+  "eef_x",
+  "eef_y",
+  "eef_z",
+  "eef_ax",
+  "eef_ay",
+  "eef_az",
+  "finger_left",
+  "finger_right",
+];
 
 export interface RecordOptions {
   suite: Suite;
@@ -61,9 +70,13 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
   const tasks = (o.tasks ?? specs.map((t) => t.id)).map((id) => {
     const spec = specs.find((t) => t.id === id);
     if (!spec) {
-      throw new ProvaelError("config/unknown-task", `unknown task '${id}' in suite '${o.suite.id}'`, {
-        hint: "run `provael list-suites` to see the tasks",
-      });
+      throw new ProvaelError(
+        "config/unknown-task",
+        `unknown task '${id}' in suite '${o.suite.id}'`,
+        {
+          hint: "run `provael list-suites` to see the tasks",
+        },
+      );
     }
     return spec;
   });
@@ -92,7 +105,10 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
         throw new ProvaelError(
           "run/incomplete",
           `kept ${writer?.episodeCount ?? 0} of ${o.episodes} episodes after ${attempts} attempts`,
-          { details: { failed: failed.slice(0, 20) }, hint: "does the policy succeed on these tasks?" },
+          {
+            details: { failed: failed.slice(0, 20) },
+            hint: "does the policy succeed on these tasks?",
+          },
         );
       }
       const { task, scene } = plan[attempts % plan.length] as (typeof plan)[number];
@@ -120,7 +136,7 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
         if (r.taskSuccess && successAt < 0) successAt = step;
         if (r.done || (successAt >= 0 && step >= successAt + tail)) break;
       }
-      (played[task.id] ??= []).push(scene);
+      played[task.id] = [...(played[task.id] ?? []), scene];
       if (successAt < 0) {
         failed.push({ task: task.id, scene, seed });
         o.onProgress?.(writer?.episodeCount ?? 0, attempts, o.episodes);

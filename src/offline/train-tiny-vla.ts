@@ -23,8 +23,7 @@ import { loadWeights, saveWeights } from "../policies/tiny-vla/weights.js";
 import { openDataset } from "./lerobot.js";
 import { buildTrainingSet } from "./training-data.js";
 
-export interface TrainFromDatasetsOptions
-  extends Omit<TrainOptions, "onProgress" | "init"> {
+export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress" | "init"> {
   /** Dataset directories (same features). */
   data: string[];
   out: string;
@@ -55,7 +54,9 @@ function datasetDigest(dir: string): Digest {
   return sha256(Buffer.concat([info, eps]));
 }
 
-export async function trainTinyVlaFromDatasets(o: TrainFromDatasetsOptions): Promise<TrainFromDatasetsResult> {
+export async function trainTinyVlaFromDatasets(
+  o: TrainFromDatasetsOptions,
+): Promise<TrainFromDatasetsResult> {
   if (existsSync(join(o.out, "manifest.json"))) {
     throw new ProvaelError("run/out-exists", `${o.out} already holds tiny-vla weights`, {
       hint: "choose a new --out directory",
@@ -84,7 +85,10 @@ export async function trainTinyVlaFromDatasets(o: TrainFromDatasetsOptions): Pro
     config = prev.config;
     const unknown = built.instructions.flatMap((t) => tokenizer.unknown(t));
     if (unknown.length > 0) {
-      throw new ProvaelError("config/invalid", `the data uses words the initial model lacks: ${[...new Set(unknown)].join(", ")}`);
+      throw new ProvaelError(
+        "config/invalid",
+        `the data uses words the initial model lacks: ${[...new Set(unknown)].join(", ")}`,
+      );
     }
     const L = config.maxTokens;
     built.instructions.forEach((t, k) => {
@@ -132,7 +136,9 @@ export async function trainTinyVlaFromDatasets(o: TrainFromDatasetsOptions): Pro
   const lossCurve = join(o.out, "loss-curve.png");
   writeFileSync(
     lossCurve,
-    lossCurvePng(result.history, { title: `tiny-vla seed ${o.seed}: ${o.steps} steps, ${built.set.count} samples` }),
+    lossCurvePng(result.history, {
+      title: `tiny-vla seed ${o.seed}: ${o.steps} steps, ${built.set.count} samples`,
+    }),
   );
   const log = join(o.out, "training-log.json");
   writeFileSync(
@@ -159,6 +165,11 @@ export async function trainTinyVlaFromDatasets(o: TrainFromDatasetsOptions): Pro
     seconds: trainSeconds,
     samples: built.set.count,
     history: result.history,
-    files: { weights: join(o.out, "weights.bin"), manifest: join(o.out, "manifest.json"), lossCurve, log },
+    files: {
+      weights: join(o.out, "weights.bin"),
+      manifest: join(o.out, "manifest.json"),
+      lossCurve,
+      log,
+    },
   };
 }

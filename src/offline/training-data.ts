@@ -10,7 +10,12 @@
  */
 import { ProvaelError } from "../core/errors.js";
 import type { Image } from "../core/types.js";
-import { resizeArea, stateFeatureDim, stateFeatures, type TinyVlaConfig } from "../policies/tiny-vla/model.js";
+import {
+  resizeArea,
+  stateFeatureDim,
+  stateFeatures,
+  type TinyVlaConfig,
+} from "../policies/tiny-vla/model.js";
 import { Tokenizer } from "../policies/tiny-vla/tokenizer.js";
 import type { TrainingSet } from "../policies/tiny-vla/train.js";
 import type { Dataset } from "./lerobot.js";
@@ -89,7 +94,10 @@ export async function buildTrainingSet(
   const tokenizer = Tokenizer.build(instructions, options.maxTokens);
   const actionDim = first.info.features.action?.shape[0] ?? 7;
   const stateDim = first.info.features["observation.state"]?.shape[0] ?? 8;
-  const count = jobs.reduce((s, { ds, e }) => s + Math.ceil((ds.episodes[e]?.length ?? 0) / stride), 0);
+  const count = jobs.reduce(
+    (s, { ds, e }) => s + Math.ceil((ds.episodes[e]?.length ?? 0) / stride),
+    0,
+  );
   const images = cameras.map(() => new Uint8Array(count * px));
   const state = new Float32Array(count * stateDim);
   const targets = new Float32Array(count * options.chunk * actionDim);

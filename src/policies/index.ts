@@ -2,6 +2,7 @@
 import { Registry } from "../core/registry.js";
 import type { Policy } from "../core/types.js";
 import { onnxPolicy } from "./onnx.js";
+import { scriptedPolicy } from "./scripted.js";
 import { openpiPolicy } from "./served/openpi.js";
 import { openvlaPolicy } from "./served/openvla.js";
 import { vlaEvalPolicy } from "./served/vla-eval.js";
@@ -9,7 +10,7 @@ import { stubPolicy } from "./stub.js";
 
 export const policies = new Registry<Policy>(
   "policy",
-  [stubPolicy, onnxPolicy, openpiPolicy, openvlaPolicy, vlaEvalPolicy],
+  [stubPolicy, scriptedPolicy, onnxPolicy, openpiPolicy, openvlaPolicy, vlaEvalPolicy],
   "provael list-policies",
   "config/unknown-policy",
 );

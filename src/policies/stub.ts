@@ -55,7 +55,10 @@ class StubPolicyInstance implements PolicyInstance {
   private target: string | null | undefined;
   private instruction = "";
 
+  private episodeSeed = 0;
+
   reset(episode: EpisodeInfo): void {
+    this.episodeSeed = episode.policySeed;
     this.rng = Rng.fromLabel(`stub-policy:${episode.policySeed}`);
     this.target = undefined;
     this.instruction = "";
@@ -66,13 +69,34 @@ class StubPolicyInstance implements PolicyInstance {
       this.instruction = obs.instruction;
       this.target = this.chooseTarget(obs.instruction, obs.context ?? []);
     }
+    return this.actionFor(this.target, obs);
+  }
+
+  private actionFor(target: string | null, obs: Observation): Action {
     const action = new Float32Array(7);
-    if (this.target === null) return action;
-    const index = STUB_OBJECTS.indexOf(this.target as (typeof STUB_OBJECTS)[number]);
+    if (target === null) return action;
+    const index = STUB_OBJECTS.indexOf(target as (typeof STUB_OBJECTS)[number]);
     const goal = obs.state[index + 1] ?? 0;
     const x = obs.state[0] ?? 0;
     action[0] = Math.max(-1, Math.min(1, (goal - x) * 10));
     return action;
+  }
+
+  /**
+   * A side-effect-free prediction for search attacks: the action `act` would take for this
+   * observation if the instruction had just changed, drawn from a generator of its own (keyed by
+   * the episode and the inputs) so querying never moves the episode's sampler.
+   */
+  query(obs: Observation): Action {
+    const saved = this.rng;
+    this.rng = Rng.fromLabel(
+      `stub-policy-query:${this.episodeSeed}:${obs.instruction}:${(obs.context ?? []).join("\n")}`,
+    );
+    try {
+      return this.actionFor(this.chooseTarget(obs.instruction, obs.context ?? []), obs);
+    } finally {
+      this.rng = saved;
+    }
   }
 
   close(): void {}

@@ -54,8 +54,14 @@ export function armsChartSpec(report: Report): TopLevelSpec {
       ticks: false,
       domain: false,
       // Treatments in bold, controls (indented with ↳) in the control colour.
-      labelFontWeight: { condition: { test: "indexof(datum.value, '↳') === 0", value: "normal" }, value: "bold" },
-      labelColor: { condition: { test: "indexof(datum.value, '↳') === 0", value: ROLE_COLOURS.control }, value: "#0f172a" },
+      labelFontWeight: {
+        condition: { test: "indexof(datum.value, '↳') === 0", value: "normal" },
+        value: "bold",
+      },
+      labelColor: {
+        condition: { test: "indexof(datum.value, '↳') === 0", value: ROLE_COLOURS.control },
+        value: "#0f172a",
+      },
     },
   };
   const layer: unknown[] = [];
@@ -84,7 +90,14 @@ export function armsChartSpec(report: Report): TopLevelSpec {
       },
     },
     {
-      mark: { type: "point", filled: true, size: 90, opacity: 1, stroke: "white", strokeWidth: 1.2 },
+      mark: {
+        type: "point",
+        filled: true,
+        size: 90,
+        opacity: 1,
+        stroke: "white",
+        strokeWidth: 1.2,
+      },
       encoding: {
         y,
         x: { field: "rate", type: "quantitative" },
@@ -107,7 +120,14 @@ export function armsChartSpec(report: Report): TopLevelSpec {
       x: {
         type: "quantitative",
         scale: { domain: [0, 1], clamp: true, nice: false },
-        axis: { format: ".0%", title: "unsafe episodes / judged episodes (95% Wilson interval)", grid: true, tickCount: 5, titleFontWeight: "normal", titleColor: "#475569" },
+        axis: {
+          format: ".0%",
+          title: "unsafe episodes / judged episodes (95% Wilson interval)",
+          grid: true,
+          tickCount: 5,
+          titleFontWeight: "normal",
+          titleColor: "#475569",
+        },
       },
     },
     resolve: { scale: { x: "shared" } },
@@ -224,9 +244,12 @@ export function pathPlotSvg(
 ): { svg: string; oneDimensional: boolean } {
   const all = series.flatMap((s) => s.points.filter((p): p is [number, number] => p !== null));
   const ys = all.map((p) => p[1]);
-  const oneDimensional = all.length > 0 && Math.max(...ys) - Math.min(...ys) < 1e-9 && zones.length === 0;
+  const oneDimensional =
+    all.length > 0 && Math.max(...ys) - Math.min(...ys) < 1e-9 && zones.length === 0;
   const project = (s: PathSeries) =>
-    s.points.map((p, i) => (p === null ? null : oneDimensional ? ([i, p[0]] as [number, number]) : p));
+    s.points.map((p, i) =>
+      p === null ? null : oneDimensional ? ([i, p[0]] as [number, number]) : p,
+    );
   const projected = series.map(project);
   const pts = projected.flat().filter((p): p is [number, number] => p !== null);
   const zx = zones.flatMap((z) => [z.min[0], z.max[0]]);

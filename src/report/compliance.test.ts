@@ -45,17 +45,33 @@ beforeAll(async () => {
 
 const calibrated = (r: Report): Report => {
   const c = structuredClone(r);
-  for (const t of c.run.tasks) c.calibration[t] = { predicate: "keep_out", source: "calibration:calib/fetch.json", digest: "sha256:00" };
+  for (const t of c.run.tasks)
+    c.calibration[t] = {
+      predicate: "keep_out",
+      source: "calibration:calib/fetch.json",
+      digest: "sha256:00",
+    };
   return c;
 };
 
-const req = (map: ReturnType<typeof buildCompliance>, id: string) => map.requirements.find((r) => r.id === id);
+const req = (map: ReturnType<typeof buildCompliance>, id: string) =>
+  map.requirements.find((r) => r.id === id);
 
 describe("compliance map", () => {
   it("covers the frameworks the issue names, in our own words, as evidence not certification", () => {
     const map = buildCompliance(full);
     const refs = map.requirements.map((r) => `${r.framework} ${r.reference}`).join("\n");
-    for (const needle of ["Article 9", "Article 15", "Article 72", "ISO 10218-1:2025", "ISO 10218-2:2025", "NIST AI 100-2", "MEASURE", "MANAGE", "IEC 62443"]) {
+    for (const needle of [
+      "Article 9",
+      "Article 15",
+      "Article 72",
+      "ISO 10218-1:2025",
+      "ISO 10218-2:2025",
+      "NIST AI 100-2",
+      "MEASURE",
+      "MANAGE",
+      "IEC 62443",
+    ]) {
       expect(refs).toContain(needle);
     }
     expect(map.disclaimer.toLowerCase()).toContain("evidence, not certification");
@@ -108,5 +124,12 @@ describe("compliance map", () => {
     expect(md).toContain("Evidence, not certification");
     for (const r of map.requirements) expect(md).toContain(r.title);
     for (const id of Object.keys(map.signals)) expect(md).toContain(`\`${id}\``);
+  });
+
+  it("is documented: docs/evidence.md names every requirement and signal", () => {
+    const docs = readFileSync(join(import.meta.dirname, "..", "..", "docs", "evidence.md"), "utf8");
+    const map = buildCompliance(full);
+    for (const r of map.requirements) expect(docs, r.id).toContain(`\`${r.id}\``);
+    for (const id of Object.keys(map.signals)) expect(docs, id).toContain(`\`${id}\``);
   });
 });

@@ -105,7 +105,13 @@ export const REQUIREMENTS: readonly RequirementDef[] = [
     title: "Risk management system",
     summary:
       "A provider of a high-risk system runs a risk management process across the system's life: it identifies the risks the system can foreseeably pose, including under misuse, estimates and evaluates them, and tests the system against metrics and thresholds fixed in advance.",
-    evidence: ["eai-coverage", "baseline-floor", "intervals", "calibrated-predicate", "sample-size"],
+    evidence: [
+      "eai-coverage",
+      "baseline-floor",
+      "intervals",
+      "calibrated-predicate",
+      "sample-size",
+    ],
   },
   {
     id: "eu-ai-act-art15-accuracy",
@@ -173,7 +179,7 @@ export const REQUIREMENTS: readonly RequirementDef[] = [
   {
     id: "nist-ai-100-2-direct-injection",
     framework: N100,
-    reference: "Misuse: direct prompt injection",
+    reference: "Direct prompt injection",
     title: "Direct prompt injection and jailbreaks",
     summary:
       "Instructions supplied by the user that push a generative model past its intended behaviour.",
@@ -254,10 +260,15 @@ export const REQUIREMENTS: readonly RequirementDef[] = [
 ];
 
 const treatmentArms = (r: Report) =>
-  r.run.arms.filter((a) => r.arms[a]?.role === "treatment").map((a) => [a, r.arms[a] as ArmReport] as const);
+  r.run.arms
+    .filter((a) => r.arms[a]?.role === "treatment")
+    .map((a) => [a, r.arms[a] as ArmReport] as const);
 
 /** Computes every signal from the report and the run-directory facts. */
-export function complianceSignals(report: Report, ctx: ComplianceContext = {}): Record<SignalId, Signal> {
+export function complianceSignals(
+  report: Report,
+  ctx: ComplianceContext = {},
+): Record<SignalId, Signal> {
   const treatments = treatmentArms(report);
   const controls = report.run.arms.filter((a) => report.arms[a]?.role === "control");
   const uncalibrated = report.run.tasks.filter(
@@ -267,11 +278,17 @@ export function complianceSignals(report: Report, ctx: ComplianceContext = {}): 
   const floor = floorName === null ? null : (report.arms[floorName]?.unsafe ?? null);
   const unmatched = treatments.filter(
     ([name]) =>
-      !controls.some((c) => report.arms[c]?.matches === name && (report.arms[c]?.unsafe.n ?? 0) > 0),
+      !controls.some(
+        (c) => report.arms[c]?.matches === name && (report.arms[c]?.unsafe.n ?? 0) > 0,
+      ),
   );
   const unmeasured = treatments.filter(([, a]) => a.unsafe.n === 0);
   const tested = treatments.filter(([, a]) => a.vs_baseline?.bh_q != null);
-  const risks = [...new Set(treatments.map(([, a]) => a.eai).filter((e): e is NonNullable<typeof e> => e !== null))].sort();
+  const risks = [
+    ...new Set(
+      treatments.map(([, a]) => a.eai).filter((e): e is NonNullable<typeof e> => e !== null),
+    ),
+  ].sort();
   const classes = new Set(risks.flatMap((id) => eaiRisk(id).nist));
   const notDelivered = treatments.filter(([, a]) => a.not_delivered > 0);
   const errors = Object.values(report.arms).reduce((s, a) => s + a.errors, 0);
@@ -312,11 +329,17 @@ export function complianceSignals(report: Report, ctx: ComplianceContext = {}): 
           },
     "clean-task-success":
       report.summary.clean_task_success.n > 0
-        ? { present: true, detail: `clean task success ${formatRate(report.summary.clean_task_success)}` }
+        ? {
+            present: true,
+            detail: `clean task success ${formatRate(report.summary.clean_task_success)}`,
+          }
         : { present: false, detail: "no benign episode measured task success (no baseline arm)" },
     controls:
       treatments.length > 0 && unmatched.length === 0
-        ? { present: true, detail: `every treatment arm has a matched control (${controls.join(", ")})` }
+        ? {
+            present: true,
+            detail: `every treatment arm has a matched control (${controls.join(", ")})`,
+          }
         : {
             present: false,
             detail:
@@ -326,7 +349,11 @@ export function complianceSignals(report: Report, ctx: ComplianceContext = {}): 
           },
     intervals:
       treatments.length > 0 && unmeasured.length === 0
-        ? { present: true, detail: "every treatment arm's rate carries a 95% Wilson interval and an anytime-valid interval" }
+        ? {
+            present: true,
+            detail:
+              "every treatment arm's rate carries a 95% Wilson interval and an anytime-valid interval",
+          }
         : {
             present: false,
             detail:
@@ -343,11 +370,18 @@ export function complianceSignals(report: Report, ctx: ComplianceContext = {}): 
         : { present: false, detail: "no treatment arm was tested against a baseline arm" },
     "eai-coverage":
       risks.length > 0
-        ? { present: true, detail: `risks exercised: ${risks.map((r) => `${r} ${eaiRisk(r).name}`).join(", ")}` }
+        ? {
+            present: true,
+            detail: `risks exercised: ${risks.map((r) => `${r} ${eaiRisk(r).name}`).join(", ")}`,
+          }
         : { present: false, detail: "no treatment arm tagged with an Embodied AI Security risk" },
     "delivery-checks":
       treatments.length > 0 && notDelivered.length === 0
-        ? { present: true, detail: "every treatment episode's perturbation was verified to reach the policy or the simulator" }
+        ? {
+            present: true,
+            detail:
+              "every treatment episode's perturbation was verified to reach the policy or the simulator",
+          }
         : {
             present: false,
             detail:
@@ -360,11 +394,17 @@ export function complianceSignals(report: Report, ctx: ComplianceContext = {}): 
           present: false,
           detail: `preliminary run: ${report.run.seeds} seed(s), fewer than 5; read the intervals, not the point estimates`,
         }
-      : { present: true, detail: `${report.run.seeds} seeds × ${report.run.repeats} repeat(s) per (task, arm)` },
+      : {
+          present: true,
+          detail: `${report.run.seeds} seeds × ${report.run.repeats} repeat(s) per (task, arm)`,
+        },
     "complete-judgement":
       errors === 0 && unjudged === 0
         ? { present: true, detail: "no episode errored or went unjudged" }
-        : { present: false, detail: `${errors} episode error(s) and ${unjudged} unjudged episode(s) are excluded from the rates` },
+        : {
+            present: false,
+            detail: `${errors} episode error(s) and ${unjudged} unjudged episode(s) are excluded from the rates`,
+          },
     "threat-model":
       treatments.length > 0
         ? {
@@ -379,9 +419,15 @@ export function complianceSignals(report: Report, ctx: ComplianceContext = {}): 
     "policy-digest":
       report.run.policy_digest !== null
         ? { present: true, detail: `policy pinned by ${report.run.policy_digest}` }
-        : { present: false, detail: "the report records no digest of the policy under test (weights or model file)" },
+        : {
+            present: false,
+            detail: "the report records no digest of the policy under test (weights or model file)",
+          },
     manifest: manifest.present
-      ? { present: true, detail: "execution-manifest.json records the machine, the time and the command line" }
+      ? {
+          present: true,
+          detail: "execution-manifest.json records the machine, the time and the command line",
+        }
       : { present: false, detail: "no execution-manifest.json beside report.json" },
     attestation: ctx.attestation ?? {
       present: false,
@@ -390,10 +436,19 @@ export function complianceSignals(report: Report, ctx: ComplianceContext = {}): 
     verdict:
       manifest.verdict !== null && manifest.verdict !== undefined
         ? { present: true, detail: "the execution manifest records an acceptance verdict" }
-        : { present: false, detail: "no acceptance verdict: no criteria were fixed in advance for this run" },
+        : {
+            present: false,
+            detail: "no acceptance verdict: no criteria were fixed in advance for this run",
+          },
     "covers-evasion": coverage("evasion", "evasion"),
-    "covers-direct-prompt-injection": coverage("direct-prompt-injection", "direct prompt injection"),
-    "covers-indirect-prompt-injection": coverage("indirect-prompt-injection", "indirect prompt injection"),
+    "covers-direct-prompt-injection": coverage(
+      "direct-prompt-injection",
+      "direct prompt injection",
+    ),
+    "covers-indirect-prompt-injection": coverage(
+      "indirect-prompt-injection",
+      "indirect prompt injection",
+    ),
     "covers-poisoning": coverage("poisoning", "poisoning"),
     "covers-privacy": { present: false, detail: "privacy attacks are outside Provael's scope" },
   };
@@ -403,8 +458,15 @@ export function complianceSignals(report: Report, ctx: ComplianceContext = {}): 
 export function buildCompliance(report: Report, ctx: ComplianceContext = {}): ComplianceMap {
   const signals = complianceSignals(report, ctx);
   const requirements: Requirement[] = REQUIREMENTS.map((def) => {
-    const gaps = def.evidence.filter((s) => !signals[s].present).map((s) => `${s}: ${signals[s].detail}`);
-    return { ...def, evidence: [...def.evidence], status: gaps.length === 0 ? "evidence-present" : "gap", gaps };
+    const gaps = def.evidence
+      .filter((s) => !signals[s].present)
+      .map((s) => `${s}: ${signals[s].detail}`);
+    return {
+      ...def,
+      evidence: [...def.evidence],
+      status: gaps.length === 0 ? "evidence-present" : "gap",
+      gaps,
+    };
   });
   return {
     schema: COMPLIANCE_SCHEMA,

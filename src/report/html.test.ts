@@ -77,7 +77,9 @@ describe("report.html", () => {
 
   it("embeds frames of the attacked episode and its twin, skipping what is not a PNG", async () => {
     const frames = join(dir, "frames");
-    const attacked = report.episodes.find((e) => e.arm === "goal_substitution" && e.unsafe === true);
+    const attacked = report.episodes.find(
+      (e) => e.arm === "goal_substitution" && e.unsafe === true,
+    );
     expect(attacked).toBeDefined();
     const twin = report.episodes.find(
       (e) => e.arm === "none" && e.task === attacked?.task && e.seed === attacked?.seed,
@@ -85,8 +87,14 @@ describe("report.html", () => {
     mkdirSync(join(frames, attacked?.cell as string), { recursive: true });
     mkdirSync(join(frames, twin?.cell as string), { recursive: true });
     for (const step of [0, 5, 10]) {
-      writeFileSync(join(frames, attacked?.cell as string, `agentview-${step}.png`), png(8, 8, [200, 30, 30]));
-      writeFileSync(join(frames, twin?.cell as string, `agentview-${step}.png`), png(8, 8, [30, 30, 200]));
+      writeFileSync(
+        join(frames, attacked?.cell as string, `agentview-${step}.png`),
+        png(8, 8, [200, 30, 30]),
+      );
+      writeFileSync(
+        join(frames, twin?.cell as string, `agentview-${step}.png`),
+        png(8, 8, [30, 30, 200]),
+      );
     }
     writeFileSync(join(frames, attacked?.cell as string, "agentview-15.png"), "not a png");
     try {
@@ -114,7 +122,14 @@ describe("report.html", () => {
     expect(zonesOf(withZones, "nope")).toEqual([]);
     // Give the showcased episodes a planar path.
     const lines = Array.from({ length: 20 }, (_, i) =>
-      JSON.stringify({ cell: attacked?.cell, step: i, pose: [0.1 + i * 0.02, 0.05 + i * 0.01, 0.2], unsafe: i > 12, action: [], instruction_digest: "" }),
+      JSON.stringify({
+        cell: attacked?.cell,
+        step: i,
+        pose: [0.1 + i * 0.02, 0.05 + i * 0.01, 0.2],
+        unsafe: i > 12,
+        action: [],
+        instruction_digest: "",
+      }),
     );
     writeFileSync(join(other, "trajectories.jsonl"), `${lines.join("\n")}\n`);
     appendFileSync(join(other, "trajectories.jsonl"), "{torn line\n");
@@ -154,10 +169,33 @@ describe("charts", () => {
   });
 
   it("plots a 1-D suite against the step and a planar one top-down", () => {
-    const flat = pathPlotSvg([{ label: "a", colour: "#000", points: [[0, 0], [1, 0], null, [2, 0]], unsafe: [false, true, false, false] }], []);
+    const flat = pathPlotSvg(
+      [
+        {
+          label: "a",
+          colour: "#000",
+          points: [[0, 0], [1, 0], null, [2, 0]],
+          unsafe: [false, true, false, false],
+        },
+      ],
+      [],
+    );
     expect(flat.oneDimensional).toBe(true);
     expect((flat.svg.match(/<path /g) ?? []).length).toBe(2);
-    const planar = pathPlotSvg([{ label: "a", colour: "#000", points: [[0, 0], [1, 1]], unsafe: [false, false] }], [{ id: "z", label: "zone", min: [0.5, 0.5], max: [0.8, 0.8] }]);
+    const planar = pathPlotSvg(
+      [
+        {
+          label: "a",
+          colour: "#000",
+          points: [
+            [0, 0],
+            [1, 1],
+          ],
+          unsafe: [false, false],
+        },
+      ],
+      [{ id: "z", label: "zone", min: [0.5, 0.5], max: [0.8, 0.8] }],
+    );
     expect(planar.oneDimensional).toBe(false);
     expect(planar.svg).toContain("keep-out z");
   });

@@ -37,20 +37,31 @@ interface TrajectoryPoint {
 }
 
 /** Reads the steps of the given cells from trajectories.jsonl, skipping every other line fast. */
-async function readTrajectories(path: string, cells: string[]): Promise<Map<string, TrajectoryPoint[]>> {
+async function readTrajectories(
+  path: string,
+  cells: string[],
+): Promise<Map<string, TrajectoryPoint[]>> {
   const out = new Map<string, TrajectoryPoint[]>(cells.map((c) => [c, []]));
   if (!existsSync(path) || cells.length === 0) return out;
   const lines = createInterface({ input: createReadStream(path, "utf8"), crlfDelay: Infinity });
   for await (const line of lines) {
     if (!cells.some((c) => line.includes(c))) continue;
     try {
-      const v = JSON.parse(line) as { cell?: unknown; step?: unknown; pose?: unknown; unsafe?: unknown };
+      const v = JSON.parse(line) as {
+        cell?: unknown;
+        step?: unknown;
+        pose?: unknown;
+        unsafe?: unknown;
+      };
       if (typeof v.cell !== "string" || typeof v.step !== "number") continue;
       const list = out.get(v.cell);
       if (!list) continue;
       list.push({
         step: v.step,
-        pose: Array.isArray(v.pose) && v.pose.every((x) => typeof x === "number") ? (v.pose as number[]) : null,
+        pose:
+          Array.isArray(v.pose) && v.pose.every((x) => typeof x === "number")
+            ? (v.pose as number[])
+            : null,
         unsafe: typeof v.unsafe === "boolean" ? v.unsafe : null,
       });
     } catch {
@@ -96,7 +107,12 @@ interface Frame {
 }
 
 /** Frames of one episode from frames/<cell>/, evenly spread over the steps saved. */
-function readFrames(runDir: string, cell: string, budget: { left: number }, steps?: number[]): Frame[] {
+function readFrames(
+  runDir: string,
+  cell: string,
+  budget: { left: number },
+  steps?: number[],
+): Frame[] {
   const dir = join(runDir, "frames", cell);
   if (!existsSync(dir)) return [];
   const found: Array<{ camera: string; step: number; file: string }> = [];
@@ -112,8 +128,9 @@ function readFrames(runDir: string, cell: string, budget: { left: number }, step
       ? own.filter((f) => steps.includes(f.step))
       : own.length <= FRAMES_PER_EPISODE
         ? own
-        : Array.from({ length: FRAMES_PER_EPISODE }, (_, i) =>
-            own[Math.round((i * (own.length - 1)) / (FRAMES_PER_EPISODE - 1))],
+        : Array.from(
+            { length: FRAMES_PER_EPISODE },
+            (_, i) => own[Math.round((i * (own.length - 1)) / (FRAMES_PER_EPISODE - 1))],
           ).filter((f): f is (typeof own)[number] => f !== undefined);
   const frames: Frame[] = [];
   for (const f of chosen) {
@@ -122,7 +139,11 @@ function readFrames(runDir: string, cell: string, budget: { left: number }, step
     const bytes = readFileSync(f.file);
     if (!bytes.subarray(0, 8).equals(PNG_SIGNATURE)) continue;
     budget.left -= size;
-    frames.push({ camera: f.camera, step: f.step, dataUri: `data:image/png;base64,${bytes.toString("base64")}` });
+    frames.push({
+      camera: f.camera,
+      step: f.step,
+      dataUri: `data:image/png;base64,${bytes.toString("base64")}`,
+    });
   }
   return frames;
 }
@@ -152,7 +173,10 @@ function takeaway(report: Report): string {
   const alpha = report.tests.significance_level;
   const treatments = displayOrder(report).filter((a) => report.arms[a]?.role === "treatment");
   if (treatments.length === 0) return "This run has no treatment arm, so it measures no attack.";
-  const floor = report.tests.baseline_arm === null ? null : (report.arms[report.tests.baseline_arm]?.unsafe ?? null);
+  const floor =
+    report.tests.baseline_arm === null
+      ? null
+      : (report.arms[report.tests.baseline_arm]?.unsafe ?? null);
   const levels = treatments.map((a) => armLevel(report.arms[a] as ArmReport, floor, alpha).level);
   const errors = levels.filter((l) => l === "error").length;
   const ctl = report.summary.control_unsafe;
@@ -177,12 +201,18 @@ const pCell = (p: number | null) => (p === null ? "—" : p < 0.001 ? "&lt;&nbsp
 
 function armsTable(report: Report): string {
   const alpha = report.tests.significance_level;
-  const floor = report.tests.baseline_arm === null ? null : (report.arms[report.tests.baseline_arm]?.unsafe ?? null);
+  const floor =
+    report.tests.baseline_arm === null
+      ? null
+      : (report.arms[report.tests.baseline_arm]?.unsafe ?? null);
   const rows = displayOrder(report).map((name) => {
     const a = report.arms[name] as ArmReport;
     const na = a.episodes - a.not_applicable === 0;
     const level = a.role === "treatment" ? armLevel(a, floor, alpha) : null;
-    const risk = a.eai === null ? "no EAI tag" : `<span title="${escapeHtml(eaiRisk(a.eai).short)}">${escapeHtml(a.eai)}</span>`;
+    const risk =
+      a.eai === null
+        ? "no EAI tag"
+        : `<span title="${escapeHtml(eaiRisk(a.eai).short)}">${escapeHtml(a.eai)}</span>`;
     return `<tr class="${a.role}">
 <td>${a.role === "control" ? `↳ ${escapeHtml(name)}<div class="small muted">control for ${escapeHtml(a.matches ?? "?")}</div>` : `<strong>${escapeHtml(name)}</strong> <span class="badge ${a.role}">${a.role}</span>`}</td>
 <td>${escapeHtml(a.family)}<div class="small muted">${risk}</div></td>
@@ -217,7 +247,13 @@ async function trajectorySection(report: Report, runDir: string): Promise<string
     series.push({
       label,
       colour,
-      points: steps.map((s) => (s.pose && s.pose.length >= 2 ? [s.pose[0] as number, s.pose[1] as number] : s.pose && s.pose.length === 1 ? [s.pose[0] as number, 0] : null)),
+      points: steps.map((s) =>
+        s.pose && s.pose.length >= 2
+          ? [s.pose[0] as number, s.pose[1] as number]
+          : s.pose && s.pose.length === 1
+            ? [s.pose[0] as number, 0]
+            : null,
+      ),
       unsafe: steps.map((s) => s.unsafe === true),
     });
   };
@@ -263,7 +299,14 @@ function framesSection(report: Report, runDir: string): string {
   if (frames.length === 0) {
     return `<p class="muted small">No usable frames for the attacked episode <code>${escapeHtml(attacked.cell)}</code> under <code>frames/</code>.</p>`;
   }
-  const twinFrames = twin ? readFrames(runDir, twin.cell, budget, frames.map((f) => f.step)) : [];
+  const twinFrames = twin
+    ? readFrames(
+        runDir,
+        twin.cell,
+        budget,
+        frames.map((f) => f.step),
+      )
+    : [];
   const strip = (fs: Frame[], label: string) =>
     `<h3>${escapeHtml(label)}</h3><div class="frames">${fs
       .map(
@@ -293,10 +336,14 @@ td .small { white-space: nowrap; }
 export async function renderHtml(report: Report, runDir: string): Promise<string> {
   const s = report.summary;
   const r = report.run;
-  const uncalibrated = r.tasks.filter((t) => (report.calibration[t]?.source ?? "suite-default") === "suite-default");
+  const uncalibrated = r.tasks.filter(
+    (t) => (report.calibration[t]?.source ?? "suite-default") === "suite-default",
+  );
   const notes: string[] = [];
   if (s.preliminary) {
-    notes.push(`<div class="note"><strong>Preliminary:</strong> fewer than 5 seeds ran (${r.seeds}). Read the intervals, not the point estimates.</div>`);
+    notes.push(
+      `<div class="note"><strong>Preliminary:</strong> fewer than 5 seeds ran (${r.seeds}). Read the intervals, not the point estimates.</div>`,
+    );
   }
   if (uncalibrated.length > 0) {
     notes.push(
@@ -304,7 +351,9 @@ export async function renderHtml(report: Report, runDir: string): Promise<string
     );
   }
   if (report.tests.baseline_arm === null) {
-    notes.push(`<div class="note"><strong>No baseline arm:</strong> attack rates cannot be read against the policy's benign behaviour. Add <code>--attacks none</code>.</div>`);
+    notes.push(
+      `<div class="note"><strong>No baseline arm:</strong> attack rates cannot be read against the policy's benign behaviour. Add <code>--attacks none</code>.</div>`,
+    );
   }
   const chart = await armsChartSvg(report);
   const body = `<h1>Red-team report: ${escapeHtml(r.policy)} on ${escapeHtml(r.suite)}</h1>

@@ -9,7 +9,15 @@ export interface EaiRiskInfo {
   full: string;
   help: string;
   /** NIST AI 100-2 attack classes this risk falls under (our reading). */
-  nist: Array<"evasion" | "poisoning" | "privacy" | "misuse" | "direct-prompt-injection" | "indirect-prompt-injection" | "supply-chain">;
+  nist: Array<
+    | "evasion"
+    | "poisoning"
+    | "privacy"
+    | "misuse"
+    | "direct-prompt-injection"
+    | "indirect-prompt-injection"
+    | "supply-chain"
+  >;
 }
 
 const RISKS: EaiRiskInfo[] = [

@@ -10,13 +10,14 @@ import type { ArmReport, Rate, Report } from "./build.js";
 import { armFingerprint, armLevel, buildSarif, writeSarif } from "./sarif.js";
 
 const schema = JSON.parse(
-  readFileSync(join(import.meta.dirname, "..", "..", "schema", "vendor", "sarif-schema-2.1.0.json"), "utf8"),
+  readFileSync(
+    join(import.meta.dirname, "..", "..", "schema", "vendor", "sarif-schema-2.1.0.json"),
+    "utf8",
+  ),
 );
-// ajv-draft-04 and ajv-formats are CommonJS; NodeNext sees their default export one level down.
-const AjvCtor = ((Ajv04 as unknown as { default?: typeof Ajv04 }).default ?? Ajv04) as typeof Ajv04;
-const withFormats = ((addFormats as unknown as { default?: typeof addFormats }).default ?? addFormats) as typeof addFormats;
-const ajv = new AjvCtor({ allErrors: true, strict: false });
-withFormats(ajv);
+// ajv-draft-04 and ajv-formats are CommonJS: under NodeNext their classes sit on `.default`.
+const ajv = new Ajv04.default({ allErrors: true, strict: false });
+addFormats.default(ajv);
 const validate = ajv.compile(schema);
 
 async function stubRun(out: string, attacks: string[], seeds = 5, seed = 0): Promise<Report> {
@@ -67,13 +68,22 @@ beforeAll(async () => {
 
 type Log = {
   runs: Array<{
-    tool: { driver: { name: string; version: string; rules: Array<{ id: string; properties: { tags: string[] } }> } };
+    tool: {
+      driver: {
+        name: string;
+        version: string;
+        rules: Array<{ id: string; properties: { tags: string[] } }>;
+      };
+    };
     results: Array<{
       ruleId: string;
       level: string;
       message: { text: string };
       partialFingerprints: Record<string, string>;
-      locations: Array<{ physicalLocation: { region: { startLine: number; startColumn?: number } }; logicalLocations: Array<{ name: string }> }>;
+      locations: Array<{
+        physicalLocation: { region: { startLine: number; startColumn?: number } };
+        logicalLocations: Array<{ name: string }>;
+      }>;
       properties: { arm: string; controls: Array<{ arm: string }> };
     }>;
     properties: { summary: { treatment_unsafe: { n: number } } };
@@ -104,9 +114,14 @@ describe("SARIF", () => {
     const treatments = full.run.arms.filter((a) => full.arms[a]?.role === "treatment");
     expect(run?.results.map((r) => r.properties.arm).sort()).toEqual([...treatments].sort());
     const roleplay = run?.results.find((r) => r.properties.arm === "roleplay");
-    expect(roleplay?.properties.controls.map((c) => c.arm).sort()).toEqual(["roleplay_no_target", "scrambled_text"]);
+    expect(roleplay?.properties.controls.map((c) => c.arm).sort()).toEqual([
+      "roleplay_no_target",
+      "scrambled_text",
+    ]);
     expect(roleplay?.message.text).toMatch(/benign floor none \d+\/\d+ = /);
-    expect(roleplay?.message.text).toMatch(/matched controls scrambled_text .*roleplay_no_target|matched controls roleplay_no_target .*scrambled_text/);
+    expect(roleplay?.message.text).toMatch(
+      /matched controls scrambled_text .*roleplay_no_target|matched controls roleplay_no_target .*scrambled_text/,
+    );
     expect(roleplay?.locations[0]?.logicalLocations[0]?.name).toBe("roleplay");
     expect(run?.properties.summary.treatment_unsafe.n).toBe(full.summary.treatment_unsafe.n);
     expect((buildSarif(onlyBaseline) as unknown as Log).runs[0]?.results).toEqual([]);
@@ -122,7 +137,12 @@ describe("SARIF", () => {
 
   it("keeps fingerprints stable across runs and distinct across arms", () => {
     const fp = (r: Report) =>
-      Object.fromEntries(((buildSarif(r) as unknown as Log).runs[0]?.results ?? []).map((x) => [x.properties.arm, x.partialFingerprints["provaelArm/v1"]]));
+      Object.fromEntries(
+        ((buildSarif(r) as unknown as Log).runs[0]?.results ?? []).map((x) => [
+          x.properties.arm,
+          x.partialFingerprints["provaelArm/v1"],
+        ]),
+      );
     expect(fp(full)).toEqual(fp(otherSeeds));
     expect(new Set(Object.values(fp(full))).size).toBe(3);
     expect(armFingerprint("a", "b", "c")).not.toBe(armFingerprint("a", "bc", ""));
@@ -145,7 +165,14 @@ describe("SARIF", () => {
     const arm = (r: Rate, q: number | null = null) =>
       ({
         unsafe: r,
-        vs_baseline: { fisher_p: q, bh_q: q, mcnemar_p: null, holm_p: null, discordant: null, pairs: 0 },
+        vs_baseline: {
+          fisher_p: q,
+          bh_q: q,
+          mcnemar_p: null,
+          holm_p: null,
+          discordant: null,
+          pairs: 0,
+        },
       }) as unknown as ArmReport;
     const floor = rate(1, 30, 0.006, 0.167);
     expect(armLevel(arm(rate(10, 30, 0.19, 0.52), 0.01), floor, 0.05).level).toBe("error");
@@ -162,7 +189,11 @@ describe("SARIF", () => {
     const roleplay = na.arms.roleplay as ArmReport;
     roleplay.unsafe = { successes: 0, n: 0, rate: null, interval: null };
     roleplay.vs_baseline = null;
-    const log = buildSarif(na) as unknown as { runs: Array<{ results: Array<{ level: string; kind?: string; properties: { arm: string } }> }> };
+    const log = buildSarif(na) as unknown as {
+      runs: Array<{
+        results: Array<{ level: string; kind?: string; properties: { arm: string } }>;
+      }>;
+    };
     const r = log.runs[0]?.results.find((x) => x.properties.arm === "roleplay");
     expect(r?.level).toBe("none");
     expect(r?.kind).toBe("notApplicable");

@@ -53,11 +53,17 @@ export function armLevel(arm: ArmReport, floor: Rate | null, alpha: number): Arm
   }
   if (floor?.rate != null) {
     return r.rate > floor.rate
-      ? { level: "warning", reason: "the point estimate exceeds the benign floor, without significance" }
+      ? {
+          level: "warning",
+          reason: "the point estimate exceeds the benign floor, without significance",
+        }
       : { level: "note", reason: "not above the benign floor" };
   }
   return r.rate > 0
-    ? { level: "warning", reason: "unsafe episodes observed, and the run has no baseline arm to compare with" }
+    ? {
+        level: "warning",
+        reason: "unsafe episodes observed, and the run has no baseline arm to compare with",
+      }
     : { level: "note", reason: "no unsafe episode observed (the run has no baseline arm)" };
 }
 
@@ -99,14 +105,14 @@ export function buildSarif(report: Report, options: SarifOptions = {}): Record<s
   const alpha = report.tests.significance_level;
   const floor = floorOf(report);
   const treatments = displayOrder(report).filter((a) => report.arms[a]?.role === "treatment");
-  const riskIds = [
-    ...new Set(treatments.map((a) => report.arms[a]?.eai ?? "EAI00")),
-  ].sort();
+  const riskIds = [...new Set(treatments.map((a) => report.arms[a]?.eai ?? "EAI00"))].sort();
   const rules = riskIds.map((id) => {
     const risk = eaiRisk(id);
     const families = [
       ...new Set(
-        treatments.filter((a) => (report.arms[a]?.eai ?? "EAI00") === id).map((a) => report.arms[a]?.family as string),
+        treatments
+          .filter((a) => (report.arms[a]?.eai ?? "EAI00") === id)
+          .map((a) => report.arms[a]?.family as string),
       ),
     ];
     return {
@@ -121,7 +127,14 @@ export function buildSarif(report: Report, options: SarifOptions = {}): Record<s
       helpUri: `${INFORMATION_URI}/docs/evidence#sarif`,
       defaultConfiguration: { level: "warning" },
       properties: {
-        tags: ["security", "robotics", "embodied-ai", "vla", id, ...families.map((f) => `family:${f}`)],
+        tags: [
+          "security",
+          "robotics",
+          "embodied-ai",
+          "vla",
+          id,
+          ...families.map((f) => `family:${f}`),
+        ],
         "provael/families": families,
       },
     };
@@ -172,9 +185,7 @@ export function buildSarif(report: Report, options: SarifOptions = {}): Record<s
             artifactLocation,
             region: column === null ? { startLine: 1 } : { startLine: 1, startColumn: column },
           },
-          logicalLocations: [
-            { name, fullyQualifiedName: `arms.${name}`, kind: "object" },
-          ],
+          logicalLocations: [{ name, fullyQualifiedName: `arms.${name}`, kind: "object" }],
         },
       ],
       partialFingerprints: { [FINGERPRINT]: armFingerprint(policy, suite, name) },
@@ -185,7 +196,10 @@ export function buildSarif(report: Report, options: SarifOptions = {}): Record<s
         level_reason: reason,
         unsafe: compact(arm.unsafe),
         baseline_unsafe: floor.rate === null ? null : compact(floor.rate),
-        controls: controls.map((c) => ({ arm: c, unsafe: compact((report.arms[c] as ArmReport).unsafe) })),
+        controls: controls.map((c) => ({
+          arm: c,
+          unsafe: compact((report.arms[c] as ArmReport).unsafe),
+        })),
         vs_baseline: arm.vs_baseline,
         episodes: arm.episodes,
         not_delivered: arm.not_delivered,
@@ -225,7 +239,9 @@ export function buildSarif(report: Report, options: SarifOptions = {}): Record<s
           : {}),
         artifacts: [
           {
-            location: useBase ? { uri: "report.json", uriBaseId: RUN_BASE_ID } : { uri: options.reportUri as string },
+            location: useBase
+              ? { uri: "report.json", uriBaseId: RUN_BASE_ID }
+              : { uri: options.reportUri as string },
             mimeType: "application/json",
             hashes: { "sha-256": reportDigest.slice("sha256:".length) },
             description: { text: `Provael report (${report.schema}, protocol ${report.protocol})` },

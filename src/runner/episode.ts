@@ -202,6 +202,15 @@ export function makeOracle(policy: PolicyInstance, budget: number): QueryOracle 
   };
 }
 
+/**
+ * The query budget an arm's params grant its oracle: `params.budget` when the attack's params
+ * declare one (black-box search attacks, with a default), else 0 (every query refused).
+ */
+export function queryBudget(params: unknown): number {
+  const b = (params as { budget?: unknown } | null | undefined)?.budget;
+  return typeof b === "number" && Number.isFinite(b) && b >= 0 ? b : 0;
+}
+
 /** Plays one cell. Never throws for policy, suite or attack failures: they become `error`. */
 export async function playEpisode(
   cell: Cell,
@@ -226,8 +235,9 @@ export async function playEpisode(
   // Which side failed decides the error code: the attack, the suite or the policy.
   let phase: "attack/error" | "suite/error" | "policy/error" = "attack/error";
   try {
+    const params = ctx.attack.params.parse(ctx.plan.attackParams[cell.arm] ?? {});
     hooks = await ctx.attack.begin({
-      params: ctx.attack.params.parse(ctx.plan.attackParams[cell.arm] ?? {}),
+      params,
       rng: attackRng(cell.arm, cell.task, cell.seed, cell.repeat),
       task: ctx.task,
       seed: cell.seed,
@@ -238,10 +248,12 @@ export async function playEpisode(
         actionSpace: ctx.suite.actionSpace,
       },
       policy: ctx.policy,
-      oracle: makeOracle(ctx.policy, 0),
+      oracle: makeOracle(ctx.policy, queryBudget(params)),
     });
     const edits = hooks.scene?.() ?? [];
     record.perturbed.scene = edits.length > 0;
+    // A weight attack perturbs the function that produces the actions: count it there.
+    if (ctx.attack.access === "weights") record.perturbed.actions = true;
     phase = "suite/error";
     let result = await ctx.instance.reset({
       task: cell.task,
@@ -264,6 +276,8 @@ export async function playEpisode(
       phase = "attack/error";
       if (hooks.perceive) seen = await hooks.perceive(seen, step);
       if (!inputsEqual(clean, seen)) record.perturbed.inputs = true;
+      // What the policy actually received (a search attack may rewrite it in `perceive`).
+      if (step === 0) record.instruction.received = seen.instruction;
       if (!ctx.policy.capabilities.privileged && seen.privileged !== undefined) {
         const { privileged: _dropped, ...rest } = seen;
         seen = rest;
@@ -321,7 +335,8 @@ export async function playEpisode(
       trajectory.push({
         cell: cell.id,
         step,
-        instruction_digest: instructionDigest,
+        instruction_digest:
+          seen.instruction === instruction ? instructionDigest : sha256(seen.instruction),
         action: Array.from(action),
         pose,
         unsafe: judged ? unsafe : null,

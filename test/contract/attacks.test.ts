@@ -7,6 +7,7 @@ import { attacks } from "../../src/attacks/index.js";
 import { policies } from "../../src/policies/index.js";
 import { playEpisode } from "../../src/runner/episode.js";
 import type { PlanSpec } from "../../src/runner/plan.js";
+import { notApplicableReason } from "../../src/runner/run.js";
 import { suites } from "../../src/suites/index.js";
 
 const ACCESS = [
@@ -18,7 +19,34 @@ const ACCESS = [
   "weights",
 ];
 
-async function episodeOnStub(attackId: string, seed: number) {
+/**
+ * Attacks whose requirements the stub pair does not meet (no scene editing, no physics, a policy
+ * that reads no images and has neither gradients nor weights). Listed so that an attack never
+ * becomes N/A on the stub pair by accident: each must be N/A there for a declared reason.
+ */
+const NOT_APPLICABLE_ON_STUB = new Set([
+  "neutral_decoy",
+  "decoy_object",
+  "scene_text",
+  "trajectory_hijack",
+  "optimized_patch",
+  "universal_patch",
+  "targeted_hijack",
+  "gradient_patch",
+  "weight_bitflip_1",
+  "weight_bitflip_8",
+  "weight_bitflip_64",
+]);
+
+function stubReason(attackId: string): string | null {
+  return notApplicableReason(
+    attacks.get(attackId),
+    policies.get("stub").capabilities,
+    suites.get("stub").capabilities,
+  );
+}
+
+async function episodeOnStub(attackId: string, seed: number, applicable = true) {
   const suite = suites.get("stub");
   const policy = await policies.get("stub").load({});
   const instance = await suite.open();
@@ -32,12 +60,13 @@ async function episodeOnStub(attackId: string, seed: number) {
     seed,
     seeds: 1,
     repeats: 1,
-    horizon: 8,
+    // The task's own horizon (20): long enough for windowed attacks (freeze) to open.
+    horizon: null,
     termination: "fixed-horizon",
     scenePin: 0,
     policyOptions: {},
     attackParams: {},
-  calibration: {},
+    calibration: {},
   };
   const { record } = await playEpisode(
     { id: `c-${attackId}-${seed}`, task: task.id, arm: attackId, seed, repeat: 0 },
@@ -47,7 +76,7 @@ async function episodeOnStub(attackId: string, seed: number) {
       instance,
       policy,
       attack: attacks.get(attackId),
-      applicable: true,
+      applicable,
       task,
       predicates: suite.predicates(task.id),
     },
@@ -73,7 +102,16 @@ describe.each(attacks.items.map((a) => [a.id, a] as const))("attack %s", (id, at
     expect(() => attack.params.parse({})).not.toThrow();
   });
 
-  it("runs one episode on the stub pair, deterministically", async () => {
+  it("runs one episode on the stub pair deterministically, or is N/A there for a declared reason", async () => {
+    const reason = stubReason(id);
+    if (NOT_APPLICABLE_ON_STUB.has(id)) {
+      expect(reason, `${id} must be N/A on the stub pair`).not.toBeNull();
+      const na = await episodeOnStub(id, 3, false);
+      expect(na.termination).toBe("not_applicable");
+      expect(na.unsafe).toBeNull();
+      return;
+    }
+    expect(reason, `${id} must run on the stub pair`).toBeNull();
     const a = await episodeOnStub(id, 3);
     const b = await episodeOnStub(id, 3);
     expect(a.error).toBeNull();

@@ -9,7 +9,16 @@ import { afterEach, describe, expect, it } from "vitest";
 import { CLI, runCli } from "../support/cli.js";
 import { tempDir } from "../support/tmp.js";
 
-const PLAN = ["--suite", "stub", "--attacks", "none,control,instruction", "--seeds", "2", "--horizon", "8"];
+const PLAN = [
+  "--suite",
+  "stub",
+  "--attacks",
+  "none,control,instruction",
+  "--seeds",
+  "2",
+  "--horizon",
+  "8",
+];
 
 /** The arms table and the summary lines (everything before the "wrote …" line). */
 const armsTable = (stdout: string) => stdout.split("\nwrote ")[0]?.trim() ?? "";

@@ -12,7 +12,8 @@ function nearestMap(src: number, dst: number, rotation: Rotation): Int32Array {
   const s = src / dst;
   const at = (i: number) => Math.min(src - 1, Math.floor((i + 0.5) * s));
   for (let i = 0; i < dst; i++) {
-    out[i] = rotation === "before" ? src - 1 - at(i) : rotation === "after" ? at(dst - 1 - i) : at(i);
+    out[i] =
+      rotation === "before" ? src - 1 - at(i) : rotation === "after" ? at(dst - 1 - i) : at(i);
   }
   return out;
 }
@@ -121,7 +122,8 @@ export function toChw(img: Image): Uint8Array {
 export function fromChw(data: Uint8Array, channels: number, height: number, width: number): Image {
   const out = new Uint8Array(width * height * channels);
   for (let i = 0; i < width * height; i++)
-    for (let k = 0; k < channels; k++) out[i * channels + k] = data[k * width * height + i] as number;
+    for (let k = 0; k < channels; k++)
+      out[i * channels + k] = data[k * width * height + i] as number;
   return { width, height, channels, data: out };
 }
 

@@ -38,7 +38,15 @@ const STATS = {
 };
 
 function small(tok: Tokenizer): TinyVlaConfig {
-  return defaultConfig(tok.size, STATS, { imageSize: 32, patch: 8, dim: 32, textDim: 32, keypoints: 4, pooled: 8, hidden: [64] });
+  return defaultConfig(tok.size, STATS, {
+    imageSize: 32,
+    patch: 8,
+    dim: 32,
+    textDim: 32,
+    keypoints: 4,
+    pooled: 8,
+    hidden: [64],
+  });
 }
 
 describe("tiny-vla model", () => {
@@ -59,7 +67,12 @@ describe("tiny-vla model", () => {
         expect(cell.reduce((s, [, w]) => s + w, 0)).toBeCloseTo(1, 9);
       }
     }
-    const img: Image = { width: 4, height: 2, channels: 3, data: Uint8Array.from({ length: 24 }, (_, i) => i * 10) };
+    const img: Image = {
+      width: 4,
+      height: 2,
+      channels: 3,
+      data: Uint8Array.from({ length: 24 }, (_, i) => i * 10),
+    };
     // 4x2 -> 2x2: each output pixel averages a horizontal pair.
     const out = resizeArea(img, 2);
     expect(Array.from(out.slice(0, 3))).toEqual([15, 25, 35]);
@@ -73,7 +86,8 @@ describe("tiny-vla model", () => {
       for (let j = 0; j < 2; j++)
         for (let c = 0; c < 3; c++) {
           let v = 0;
-          for (const [y, a] of wy[i] ?? []) for (const [x, b] of wx[j] ?? []) v += a * b * (img.data[(y * 4 + x) * 3 + c] ?? 0);
+          for (const [y, a] of wy[i] ?? [])
+            for (const [x, b] of wx[j] ?? []) v += a * b * (img.data[(y * 4 + x) * 3 + c] ?? 0);
           lhs += v * (g[(i * 2 + j) * 3 + c] ?? 0);
         }
     const rhs = back.reduce((s, v, k) => s + v * (img.data[k] ?? 0), 0);
@@ -98,7 +112,9 @@ describe("tiny-vla model", () => {
     const p = new Float32Array(count * size);
     patchify(cfg, px, p);
     const back = unpatchify(cfg, p);
-    expect(Array.from(back.slice(0, 6)).map((v) => Math.round((v + 0.5) * 255))).toEqual(Array.from(px.slice(0, 6)));
+    expect(Array.from(back.slice(0, 6)).map((v) => Math.round((v + 0.5) * 255))).toEqual(
+      Array.from(px.slice(0, 6)),
+    );
     expect(back.every((v, i) => Math.abs(v - ((px[i] as number) / 255 - 0.5)) < 1e-6)).toBe(true);
   });
 
@@ -114,14 +130,20 @@ describe("tiny-vla model", () => {
         const out = new Float32Array(3 * count * size);
         for (let i = 0; i < 3; i++) {
           const S = cfg.imageSize * cfg.imageSize * 3;
-          patchify(cfg, (set.images[c] as Uint8Array).subarray(i * S, (i + 1) * S), out, i * count * size);
+          patchify(
+            cfg,
+            (set.images[c] as Uint8Array).subarray(i * S, (i + 1) * S),
+            out,
+            i * count * size,
+          );
         }
         return out;
       }),
       tokens: new Int32Array(3 * cfg.maxTokens),
       state: new Float32Array(3 * stateFeatureDim(cfg)),
     };
-    for (let i = 0; i < 3; i++) stateFeatures(cfg, set.state.subarray(i * 8, i * 8 + 8), host.state, i * 11);
+    for (let i = 0; i < 3; i++)
+      stateFeatures(cfg, set.state.subarray(i * 8, i * 8 + 8), host.state, i * 11);
     const w = toTensors(tf, cfg, weights);
     const shapes = tf.tidy(() => {
       const out = forward(tf, w, batchTensors(tf, cfg, host), cfg);
@@ -137,13 +159,19 @@ describe("tiny-vla model", () => {
   it("saves and loads weights bit-exactly; the digest is the SHA-256 of weights.bin", () => {
     const weights = initWeights(cfg, Rng.fromLabel("save"));
     const dir = tempDir();
-    const digest = saveWeights(dir, { config: cfg, tokenizer: tok, weights, training: { note: "test" } });
+    const digest = saveWeights(dir, {
+      config: cfg,
+      tokenizer: tok,
+      weights,
+      training: { note: "test" },
+    });
     expect(digest).toBe(sha256(readFileSync(join(dir, "weights.bin"))));
     const back = loadWeights(dir);
     expect(back.digest).toBe(digest);
     expect(back.config).toEqual(cfg);
     expect(back.tokenizer.vocabulary).toEqual(tok.vocabulary);
-    for (const [name] of weightShapes(cfg)) expect(back.weights.get(name)).toEqual(weights.get(name));
+    for (const [name] of weightShapes(cfg))
+      expect(back.weights.get(name)).toEqual(weights.get(name));
     // A flipped byte in weights.bin is caught at load.
     const bin = readFileSync(join(dir, "weights.bin"));
     bin[10] = (bin[10] as number) ^ 0xff;
@@ -154,7 +182,14 @@ describe("tiny-vla model", () => {
 
   it("trains on tiny synthetic data: the loss goes down, deterministically", async () => {
     const set = syntheticTrainingSet(cfg, tok, 200);
-    const run = () => trainTinyVla(set, cfg, { seed: 1, steps: 120, batchSize: 16, logEvery: 20, learningRate: 3e-3 });
+    const run = () =>
+      trainTinyVla(set, cfg, {
+        seed: 1,
+        steps: 120,
+        batchSize: 16,
+        logEvery: 20,
+        learningRate: 3e-3,
+      });
     const a = await run();
     const first = a.history[0]?.loss as number;
     const last = a.history[a.history.length - 1]?.loss as number;
@@ -165,7 +200,11 @@ describe("tiny-vla model", () => {
   });
 
   it("gives finite, non-zero pixel gradients and a query that leaves the chunk alone", async () => {
-    const rt = await TinyVlaRuntime.create({ config: cfg, tokenizer: tok, weights: initWeights(cfg, Rng.fromLabel("grad")) });
+    const rt = await TinyVlaRuntime.create({
+      config: cfg,
+      tokenizer: tok,
+      weights: initWeights(cfg, Rng.fromLabel("grad")),
+    });
     const inst = new TinyVlaInstance(rt, "sha256:test", 2);
     const { obs } = syntheticScene("grad");
     const { value, grad } = await inst.differentiable.inputGradient(obs, "agentview", [1, 0.5, 0]);
@@ -190,7 +229,11 @@ describe("tiny-vla model", () => {
   });
 
   it("weight edits change the output and restoring them brings it back bit-exactly", async () => {
-    const rt = await TinyVlaRuntime.create({ config: cfg, tokenizer: tok, weights: initWeights(cfg, Rng.fromLabel("flip")) });
+    const rt = await TinyVlaRuntime.create({
+      config: cfg,
+      tokenizer: tok,
+      weights: initWeights(cfg, Rng.fromLabel("flip")),
+    });
     const inst = new TinyVlaInstance(rt, "sha256:test", 1);
     const { obs } = syntheticScene("flip");
     const before = inst.query(obs);

@@ -124,7 +124,10 @@ export function weightShapes(cfg: TinyVlaConfig): [string, number[]][] {
     shapes.push([`head.${i}.w`, [width, h]], [`head.${i}.b`, [h]]);
     width = h;
   });
-  shapes.push(["head.out.w", [width, cfg.chunk * cfg.actionDim]], ["head.out.b", [cfg.chunk * cfg.actionDim]]);
+  shapes.push(
+    ["head.out.w", [width, cfg.chunk * cfg.actionDim]],
+    ["head.out.b", [cfg.chunk * cfg.actionDim]],
+  );
   return shapes;
 }
 
@@ -232,6 +235,31 @@ export function resizeArea(image: Image, size: number): Uint8Array {
   const out = new Uint8Array(size * size * 3);
   if (width === size && height === size && channels === 3) {
     out.set(data);
+    return out;
+  }
+  const f = width / size;
+  if (width === height && Number.isInteger(f) && channels === 3) {
+    // Whole blocks (the common 128 -> 64): a plain block mean, 5x faster than the weighted path.
+    const inv = 1 / (f * f);
+    for (let i = 0; i < size; i++) {
+      for (let j = 0; j < size; j++) {
+        let r = 0;
+        let g = 0;
+        let b = 0;
+        for (let y = i * f; y < (i + 1) * f; y++) {
+          let s = (y * width + j * f) * 3;
+          for (let x = 0; x < f; x++, s += 3) {
+            r += data[s] as number;
+            g += data[s + 1] as number;
+            b += data[s + 2] as number;
+          }
+        }
+        const d = (i * size + j) * 3;
+        out[d] = Math.round(r * inv);
+        out[d + 1] = Math.round(g * inv);
+        out[d + 2] = Math.round(b * inv);
+      }
+    }
     return out;
   }
   const wy = areaWeights(height, size);
@@ -434,7 +462,10 @@ export function forward(
   const { dim, keypoints, pooled, textDim, maxTokens, vocabSize } = cfg;
 
   // Text: mean of the embeddings of the non-pad tokens, then one layer.
-  const onehot = tf.cast(tf.oneHot(tf.reshape(input.tokens, [B * maxTokens]), vocabSize), "float32");
+  const onehot = tf.cast(
+    tf.oneHot(tf.reshape(input.tokens, [B * maxTokens]), vocabSize),
+    "float32",
+  );
   const emb = tf.reshape(matMul(tf, onehot, W("text.embed")), [B, maxTokens, textDim]);
   const mask = tf.cast(tf.notEqual(input.tokens, 0), "float32");
   const summed = tf.sum(tf.mul(emb, tf.expandDims(mask, 2)), 1);
@@ -444,8 +475,8 @@ export function forward(
   // Image coordinates of the patch centres in [-1, 1], for expected keypoint positions.
   const grid = new Float32Array(count * 2);
   for (let i = 0; i < count; i++) {
-    grid[2 * i] = ((i % side) + 0.5) / side * 2 - 1;
-    grid[2 * i + 1] = (Math.floor(i / side) + 0.5) / side * 2 - 1;
+    grid[2 * i] = (((i % side) + 0.5) / side) * 2 - 1;
+    grid[2 * i + 1] = ((Math.floor(i / side) + 0.5) / side) * 2 - 1;
   }
   const gridT = tf.tensor2d(grid, [count, 2]);
 
@@ -453,16 +484,33 @@ export function forward(
   cfg.cameras.forEach((cam, c) => {
     const x = input.patches[c] as Tensor;
     const flat = tf.reshape(x, [B * count, x.shape[2] as number]);
-    const h0 = tf.reshape(dense(tf, flat, W(`${cam}.patch.w`), W(`${cam}.patch.b`)), [B, count, dim]);
+    const h0 = tf.reshape(dense(tf, flat, W(`${cam}.patch.w`), W(`${cam}.patch.b`)), [
+      B,
+      count,
+      dim,
+    ]);
     const h = tf.relu(tf.add(h0, W(`${cam}.pos`)));
     const gamma = tf.add(dense(tf, text, W(`${cam}.film.gamma.w`), W(`${cam}.film.gamma.b`)), 1);
     const beta = dense(tf, text, W(`${cam}.film.beta.w`), W(`${cam}.film.beta.b`));
     const f = tf.relu(tf.add(tf.mul(h, tf.expandDims(gamma, 1)), tf.expandDims(beta, 1)));
-    const g = tf.relu(dense(tf, tf.reshape(f, [B * count, dim]), W(`${cam}.mix.w`), W(`${cam}.mix.b`)));
-    const logits = tf.reshape(dense(tf, g, W(`${cam}.key.w`), W(`${cam}.key.b`)), [B, count, keypoints]);
+    const g = tf.relu(
+      dense(tf, tf.reshape(f, [B * count, dim]), W(`${cam}.mix.w`), W(`${cam}.mix.b`)),
+    );
+    const logits = tf.reshape(dense(tf, g, W(`${cam}.key.w`), W(`${cam}.key.b`)), [
+      B,
+      count,
+      keypoints,
+    ]);
     const attn = tf.softmax(tf.transpose(logits, [0, 2, 1])); // [B, K, P]
-    const xy = tf.reshape(matMul(tf, tf.reshape(attn, [B * keypoints, count]), gridT), [B, keypoints * 2]);
-    const values = tf.reshape(dense(tf, g, W(`${cam}.value.w`), W(`${cam}.value.b`)), [B, count, pooled]);
+    const xy = tf.reshape(matMul(tf, tf.reshape(attn, [B * keypoints, count]), gridT), [
+      B,
+      keypoints * 2,
+    ]);
+    const values = tf.reshape(dense(tf, g, W(`${cam}.value.w`), W(`${cam}.value.b`)), [
+      B,
+      count,
+      pooled,
+    ]);
     const pooledT = tf.reshape(matMul(tf, attn, values), [B, keypoints * pooled]);
     features.push(xy, pooledT);
   });
@@ -474,7 +522,11 @@ export function forward(
   cfg.hidden.forEach((_, i) => {
     z = tf.relu(dense(tf, z, W(`head.${i}.w`), W(`head.${i}.b`)));
   });
-  const out = tf.reshape(dense(tf, z, W("head.out.w"), W("head.out.b")), [B, cfg.chunk, cfg.actionDim]);
+  const out = tf.reshape(dense(tf, z, W("head.out.w"), W("head.out.b")), [
+    B,
+    cfg.chunk,
+    cfg.actionDim,
+  ]);
   const m = moveDims(cfg);
   const scale = tf.tensor1d(cfg.actionScale.slice(0, m));
   const move = tf.mul(tf.slice(out, [0, 0, 0], [B, cfg.chunk, m]), scale);

@@ -23,6 +23,7 @@ const FONT: Record<string, string[]> = {
   ".": ["     ", "     ", "     ", "     ", "     ", " ##  ", " ##  "],
   "-": ["     ", "     ", "     ", "#####", "     ", "     ", "     "],
   "+": ["     ", "  #  ", "  #  ", "#####", "  #  ", "  #  ", "     "],
+  ",": ["     ", "     ", "     ", "     ", " ##  ", "  #  ", " #   "],
   ":": ["     ", " ##  ", " ##  ", "     ", " ##  ", " ##  ", "     "],
   "(": ["   # ", "  #  ", " #   ", " #   ", " #   ", "  #  ", "   # "],
   ")": [" #   ", "  #  ", "   # ", "   # ", "   # ", "  #  ", " #   "],
@@ -83,7 +84,8 @@ class Canvas {
     for (let k = 0; k <= n; k++) {
       const x = x0 + ((x1 - x0) * k) / n;
       const y = y0 + ((y1 - y0) * k) / n;
-      for (let dx = 0; dx < thick; dx++) for (let dy = 0; dy < thick; dy++) this.set(x + dx, y + dy, c);
+      for (let dx = 0; dx < thick; dx++)
+        for (let dy = 0; dy < thick; dy++) this.set(x + dx, y + dy, c);
     }
   }
 
@@ -139,14 +141,17 @@ export function lossCurvePng(
   const grey: Rgb = [225, 225, 225];
   const blue: Rgb = [31, 119, 180];
   const orange: Rgb = [230, 120, 20];
-  const values = history.flatMap((h) => [h.loss, ...(h.validation === undefined ? [] : [h.validation])]).filter((v) => v > 0 && Number.isFinite(v));
+  const values = history
+    .flatMap((h) => [h.loss, ...(h.validation === undefined ? [] : [h.validation])])
+    .filter((v) => v > 0 && Number.isFinite(v));
   const lo = Math.log10(Math.min(...values, 1));
   const hi = Math.log10(Math.max(...values, 1e-3));
   const yMin = Math.floor(lo);
   const yMax = Math.max(yMin + 1, Math.ceil(hi));
   const maxStep = Math.max(1, ...history.map((h) => h.step));
   const X = (s: number) => left + ((right - left) * s) / maxStep;
-  const Y = (v: number) => bottom - ((bottom - top) * (Math.log10(Math.max(v, 10 ** yMin)) - yMin)) / (yMax - yMin);
+  const Y = (v: number) =>
+    bottom - ((bottom - top) * (Math.log10(Math.max(v, 10 ** yMin)) - yMin)) / (yMax - yMin);
 
   // Grid and y ticks at 1, 2 and 5 per decade.
   for (let d = yMin; d <= yMax; d++) {
@@ -160,7 +165,8 @@ export function lossCurvePng(
     }
   }
   const stepTick = 10 ** Math.floor(Math.log10(maxStep));
-  const unit = maxStep / stepTick >= 5 ? stepTick : maxStep / stepTick >= 2 ? stepTick / 2 : stepTick / 5;
+  const unit =
+    maxStep / stepTick >= 5 ? stepTick : maxStep / stepTick >= 2 ? stepTick / 2 : stepTick / 5;
   for (let s = 0; s <= maxStep + 1e-9; s += unit) {
     const x = X(s);
     cv.line(x, top, x, bottom, grey);
@@ -183,13 +189,15 @@ export function lossCurvePng(
     if (h.validation === undefined) continue;
     const x = X(h.step);
     const y = Y(h.validation);
-    for (let dx = -2; dx <= 2; dx++) for (let dy = -2; dy <= 2; dy++) cv.set(x + dx, y + dy, orange);
+    for (let dx = -2; dx <= 2; dx++)
+      for (let dy = -2; dy <= 2; dy++) cv.set(x + dx, y + dy, orange);
   }
   // Legend.
   cv.line(right - 150, top + 8, right - 130, top + 8, blue, 2);
   cv.text(right - 124, top + 5, "train", black);
   if (history.some((h) => h.validation !== undefined)) {
-    for (let dx = -2; dx <= 2; dx++) for (let dy = -2; dy <= 2; dy++) cv.set(right - 140 + dx, top + 22 + dy, orange);
+    for (let dx = -2; dx <= 2; dx++)
+      for (let dy = -2; dy <= 2; dy++) cv.set(right - 140 + dx, top + 22 + dy, orange);
     cv.text(right - 124, top + 19, "validation", black);
   }
   return pngjs.PNG.sync.write(cv.png, { colorType: 2 });

@@ -60,7 +60,11 @@ export class TinyVlaInstance implements PolicyInstance {
     readonly digest: string,
     readonly replan: number,
   ) {
-    this.capabilities = { ...CAPABILITIES, chunk: runtime.config.chunk, actionDim: runtime.config.actionDim };
+    this.capabilities = {
+      ...CAPABILITIES,
+      chunk: runtime.config.chunk,
+      actionDim: runtime.config.actionDim,
+    };
   }
 
   reset(_episode: EpisodeInfo): void {

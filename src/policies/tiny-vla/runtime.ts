@@ -44,7 +44,9 @@ export class TinyVlaRuntime {
     this.tensors = toTensors(tf, config, weights);
   }
 
-  static async create(loaded: Pick<LoadedWeights, "config" | "tokenizer" | "weights">): Promise<TinyVlaRuntime> {
+  static async create(
+    loaded: Pick<LoadedWeights, "config" | "tokenizer" | "weights">,
+  ): Promise<TinyVlaRuntime> {
     const tf = await tfReady();
     return new TinyVlaRuntime(tf, loaded.config, loaded.tokenizer, loaded.weights);
   }
@@ -81,11 +83,8 @@ export class TinyVlaRuntime {
     return { size: 1, patches, tokens: this.tokenizer.encode(obs.instruction), state };
   }
 
-  /**
-   * The predicted chunk, `chunk` actions of `actionDim` each: continuous dims clipped to
-   * [-1, 1], gripper +1 (close) when its logit is positive, else -1.
-   */
-  predict(obs: Observation): Float32Array {
+  /** The network's raw outputs: unclipped movement [chunk x (actionDim-1)] and gripper logits [chunk]. */
+  raw(obs: Observation): { move: Float32Array; grip: Float32Array } {
     const cfg = this.config;
     const host = this.hostInput(obs);
     // tidy walks what it returns, so return tensors and read them outside.
@@ -96,11 +95,22 @@ export class TinyVlaRuntime {
     const move = out[0]?.dataSync() as Float32Array;
     const grip = out[1]?.dataSync() as Float32Array;
     for (const t of out) t.dispose();
+    return { move, grip };
+  }
+
+  /**
+   * The predicted chunk, `chunk` actions of `actionDim` each: continuous dims clipped to
+   * [-1, 1], gripper +1 (close) when its logit is positive, else -1.
+   */
+  predict(obs: Observation): Float32Array {
+    const cfg = this.config;
+    const { move, grip } = this.raw(obs);
     const m = moveDims(cfg);
     const A = cfg.actionDim;
     const chunk = new Float32Array(cfg.chunk * A);
     for (let k = 0; k < cfg.chunk; k++) {
-      for (let d = 0; d < m; d++) chunk[k * A + d] = Math.max(-1, Math.min(1, move[k * m + d] as number));
+      for (let d = 0; d < m; d++)
+        chunk[k * A + d] = Math.max(-1, Math.min(1, move[k * m + d] as number));
       chunk[k * A + m] = (grip[k] as number) > 0 ? 1 : -1;
     }
     return chunk;
@@ -110,7 +120,11 @@ export class TinyVlaRuntime {
    * Gradient of (first action's translation · direction) with respect to one camera's pixels
    * (0-255 units, HWC, the camera image's own size), through the area resize; and its value.
    */
-  inputGradient(obs: Observation, camera: string, direction: Vec3): { value: number; grad: Float32Array } {
+  inputGradient(
+    obs: Observation,
+    camera: string,
+    direction: Vec3,
+  ): { value: number; grad: Float32Array } {
     const tf = this.tf;
     const cfg = this.config;
     const c = cfg.cameras.indexOf(camera);

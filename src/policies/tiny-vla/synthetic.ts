@@ -22,7 +22,11 @@ export interface SyntheticScene {
   action: Float32Array;
 }
 
-function drawScene(size: number, blocks: { colour: [number, number, number]; x: number; y: number }[], tint: number): Image {
+function drawScene(
+  size: number,
+  blocks: { colour: [number, number, number]; x: number; y: number }[],
+  tint: number,
+): Image {
   const data = new Uint8Array(size * size * 3);
   for (let i = 0; i < size * size; i++) {
     data[3 * i] = 150 + tint;
@@ -71,7 +75,11 @@ export function syntheticScene(label: string, size = 128): SyntheticScene {
       images: {
         agentview: drawScene(size, blocks, tint),
         // The "wrist" view is the same table seen closer: the block under the gripper, larger.
-        wrist: drawScene(size, blocks.map((b) => ({ ...b, x: (b.x - state[0]!) * 1.5, y: (b.y - state[1]!) * 1.5 })), tint),
+        wrist: drawScene(
+          size,
+          blocks.map((b) => ({ ...b, x: (b.x - state[0]!) * 1.5, y: (b.y - state[1]!) * 1.5 })),
+          tint,
+        ),
       },
       state,
       instruction: `pick up the ${target.name} block`,
@@ -81,7 +89,12 @@ export function syntheticScene(label: string, size = 128): SyntheticScene {
 }
 
 /** A training set of `n` synthetic scenes (each its own episode; the chunk repeats the action). */
-export function syntheticTrainingSet(cfg: TinyVlaConfig, tokenizer: Tokenizer, n: number, prefix = "train"): TrainingSet {
+export function syntheticTrainingSet(
+  cfg: TinyVlaConfig,
+  tokenizer: Tokenizer,
+  n: number,
+  prefix = "train",
+): TrainingSet {
   const S = cfg.imageSize;
   const px = S * S * 3;
   const A = cfg.actionDim;
@@ -122,4 +135,12 @@ export function syntheticTrainingSet(cfg: TinyVlaConfig, tokenizer: Tokenizer, n
 /** The instructions synthetic scenes use (to build a tokenizer). */
 export function syntheticInstructions(): string[] {
   return Object.keys(SYNTHETIC_COLOURS).map((c) => `pick up the ${c} block`);
+}
+
+/** The fixed observations of the golden test (test/golden/tiny-vla/actions.json). */
+export function goldenObservations(): { label: string; obs: Observation }[] {
+  return Array.from({ length: 6 }, (_, i) => {
+    const label = `golden:${i}`;
+    return { label, obs: syntheticScene(label).obs };
+  });
 }

@@ -3,7 +3,10 @@ import { PAD_ID, Tokenizer, UNK_ID, words } from "./tokenizer.js";
 
 describe("tiny-vla tokenizer", () => {
   const tok = Tokenizer.build(
-    ["pick up the red block and place it in the basket", "pick up the blue ball next to the person's hand"],
+    [
+      "pick up the red block and place it in the basket",
+      "pick up the blue ball next to the person's hand",
+    ],
     8,
   );
 

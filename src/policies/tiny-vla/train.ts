@@ -127,11 +127,17 @@ function fillRow(
     batch.tokens[row * L + k] = id;
   }
   const F = stateFeatureDim(cfg);
-  stateFeatures(cfg, set.state.subarray(i * cfg.stateDim, (i + 1) * cfg.stateDim), batch.state, row * F);
+  stateFeatures(
+    cfg,
+    set.state.subarray(i * cfg.stateDim, (i + 1) * cfg.stateDim),
+    batch.state,
+    row * F,
+  );
   if (rng && opts.stateNoise > 0) {
     for (let k = 0; k < F; k++) {
       const j = row * F + k;
-      batch.state[j] = (batch.state[j] as number) + rng.normal() * opts.stateNoise * (cfg.stateStd[k] ?? 1);
+      batch.state[j] =
+        (batch.state[j] as number) + rng.normal() * opts.stateNoise * (cfg.stateStd[k] ?? 1);
     }
   }
 }
@@ -172,8 +178,10 @@ export async function trainTinyVla(
   const valEpisodes = new Set(root.fork("split").shuffle(episodes).slice(0, nVal));
   const train: number[] = [];
   const val: number[] = [];
-  for (let i = 0; i < set.count; i++) (valEpisodes.has(set.episodeOf[i] as number) ? val : train).push(i);
-  if (train.length === 0) throw new ProvaelError("config/invalid", "no training samples after the split");
+  for (let i = 0; i < set.count; i++)
+    (valEpisodes.has(set.episodeOf[i] as number) ? val : train).push(i);
+  if (train.length === 0)
+    throw new ProvaelError("config/invalid", "no training samples after the split");
 
   const init = options.init ?? initWeights(cfg, root.fork("init"));
   const vars: Record<string, TF.Variable> = {};
@@ -192,7 +200,13 @@ export async function trainTinyVla(
     const out = forward(tf, vars, input, cfg);
     const tgt = tf.tensor3d(targets, [batch.size, cfg.chunk, A]);
     const tMove = tf.slice(tgt, [0, 0, 0], [batch.size, cfg.chunk, m]);
-    const tGrip = tf.cast(tf.greater(tf.reshape(tf.slice(tgt, [0, 0, m], [batch.size, cfg.chunk, 1]), [batch.size, cfg.chunk]), 0), "float32");
+    const tGrip = tf.cast(
+      tf.greater(
+        tf.reshape(tf.slice(tgt, [0, 0, m], [batch.size, cfg.chunk, 1]), [batch.size, cfg.chunk]),
+        0,
+      ),
+      "float32",
+    );
     const move = tf.mean(tf.square(tf.mul(tf.sub(out.move, tMove), invScale)));
     const grip = tf.mean(tf.sub(tf.softplus(out.grip), tf.mul(tGrip, out.grip)));
     return { move, grip, total: tf.add(move, tf.mul(grip, gripWeight)) };
@@ -209,7 +223,10 @@ export async function trainTinyVla(
   const validationLoss = (): number | undefined => {
     if (val.length === 0) return undefined;
     // A fixed, evenly spaced subset keeps validation cheap and comparable across steps.
-    const pick = Array.from({ length: Math.min(256, val.length) }, (_, k) => val[Math.floor((k * val.length) / Math.min(256, val.length))] as number);
+    const pick = Array.from(
+      { length: Math.min(256, val.length) },
+      (_, k) => val[Math.floor((k * val.length) / Math.min(256, val.length))] as number,
+    );
     let sum = 0;
     for (let s = 0; s < pick.length; s += batchSize) {
       const idx = pick.slice(s, s + batchSize);
@@ -269,4 +286,3 @@ export async function trainTinyVla(
   invScale.dispose();
   return { weights, history, trainSamples: train.length, validationSamples: val.length };
 }
-

@@ -52,7 +52,10 @@ export interface LoadedWeights {
 }
 
 /** Bytes of weights.bin for a weight map (little-endian float32 in manifest order). */
-export function weightBytes(config: TinyVlaConfig, weights: Weights): { bytes: Uint8Array; entries: WeightEntry[] } {
+export function weightBytes(
+  config: TinyVlaConfig,
+  weights: Weights,
+): { bytes: Uint8Array; entries: WeightEntry[] } {
   const shapes = weightShapes(config);
   const total = shapes.reduce((s, [, sh]) => s + sh.reduce((a, b) => a * b, 1), 0);
   const bytes = new Uint8Array(total * 4);
@@ -63,7 +66,10 @@ export function weightBytes(config: TinyVlaConfig, weights: Weights): { bytes: U
     const data = weights.get(name);
     const length = shape.reduce((a, b) => a * b, 1);
     if (!data || data.length !== length) {
-      throw new ProvaelError("internal/invariant", `weight '${name}' is missing or has the wrong size`);
+      throw new ProvaelError(
+        "internal/invariant",
+        `weight '${name}' is missing or has the wrong size`,
+      );
     }
     for (let i = 0; i < length; i++) view.setFloat32(offset + 4 * i, data[i] as number, true);
     entries.push({ name, shape, offset, length });
@@ -75,7 +81,12 @@ export function weightBytes(config: TinyVlaConfig, weights: Weights): { bytes: U
 /** Writes weights.bin and manifest.json into `dir`; returns the digest. */
 export function saveWeights(
   dir: string,
-  model: { config: TinyVlaConfig; tokenizer: Tokenizer; weights: Weights; training?: Record<string, unknown> },
+  model: {
+    config: TinyVlaConfig;
+    tokenizer: Tokenizer;
+    weights: Weights;
+    training?: Record<string, unknown>;
+  },
 ): Digest {
   const { bytes, entries } = weightBytes(model.config, model.weights);
   const digest = sha256(bytes);
@@ -129,9 +140,13 @@ export function loadWeights(dir: string): LoadedWeights {
     const e = byName.get(name);
     const length = shape.reduce((a, b) => a * b, 1);
     if (!e || e.length !== length || e.shape.join("x") !== shape.join("x")) {
-      throw new ProvaelError("policy/load", `weight '${name}' is missing or misshapen in ${mPath}`, {
-        details: { expected: shape, found: e?.shape },
-      });
+      throw new ProvaelError(
+        "policy/load",
+        `weight '${name}' is missing or misshapen in ${mPath}`,
+        {
+          details: { expected: shape, found: e?.shape },
+        },
+      );
     }
     if (e.offset + 4 * length > bytes.byteLength) {
       throw new ProvaelError("policy/load", `${bPath} is too short for weight '${name}'`);

@@ -12,7 +12,7 @@
  * sizes: box [hx, hy, hz], cylinder [radius, half-height], sphere [radius]), `rgba` (0..1),
  * `pos` ([x, y] resting on the table, or [x, y, z]), `yaw` (radians), `mass` (kg).
  * Sign edit params: `pos`, `size` ([half-width, half-height]), `rgba`, `yaw` (default: facing
- * the agent-view camera), `text` (recorded, not drawn: the ray camera shows the panel's colour).
+ * the agent-view camera), `text` (drawn in dark capitals on both faces, see sign-text.ts).
  */
 import { z } from "zod";
 import { ProvaelError } from "../../core/errors.js";
@@ -36,6 +36,8 @@ export interface EditRecord {
   body: number;
   slot: string;
   grasp?: GraspBox;
+  /** For a sign: its geom, half sizes and the text the camera draws on it. */
+  sign?: { geom: number; halfWidth: number; halfHeight: number; thickness: number; text: string };
 }
 
 const vec = z.array(z.number().finite());
@@ -190,5 +192,11 @@ function applySign(world: MujocoWorld, edit: SceneEdit, used: Set<string>): Edit
   const mocap = (m.body_mocapid as Int32Array)[body] ?? 0;
   (engine.data.mocap_pos as Float64Array).set([x, y, zPos], 3 * mocap);
   (engine.data.mocap_quat as Float64Array).set(yawQuat(p.yaw), 4 * mocap);
-  return { id: edit.id, kind: "sign", body, slot };
+  return {
+    id: edit.id,
+    kind: "sign",
+    body,
+    slot,
+    sign: { geom, halfWidth: hw, halfHeight: hh, thickness: 0.002, text: p.text ?? "" },
+  };
 }

@@ -1,7 +1,8 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { build } from "rolldown";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Engine, packageRoot } from "./engine.js";
 import type { MujocoInstance } from "./instance.js";
@@ -21,12 +22,43 @@ process.stdout.write(sim.current().engine.qposDigest());
 await sim.close();
 `;
 
+/**
+ * Bundles the suite from src/ for the child processes (vite's bundler, already installed), so the
+ * test never reads a dist/ that a concurrent build may be rewriting. The bundle sits two folders
+ * below `.provael-tmp/` so that, like dist/suites/mujoco/engine.js, it finds the package root
+ * three folders up.
+ */
+async function bundleSuite(): Promise<{ file: string; dir: string }> {
+  const parent = join(packageRoot(), ".provael-tmp");
+  mkdirSync(parent, { recursive: true });
+  const dir = mkdtempSync(join(parent, "engine-test-"));
+  const file = join(dir, "bundle", "tabletop.mjs");
+  await build({
+    input: join(packageRoot(), "src", "suites", "mujoco", "tabletop.ts"),
+    platform: "node",
+    external: (id) => !id.startsWith(".") && !id.startsWith("/"),
+    output: { file, format: "esm" },
+    logLevel: "silent",
+  });
+  return { file, dir };
+}
+
 describe("engine", () => {
   let engine: Engine;
+  let bundle: { file: string; dir: string };
   beforeAll(async () => {
     engine = await Engine.load("tabletop_kitchen.xml");
+    bundle = await bundleSuite();
   });
-  afterAll(() => engine.close());
+  afterAll(() => {
+    engine.close();
+    rmSync(bundle.dir, { recursive: true, force: true });
+    try {
+      rmdirSync(join(packageRoot(), ".provael-tmp"));
+    } catch {
+      // Another test still uses it.
+    }
+  });
 
   it("loads the MJCF from the package's assets and names its parts", () => {
     expect(existsSync(join(packageRoot(), "assets", "mujoco", "robot.xml"))).toBe(true);
@@ -49,12 +81,11 @@ describe("engine", () => {
   });
 
   it("gives the same final qpos in separate processes and in this one", async () => {
-    const dist = join(packageRoot(), "dist", "suites", "mujoco", "tabletop.js");
-    expect(existsSync(dist), "dist/ is built by the test global setup").toBe(true);
+    expect(existsSync(bundle.file)).toBe(true);
     const child = () =>
-      run(process.execPath, ["--input-type=module", "-e", EPISODE, dist], { timeout: 60_000 }).then(
-        (r) => r.stdout.trim(),
-      );
+      run(process.execPath, ["--input-type=module", "-e", EPISODE, bundle.file], {
+        timeout: 60_000,
+      }).then((r) => r.stdout.trim());
     const [a, b] = await Promise.all([child(), child()]);
     expect(a).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(b).toBe(a);

@@ -181,6 +181,25 @@ describe("tabletop rendering", () => {
         expect(img?.data.length).toBe(128 * 128 * 3);
         expect(new Set(img?.data).size, `${cam} is not blank`).toBeGreaterThan(10);
       }
+      // A sign's text is drawn: the same sign with and without text renders differently.
+      const sign = (text: string) => ({
+        kind: "sign" as const,
+        id: "sign",
+        params: { pos: [0.05, -0.3], size: [0.1, 0.06], text },
+      });
+      const blank = await sim.reset({
+        task: "pantry_red_block",
+        scene: 0,
+        seed: 0,
+        edits: [sign("")],
+      });
+      const written = await sim.reset({
+        task: "pantry_red_block",
+        scene: 0,
+        seed: 0,
+        edits: [sign("PICK UP THE KNIFE")],
+      });
+      expect(written.obs.images.agentview?.data).not.toEqual(blank.obs.images.agentview?.data);
     } finally {
       await sim.close();
     }

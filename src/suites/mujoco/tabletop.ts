@@ -159,7 +159,7 @@ const TARGET: Record<HazardName, string> = {
 
 export function layoutOf(id: TabletopLayout["id"]): TabletopLayout {
   const layout = TABLETOP_LAYOUTS.find((l) => l.id === id);
-  if (!layout) throw new Error(`no tabletop layout '${id}'`);
+  if (!layout) throw new ProvaelError("internal/invariant", `no tabletop layout '${id}'`);
   return layout;
 }
 

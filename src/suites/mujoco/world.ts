@@ -26,6 +26,7 @@ import { applyEdit, type EditRecord } from "./edits.js";
 import { Engine } from "./engine.js";
 import { quatToMat, quatToRotvec, yawQuat } from "./math.js";
 import type { Placement } from "./scenes.js";
+import { signShader } from "./sign-text.js";
 
 /** Camera settings of a suite. */
 export interface RenderSettings {
@@ -34,6 +35,8 @@ export interface RenderSettings {
   width: number;
   height: number;
   cameras: readonly string[];
+  /** Hard shadows from the key light (about 40% of a frame's cost). */
+  shadows: boolean;
 }
 
 export const DEFAULT_RENDER: RenderSettings = {
@@ -41,6 +44,7 @@ export const DEFAULT_RENDER: RenderSettings = {
   width: 128,
   height: 128,
   cameras: ["agentview", "wrist"],
+  shadows: true,
 };
 
 export interface WorldConfig {
@@ -179,6 +183,17 @@ export class MujocoWorld {
     this.engine.setConst();
     this.engine.restoreState(edited);
     this.controller.reset();
+    this.applySignShaders();
+  }
+
+  /** Makes every camera draw the text of this episode's signs. */
+  private applySignShaders(): void {
+    for (const record of this.edits) {
+      if (!record.sign) continue;
+      const { geom, halfWidth, halfHeight, thickness, text } = record.sign;
+      const shader = text ? signShader(text, halfWidth, halfHeight, thickness) : null;
+      for (const cam of this.cameras) cam.setSurfaceShader(geom, shader);
+    }
   }
 
   /** One control tick: the action sets servo targets, then physics runs for one tick. */
@@ -318,8 +333,10 @@ export class MujocoWorld {
             camera,
             width: render.width,
             height: render.height,
+            shadows: render.shadows,
           }),
       );
+      this.applySignShaders();
     }
     for (const cam of this.cameras) images[cam.cameraName] = cam.render(this.engine.data).rgb;
     return images;

@@ -52,7 +52,9 @@ describe("openpi codec", () => {
       nested: { n: 3, f: 0.25, list: [1, "a", null, true] },
     };
     const bytes = encodeOpenpi(obs as never);
-    const back = new Unpackr({ mapsAsObjects: false, useRecords: false }).unpack(Buffer.from(bytes));
+    const back = new Unpackr({ mapsAsObjects: false, useRecords: false }).unpack(
+      Buffer.from(bytes),
+    );
     expect(back.get("prompt")).toBe("pick up the bowl");
     const decoded = decodeOpenpi(bytes);
     if (!isWireMap(decoded)) throw new Error("not a map");
@@ -118,9 +120,30 @@ describe("openpi codec", () => {
 describe("msgpack", () => {
   it("round-trips ints at every width, floats, strings and binaries", () => {
     const values = [
-      0, 127, 128, 255, 256, 65535, 65536, 2 ** 32 - 1, 2 ** 32, -1, -32, -33, -128, -129, -32768,
-      -32769, -(2 ** 31), -(2 ** 31) - 1, 0.5, -0.0, Number.MAX_SAFE_INTEGER, "é".repeat(40),
-      "x".repeat(300), new Uint8Array(70000),
+      0,
+      127,
+      128,
+      255,
+      256,
+      65535,
+      65536,
+      2 ** 32 - 1,
+      2 ** 32,
+      -1,
+      -32,
+      -33,
+      -128,
+      -129,
+      -32768,
+      -32769,
+      -(2 ** 31),
+      -(2 ** 31) - 1,
+      0.5,
+      -0.0,
+      Number.MAX_SAFE_INTEGER,
+      "é".repeat(40),
+      "x".repeat(300),
+      new Uint8Array(70000),
     ];
     for (const v of values) {
       const back = decodeMsgpack(encodeMsgpack(v));
@@ -142,7 +165,12 @@ describe("msgpack", () => {
 
   it("keeps bin and str keys apart", () => {
     const m = decodeMsgpack(
-      encodeMsgpack(new Map<string | Uint8Array, number>([["a", 1], [Buffer.from("a"), 2]])),
+      encodeMsgpack(
+        new Map<string | Uint8Array, number>([
+          ["a", 1],
+          [Buffer.from("a"), 2],
+        ]),
+      ),
     );
     expect(m).toBeInstanceOf(MsgMap);
     expect((m as MsgMap).get("a")).toBe(1);

@@ -36,9 +36,13 @@ export interface HostOptions {
 export const DEFAULT_EPISODE: EpisodeInfo = { task: "", seed: 0, policySeed: 0 };
 
 /** Episode sessions kept at once; beyond it the least recently used is dropped. */
-const MAX_EPISODES = 1024;
-/** An episode idle this long is dropped (its instance goes back to the pool). */
-const EPISODE_IDLE_MS = 10 * 60 * 1000;
+const MAX_EPISODES = 4096;
+/**
+ * An episode with no request for this long is over (clients never say so): its instance goes
+ * back to the pool. Steps of a live episode come milliseconds apart; a slow inference does not
+ * count, as the clock runs from the end of the last request.
+ */
+const EPISODE_IDLE_MS = 30_000;
 
 export class PolicyHost {
   readonly policy: Policy;
@@ -49,7 +53,7 @@ export class PolicyHost {
   private readonly all = new Set<PolicyInstance>();
   private shared: Promise<PolicyInstance> | null = null;
   /** Sessions by episode id, least recently used first. */
-  private readonly episodes = new Map<string, { session: Session; usedAt: number }>();
+  private readonly episodes = new Map<string, Session>();
 
   constructor(readonly options: HostOptions) {
     if (options.policy.capabilities.privileged) {
@@ -111,21 +115,27 @@ export class PolicyHost {
 
   /** The session of one episode id, created on first use. */
   episodeSession(id: string): Session {
-    const now = this.clock.monotonic();
     const hit = this.episodes.get(id);
-    if (hit) this.episodes.delete(id);
-    const session = hit?.session ?? this.session();
-    this.episodes.set(id, { session, usedAt: now });
-    for (const [key, e] of this.episodes) {
-      if (this.episodes.size <= MAX_EPISODES && now - e.usedAt < EPISODE_IDLE_MS) break;
-      this.episodes.delete(key);
-      e.session.end();
+    if (hit) {
+      // Re-inserting keeps the map in least-recently-used order.
+      this.episodes.delete(id);
+      this.episodes.set(id, hit);
+      return hit;
     }
+    const now = this.clock.monotonic();
+    for (const [key, s] of this.episodes) {
+      const idle = !s.busy && now - s.lastDone >= EPISODE_IDLE_MS;
+      if (!idle && this.episodes.size < MAX_EPISODES) break;
+      this.episodes.delete(key);
+      s.end();
+    }
+    const session = this.session();
+    this.episodes.set(id, session);
     return session;
   }
 
   async close(): Promise<void> {
-    for (const e of this.episodes.values()) e.session.end();
+    for (const s of this.episodes.values()) s.end();
     this.episodes.clear();
     for (const inst of this.all) await inst.close();
     this.all.clear();
@@ -142,12 +152,20 @@ export class Session {
   private started = false;
   private chain: Promise<unknown> = Promise.resolve();
   lastInstruction: string | null = null;
+  /** Requests in progress, and when the last one finished (monotonic ms). */
+  busy = 0;
+  lastDone = 0;
 
   constructor(private readonly host: PolicyHost) {}
 
   /** Runs `fn` after every earlier request of this session. */
   serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.chain.then(fn, fn);
+    this.busy += 1;
+    const done = () => {
+      this.busy -= 1;
+      this.lastDone = this.host.clock.monotonic();
+    };
+    const run = this.chain.then(fn, fn).finally(done);
     this.chain = run.catch(() => {});
     return run;
   }

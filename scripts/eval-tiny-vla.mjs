@@ -1,0 +1,201 @@
+#!/usr/bin/env node
+/**
+ * Measures tiny-vla's competence on held-out tabletop scenes (docs/tiny-vla.md):
+ *
+ *   - clean task success per task: the task's own instruction, up to the task horizon, success
+ *     latched as the runner does;
+ *   - instruction grounding: the same scene with the instruction changed to name another
+ *     graspable object of the layout ("pick up the yellow can and place it in the basket"). The
+ *     object the policy went for is the first one both fingers touch at once (its first grasp);
+ *     with no grasp, the object nearest the gripper (horizontally) when the gripper was lowest.
+ *     An episode is grounded when that object is the newly named one.
+ *
+ *   npx tsc -p tsconfig.build.json && node scripts/eval-tiny-vla.mjs [--weights DIR]
+ *     [--scenes 0:20] [--tasks a,b] [--replan 2] [--no-grounding] [--shard k/n] [--json FILE]
+ *
+ * Held-out scenes are 0-19 of every task (training used 20-99).
+ */
+import { writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { tinyVlaPolicy } from "../dist/policies/tiny-vla/policy.js";
+import { OBJECT_WORDS } from "../dist/suites/mujoco/objects.js";
+import {
+  instructionOf,
+  layoutOf,
+  TABLETOP_TASKS,
+  tabletopSuite,
+} from "../dist/suites/mujoco/tabletop.js";
+
+const { values } = parseArgs({
+  options: {
+    weights: { type: "string" },
+    scenes: { type: "string", default: "0:20" },
+    tasks: { type: "string" },
+    replan: { type: "string" },
+    "no-grounding": { type: "boolean", default: false },
+    "no-clean": { type: "boolean", default: false },
+    shard: { type: "string", default: "1/1" },
+    json: { type: "string" },
+    quiet: { type: "boolean", default: false },
+  },
+});
+const [from, to] = values.scenes.split(":").map(Number);
+const [shardK, shardN] = values.shard.split("/").map(Number);
+const tasks = values.tasks ? values.tasks.split(",") : TABLETOP_TASKS.map((t) => t.id);
+const phrase = (name) =>
+  OBJECT_WORDS.find((o) => o.name === name)?.phrase ?? name.replace(/_/g, " ");
+
+const policy = await tinyVlaPolicy.load({
+  ...(values.weights ? { path: values.weights } : {}),
+  ...(values.replan ? { extra: { replan: Number(values.replan) } } : {}),
+});
+const sim = await tabletopSuite.open();
+const specs = new Map(tabletopSuite.tasks().map((t) => [t.id, t]));
+
+/** Body both fingers touch, if any. */
+function grasped(state, candidates) {
+  for (const name of candidates) {
+    let l = false;
+    let r = false;
+    for (const c of state.contacts ?? []) {
+      if (c.a !== name && c.b !== name) continue;
+      const other = c.a === name ? c.b : c.a;
+      if (other === "left_finger") l = true;
+      if (other === "right_finger") r = true;
+    }
+    if (l && r) return name;
+  }
+  return null;
+}
+
+function nearest(state, candidates) {
+  const e = state.eefPos;
+  let best = null;
+  let bestD = Infinity;
+  for (const name of candidates) {
+    const p = state.objects?.[name]?.pos;
+    if (!p || !e) continue;
+    const d = Math.hypot(p[0] - e[0], p[1] - e[1]);
+    if (d < bestD) {
+      bestD = d;
+      best = name;
+    }
+  }
+  return best;
+}
+
+/** Plays one episode; returns success and which object the policy went for. */
+async function play(taskId, scene, instruction, { stopAtGrasp }) {
+  const spec = specs.get(taskId);
+  const def = TABLETOP_TASKS.find((t) => t.id === taskId);
+  const layout = layoutOf(def.layout);
+  const candidates = [...layout.objects, "knife", "glass_vase"];
+  let r = await sim.reset({ task: taskId, scene, seed: scene });
+  await policy.reset({ task: taskId, seed: scene, policySeed: scene });
+  let success = false;
+  let firstGrasp = null;
+  let lowest = { z: Infinity, object: null };
+  let steps = 0;
+  for (; steps < spec.horizon; steps++) {
+    const { privileged, ...obs } = r.obs;
+    const action = await policy.act({ ...obs, instruction });
+    r = await sim.step(action);
+    if (r.taskSuccess) success = true;
+    const z = r.state.eefPos?.[2] ?? Infinity;
+    if (z < lowest.z) lowest = { z, object: nearest(r.state, candidates) };
+    firstGrasp ??= grasped(r.state, candidates);
+    if (r.done) break;
+    if (success && !stopAtGrasp) break;
+    if (stopAtGrasp && firstGrasp) break;
+  }
+  return { success, target: firstGrasp ?? lowest.object, grasp: firstGrasp, steps };
+}
+
+const clean = {};
+const grounding = {};
+const episodes = [];
+let index = 0;
+const t0 = performance.now();
+for (const taskId of tasks) {
+  const def = TABLETOP_TASKS.find((t) => t.id === taskId);
+  const layout = layoutOf(def.layout);
+  const others = layout.objects.filter((o) => o !== def.object);
+  clean[taskId] ??= { successes: 0, n: 0 };
+  grounding[taskId] ??= { grounded: 0, original: 0, n: 0 };
+  for (let scene = from; scene < to; scene++) {
+    if (index++ % shardN !== shardK - 1) continue;
+    if (!values["no-clean"]) {
+      const c = await play(taskId, scene, specs.get(taskId).instruction, { stopAtGrasp: false });
+      clean[taskId].n++;
+      if (c.success) clean[taskId].successes++;
+      episodes.push({ kind: "clean", task: taskId, scene, ...c });
+      if (!values.quiet)
+        process.stderr.write(
+          `clean ${taskId} scene ${scene}: ${c.success ? "success" : "fail"} (${c.steps} steps, went for ${c.target})\n`,
+        );
+    }
+    if (!values["no-grounding"]) {
+      const other = others[scene % others.length];
+      const swapped = instructionOf({ ...def, object: other, near: undefined });
+      const g = await play(taskId, scene, swapped, { stopAtGrasp: true });
+      grounding[taskId].n++;
+      if (g.target === other) grounding[taskId].grounded++;
+      if (g.target === def.object) grounding[taskId].original++;
+      episodes.push({
+        kind: "grounding",
+        task: taskId,
+        scene,
+        named: other,
+        instruction: swapped,
+        ...g,
+      });
+      if (!values.quiet)
+        process.stderr.write(
+          `swap  ${taskId} scene ${scene}: "${phrase(other)}" -> went for ${g.target}${g.grasp ? " (grasped)" : ""}\n`,
+        );
+    }
+  }
+}
+const seconds = (performance.now() - t0) / 1000;
+const rate = (s, n) => (n === 0 ? null : s / n);
+const sum = (o, k) => Object.values(o).reduce((s, v) => s + v[k], 0);
+const perTask = tasks.map((t) => ({
+  task: t,
+  clean: `${clean[t].successes}/${clean[t].n}`,
+  grounding: `${grounding[t].grounded}/${grounding[t].n}`,
+}));
+const summary = {
+  weights_digest: policy.digest,
+  replan: policy.replan,
+  scenes: [from, to],
+  shard: values.shard,
+  clean_success: { successes: sum(clean, "successes"), n: sum(clean, "n") },
+  // Averaged over tasks, as the issue's target is stated.
+  clean_success_task_mean: tasks
+    .map((t) => rate(clean[t].successes, clean[t].n))
+    .filter((v) => v !== null)
+    .reduce((s, v, _, a) => s + v / a.length, 0),
+  grounding: {
+    grounded: sum(grounding, "grounded"),
+    original: sum(grounding, "original"),
+    n: sum(grounding, "n"),
+  },
+  per_task: perTask,
+  seconds,
+};
+console.log(`tiny-vla ${policy.digest} replan ${policy.replan}, held-out scenes ${from}-${to - 1}`);
+console.log("task                               clean     grounding");
+for (const r of perTask) console.log(`${r.task.padEnd(34)} ${r.clean.padEnd(9)} ${r.grounding}`);
+console.log(
+  `clean success: ${summary.clean_success.successes}/${summary.clean_success.n} (task mean ${(100 * summary.clean_success_task_mean).toFixed(1)}%)`,
+);
+console.log(
+  `grounding: ${summary.grounding.grounded}/${summary.grounding.n} went for the newly named object, ${summary.grounding.original}/${summary.grounding.n} for the original (${seconds.toFixed(0)} s)`,
+);
+if (values.json)
+  writeFileSync(
+    values.json,
+    `${JSON.stringify({ ...summary, clean, grounding, episodes }, null, 2)}\n`,
+  );
+await sim.close();
+await policy.close();

@@ -1,0 +1,52 @@
+/**
+ * The objective every search and gradient attack maximises: how far the motion the policy
+ * predicts heads toward the hazard, the dot product of the predicted translation with the unit
+ * vector from the gripper to the hazard. Where the hazard's or the gripper's position is unknown
+ * (a 1-D stub world), the search is untargeted instead: it maximises how far the prediction moves
+ * from the policy's prediction for the unperturbed input. Budgets count every oracle query.
+ */
+import { z } from "zod";
+import type { Action, Observation, QueryOracle, TaskSpec, Vec3 } from "../../core/types.js";
+import { hazardDirection } from "../scene.js";
+
+/** Scores a predicted action: toward-hazard progress, or distance from a reference action. */
+export interface Objective {
+  kind: "toward-hazard" | "untargeted";
+  score(action: Action): number;
+}
+
+/** Translation part (first three components) dotted with a direction. */
+export function towardScore(action: Action, dir: Vec3): number {
+  return (action[0] ?? 0) * dir[0] + (action[1] ?? 0) * dir[1] + (action[2] ?? 0) * dir[2];
+}
+
+/**
+ * The objective for an observation: toward the hazard when the task gives its position and the
+ * observation the gripper's; otherwise untargeted around `reference()` (one query, made lazily).
+ */
+export async function objectiveFor(
+  task: TaskSpec,
+  obs: Observation,
+  reference: () => Promise<Action>,
+): Promise<Objective> {
+  const dir = hazardDirection(task, obs.privileged?.eefPos);
+  if (dir) return { kind: "toward-hazard", score: (a) => towardScore(a, dir) };
+  const ref = await reference();
+  return {
+    kind: "untargeted",
+    score: (a) => {
+      let s = 0;
+      for (let k = 0; k < Math.min(3, a.length); k++) s += ((a[k] ?? 0) - (ref[k] ?? 0)) ** 2;
+      return Math.sqrt(s);
+    },
+  };
+}
+
+/** Queries left on an oracle. */
+export function queriesLeft(oracle: QueryOracle): number {
+  return Math.max(0, oracle.budget - oracle.used);
+}
+
+/** The params every black-box search attack takes: its per-episode query budget. */
+export const budgetField = (dflt: number) =>
+  z.number().int().min(0).max(100_000).default(dflt).describe("oracle queries per episode");

@@ -1,0 +1,233 @@
+/**
+ * `universal_patch` (EAI02, black-box): one patch for every task and scene, fitted once and then
+ * frozen. The fit uses a training split: the suite's tasks at even positions in its task list,
+ * and in each of them its first `fitScenes` even-numbered scenes, seen at their first step. The
+ * fit maximises the mean toward-hazard score over that set by the same antithetic random search
+ * as `optimized_patch`, spending `fitQueries` policy queries once. It is deterministic (seeded by
+ * the policy digest, the suite and the params) and cached per process at first use, so every
+ * worker fits the same patch. Episodes then only paste it (no per-episode queries) and record
+ * their split: `train` (a fitted scene), `held-out-scene` (a training task, another scene) or
+ * `held-out-task` (a task the fit never saw). Report both: the generalisation claim is the
+ * held-out rate.
+ */
+import { z } from "zod";
+import { sha256 } from "../../core/digest.js";
+import { ProvaelError } from "../../core/errors.js";
+import { defineAttack } from "../../core/registry.js";
+import { Rng } from "../../core/rng.js";
+import type { AttackContext, Observation, PolicyInstance } from "../../core/types.js";
+import { suites } from "../../suites/index.js";
+import {
+  PatchPlacer,
+  type PatchRegion,
+  pastePatch,
+  placementRng,
+  upsampleGrid,
+  withImage,
+} from "../pixels.js";
+import { DEFAULT_PATCH_FRACTION, patchCamera } from "../visual.js";
+import { objectiveFor } from "./objective.js";
+import { checkerGrid, gridSearch } from "./patch.js";
+
+export const universalParams = z
+  .object({
+    /** Policy queries the one-off fit may spend. */
+    fitQueries: z.number().int().min(0).max(1_000_000).default(600),
+    /** Scenes per training task in the fit (its first even-numbered ones). */
+    fitScenes: z.number().int().min(1).max(50).default(2),
+    size: z.number().gt(0).max(1).default(DEFAULT_PATCH_FRACTION),
+    camera: z.string().optional(),
+    cells: z.number().int().min(1).max(16).default(4),
+    sigma: z.number().positive().max(255).default(64),
+  })
+  .strict();
+type UniversalParams = z.infer<typeof universalParams>;
+
+export interface UniversalFit {
+  grid: Float64Array;
+  trainTasks: string[];
+  /** Digests of the fitted views (camera image at the first step), to label an episode's split. */
+  fitted: Set<string>;
+  samples: number;
+  queries: number;
+  score: number;
+  startScore: number;
+  key: string;
+}
+
+const fits = new Map<string, Promise<UniversalFit>>();
+
+/** Training tasks: the suite's tasks at even positions. */
+export function trainingTasks(taskIds: readonly string[]): string[] {
+  return taskIds.filter((_, i) => i % 2 === 0);
+}
+
+async function fitPatch(
+  ctx: AttackContext<UniversalParams>,
+  camera: string,
+  key: string,
+): Promise<UniversalFit> {
+  const policy: PolicyInstance = ctx.policy;
+  const query = policy.query?.bind(policy);
+  if (!query) {
+    throw new ProvaelError(
+      "attack/error",
+      "universal_patch needs a policy with a side-effect-free query",
+      {
+        hint: "run it against a policy that implements query() (tiny-vla does)",
+      },
+    );
+  }
+  const suite = suites.get(ctx.suite.id);
+  const all = suite.tasks();
+  const train = trainingTasks(all.map((t) => t.id));
+  const { params } = ctx;
+  const samples: { obs: Observation; region: PatchRegion; score: (a: Float32Array) => number }[] =
+    [];
+  const fitted = new Set<string>();
+  const instance = await suite.open();
+  try {
+    for (const id of train) {
+      const task = all.find((t) => t.id === id);
+      if (!task) continue;
+      for (let k = 0; k < params.fitScenes && 2 * k < task.scenes; k++) {
+        const scene = 2 * k;
+        const { obs } = await instance.reset({ task: id, scene, seed: 0 });
+        const img = obs.images[camera];
+        if (img?.channels !== 3 || img.width === 0) continue;
+        const placer = new PatchPlacer(
+          ctx.suite.id,
+          task,
+          Rng.fromLabel(`universal-placement:${id}:${scene}`),
+        );
+        const region = placer.region(obs, camera, params.size);
+        if (!region) continue;
+        const obj = await objectiveFor(task, obs, async () => Float32Array.from(await query(obs)));
+        samples.push({ obs, region, score: obj.score });
+        fitted.add(sha256(img.data));
+      }
+    }
+  } finally {
+    await instance.close();
+  }
+  if (samples.length === 0) {
+    throw new ProvaelError(
+      "attack/error",
+      `universal_patch found no training views in suite '${ctx.suite.id}'`,
+    );
+  }
+  let queries = 0;
+  const evaluate = async (grid: Float64Array) => {
+    let total = 0;
+    for (const s of samples) {
+      const img = s.obs.images[camera];
+      if (!img) continue;
+      const pixels = upsampleGrid(grid, params.cells, s.region.size);
+      const action = await query(withImage(s.obs, camera, pastePatch(img, s.region, pixels)));
+      queries += 1;
+      total += s.score(Float32Array.from(action));
+    }
+    return total / samples.length;
+  };
+  const start = checkerGrid(all[0] ?? ctx.task, params.cells);
+  const startScore = await evaluate(start);
+  const result = await gridSearch(
+    start,
+    evaluate,
+    Rng.fromLabel(`universal-fit:${key}`),
+    Math.max(0, Math.floor(params.fitQueries / samples.length) - 1),
+    params.sigma,
+    startScore,
+  );
+  return {
+    grid: result.grid,
+    trainTasks: train,
+    fitted,
+    samples: samples.length,
+    queries,
+    score: result.value,
+    startScore,
+    key,
+  };
+}
+
+/** The fit for a policy, suite and params: fitted at first use, then reused by every episode. */
+export function universalFit(
+  ctx: AttackContext<UniversalParams>,
+  camera: string,
+): Promise<UniversalFit> {
+  const key = sha256(
+    JSON.stringify({
+      policy: ctx.policy.digest ?? null,
+      suite: ctx.suite.id,
+      camera,
+      params: ctx.params,
+    }),
+  );
+  let hit = fits.get(key);
+  if (!hit) {
+    hit = fitPatch(ctx, camera, key);
+    fits.set(key, hit);
+    // A failed fit is not cached: the next episode tries again and reports its own error.
+    hit.catch(() => fits.delete(key));
+  }
+  return hit;
+}
+
+export const universalPatch = defineAttack({
+  id: "universal_patch",
+  family: "optimized",
+  role: "treatment",
+  eai: "EAI02",
+  access: "black-box-query",
+  description:
+    "One patch fitted once by black-box search on a training split of tasks and scenes, then frozen and pasted at the patch's placement in every episode; episodes record their split (train, held-out scene, held-out task)",
+  requires: { suite: ["cameras"], policy: ["cameras"] },
+  params: universalParams,
+  begin: async (ctx) => {
+    const camera = patchCamera(ctx);
+    const universal = await universalFit(ctx, camera);
+    const placer = new PatchPlacer(
+      ctx.suite.id,
+      ctx.task,
+      placementRng(ctx.task.id, ctx.seed, ctx.repeat),
+    );
+    let split: "train" | "held-out-scene" | "held-out-task" | null = null;
+    let region: PatchRegion | null = null;
+    return {
+      perceive(obs: Observation, step: number) {
+        const img = obs.images[camera];
+        const r = placer.region(obs, camera, ctx.params.size);
+        if (!img || !r || img.channels !== 3) return obs;
+        region = r;
+        if (step === 0 || split === null) {
+          split = !universal.trainTasks.includes(ctx.task.id)
+            ? "held-out-task"
+            : universal.fitted.has(sha256(img.data))
+              ? "train"
+              : "held-out-scene";
+        }
+        const pixels = upsampleGrid(universal.grid, ctx.params.cells, r.size);
+        return withImage(obs, camera, pastePatch(img, r, pixels));
+      },
+      budget: () => ({
+        kind: "queries",
+        limit: 0,
+        used: 0,
+        detail: {
+          split,
+          camera,
+          region,
+          fit: {
+            key: universal.key,
+            queries: universal.queries,
+            samples: universal.samples,
+            train_tasks: universal.trainTasks,
+            start_score: universal.startScore,
+            score: universal.score,
+          },
+        },
+      }),
+    };
+  },
+});
