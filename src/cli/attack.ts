@@ -190,9 +190,10 @@ export function registerAttack(program: Command): void {
       // Served-policy flags: behaviour ones join the plan; secrets and timeouts reach only the policy.
       const served = servedPolicyOptions(flags);
       const extra = { ...(flags.policyOption ?? {}), ...served.plan };
+      // The plan records what changes behaviour (weights path, options); the server address is
+      // operational, so a run resumes against a server restarted elsewhere.
       const policyOptions = {
         ...(flags.policyPath ? { path: flags.policyPath } : {}),
-        ...(flags.policyUrl ? { url: flags.policyUrl } : {}),
         ...(Object.keys(extra).length > 0 ? { extra } : {}),
       };
       const plan: PlanSpec = {
@@ -221,7 +222,11 @@ export function registerAttack(program: Command): void {
           out,
           resume: Boolean(flags.resume),
           concurrency: flags.concurrency,
-          policyOptions: { ...policyOptions, extra: { ...extra, ...served.extra } },
+          policyOptions: {
+            ...policyOptions,
+            ...(flags.policyUrl ? { url: flags.policyUrl } : {}),
+            extra: { ...extra, ...served.extra },
+          },
           calibrations: Object.fromEntries(
             tasks
               .filter((t) => calibrations[t])

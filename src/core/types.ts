@@ -273,6 +273,11 @@ export interface Policy {
   suites: string[];
   /** Whether episodes may run concurrently against one instance (I/O-bound served policies). */
   concurrent: boolean;
+  /**
+   * I/O-bound (waits on a server): always played in the main thread, never in worker threads,
+   * even when it cannot share one instance across episodes.
+   */
+  ioBound?: boolean;
   load(options: PolicyOptions): Promise<PolicyInstance>;
 }
 

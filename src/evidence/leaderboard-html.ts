@@ -10,8 +10,8 @@ const LEVEL_LABEL: Record<LeaderboardRow["evidence_level"], string> = {
   unclassified: "unclassified",
 };
 
-const W = 240;
-const H = 26;
+const W = 200;
+const H = 34;
 const PAD = 8;
 const x = (v: number) => (PAD + v * (W - 2 * PAD)).toFixed(1);
 
@@ -22,7 +22,10 @@ function strip(rate: PooledRate, floor: PooledRate | null, role: LeaderboardRow[
     `<rect x="${PAD}" y="11" width="${W - 2 * PAD}" height="4" rx="2" fill="#e2e8f0"/>`,
   ];
   for (const t of [0, 0.5, 1]) {
-    parts.push(`<line x1="${x(t)}" x2="${x(t)}" y1="8" y2="18" stroke="#cbd5e1"/>`);
+    parts.push(
+      `<line x1="${x(t)}" x2="${x(t)}" y1="8" y2="18" stroke="#cbd5e1"/>`,
+      `<text x="${x(t)}" y="31" font-size="9" fill="#94a3b8" text-anchor="${t === 0 ? "start" : t === 1 ? "end" : "middle"}">${t * 100}%</text>`,
+    );
   }
   if (floor?.interval) {
     parts.push(
@@ -45,16 +48,16 @@ function row(r: LeaderboardRow): string {
   const flags = [
     r.calibrated
       ? `<span class="badge ok">calibrated</span>`
-      : `<span class="badge warning">default predicate</span>`,
+      : `<span class="badge warning" title="scored by the suite-default predicate, not a calibration">default</span>`,
     ...(r.preliminary ? [`<span class="badge warning">preliminary</span>`] : []),
   ].join(" ");
+  const arms = r.arms.length === 1 ? escapeHtml(r.arms[0] as string) : `${r.arms.length} arms`;
   return `<tr class="${r.role}">
-<td><strong>${escapeHtml(r.family)}</strong><div class="small muted">${escapeHtml(r.arms.join(", "))}</div></td>
-<td>${escapeHtml(r.policy)}</td>
-<td><span class="badge ${r.role}">${r.role}</span></td>
+<td><strong>${escapeHtml(r.family)}</strong><div class="small muted" title="${escapeHtml(r.arms.join(", "))}">${r.role} · ${arms}</div></td>
 <td>${escapeHtml(r.eai.join(", ") || "—")}</td>
-<td class="num"><strong>${pct(r.unsafe.rate)}</strong><div class="small muted">${r.unsafe.successes}/${r.unsafe.n} ${ci(r.unsafe)}</div></td>
-<td>${strip(r.unsafe, r.baseline, r.role)}</td>
+<td>${escapeHtml(r.policy)}</td>
+<td class="num"><strong>${pct(r.unsafe.rate)}</strong><div class="small muted">${r.unsafe.successes}/${r.unsafe.n}</div></td>
+<td>${strip(r.unsafe, r.baseline, r.role)}<div class="small muted ci">${ci(r.unsafe)}</div></td>
 <td class="num">${r.baseline === null ? "—" : `${pct(r.baseline.rate)}<div class="small muted">${r.baseline.successes}/${r.baseline.n}</div>`}</td>
 <td><span class="level ${r.evidence_level}">${LEVEL_LABEL[r.evidence_level]}</span></td>
 <td>${flags}</td>
@@ -70,6 +73,9 @@ const CSS = `
 .level.unclassified { background: #f1f5f9; color: #475569; }
 .legend { display: flex; flex-wrap: wrap; gap: 8px 18px; font-size: 13px; color: var(--muted); margin: 8px 0 0; }
 td svg { display: block; }
+td .small { white-space: nowrap; }
+.ci { text-align: center; }
+.table-wrap { overflow-x: auto; }
 `;
 
 /** The leaderboard page; a pure function of leaderboard.json, so verification can re-render it. */
@@ -87,12 +93,12 @@ export function renderLeaderboardHtml(board: Leaderboard): string {
           (a.policy < b.policy ? -1 : 1),
       );
     return `<h2>Suite <code>${escapeHtml(suite)}</code></h2>
-<table>
-<thead><tr><th>family</th><th>policy</th><th>role</th><th>EAI</th><th class="num">unsafe</th><th>95% Wilson interval (grey: benign floor)</th><th class="num">floor</th><th>evidence</th><th>predicate</th><th class="num">runs</th></tr></thead>
+<div class="table-wrap"><table>
+<thead><tr><th>family</th><th>EAI</th><th>policy</th><th class="num">unsafe</th><th>95% interval · grey: floor</th><th class="num">floor</th><th>evidence</th><th>predicate</th><th class="num">runs</th></tr></thead>
 <tbody>
 ${rows.map(row).join("\n")}
 </tbody>
-</table>`;
+</table></div>`;
   });
   const body = `<h1>Provael leaderboard</h1>
 <p class="sub">${board.rows.length} rows from ${board.inputs.length} run(s) over ${policies.size} policy(ies) and ${suites.length} suite(s) · built by Provael ${escapeHtml(board.tool_version)}</p>

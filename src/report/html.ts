@@ -214,18 +214,17 @@ function armsTable(report: Report): string {
         ? "no EAI tag"
         : `<span title="${escapeHtml(eaiRisk(a.eai).short)}">${escapeHtml(a.eai)}</span>`;
     return `<tr class="${a.role}">
-<td>${a.role === "control" ? `↳ ${escapeHtml(name)}<div class="small muted">control for ${escapeHtml(a.matches ?? "?")}</div>` : `<strong>${escapeHtml(name)}</strong> <span class="badge ${a.role}">${a.role}</span>`}</td>
+<td>${a.role === "control" ? `↳ ${escapeHtml(name)}<div class="small muted">control for ${escapeHtml(a.matches ?? "?")}</div>` : `<strong>${escapeHtml(name)}</strong> <span class="badge ${a.role}">${a.role}</span>`}${notes.length > 0 ? `<div class="small warn">${escapeHtml(notes.join(", "))}</div>` : ""}</td>
 <td>${escapeHtml(a.family)}<div class="small muted">${risk}</div></td>
 <td class="num">${na ? "N/A" : rateCell(a.unsafe)}</td>
 <td class="num">${na ? "N/A" : rateCell(a.task_success)}</td>
 <td class="num">${pCell(a.vs_baseline?.bh_q ?? null)}</td>
 <td class="num">${a.vs_baseline?.discordant ? `${pCell(a.vs_baseline.mcnemar_p)}<div class="small muted">b:c ${a.vs_baseline.discordant[0]}:${a.vs_baseline.discordant[1]}</div>` : "—"}</td>
-<td class="num">${a.role === "baseline" ? "—" : a.not_delivered}</td>
 <td>${level ? `<span class="badge ${level.level === "none" ? "note" : level.level}" title="${escapeHtml(level.reason)}">${level.level}</span>` : ""}</td>
 </tr>`;
   });
   return `<table>
-<thead><tr><th>arm</th><th>family · EAI</th><th class="num">unsafe (95% Wilson)</th><th class="num">task success</th><th class="num">BH q</th><th class="num">McNemar p</th><th class="num">not delivered</th><th>SARIF level</th></tr></thead>
+<thead><tr><th>arm</th><th>family · EAI</th><th class="num">unsafe (95% Wilson)</th><th class="num">task success</th><th class="num">BH q</th><th class="num">McNemar p</th><th>SARIF</th></tr></thead>
 <tbody>
 ${rows.join("\n")}
 </tbody>
@@ -325,6 +324,7 @@ const EXTRA_CSS = `
 .legend-row { display: flex; gap: 16px; font-size: 13px; color: var(--muted); margin: 6px 0 10px; flex-wrap: wrap; }
 .dot { display: inline-block; width: 10px; height: 10px; border-radius: 50%; margin-right: 5px; vertical-align: -1px; }
 td .small { white-space: nowrap; }
+td .warn { color: var(--warn); }
 .takeaway { font-size: 17px; margin: 14px 0 18px; }
 `;
 
@@ -372,7 +372,7 @@ ${metric("attack", "Succeeded but unsafe", s.succ_but_unsafe, "task done, hazard
 <figure class="card chart">${chart}<figcaption>Each dot is an arm's unsafe rate, the bar its 95% Wilson interval. An attack is worth attention when its bar clears the grey band of the benign floor and its controls stay low.</figcaption></figure>
 <h3>Numbers</h3>
 ${armsTable(report)}
-<p class="small muted">BH q: one-sided Fisher exact test against the baseline arm, Benjamini-Hochberg corrected across treatment arms. McNemar: exact test on pinned pairs (b = attacked unsafe and twin safe, c = the reverse). SARIF level: the rule in docs/evidence.md.</p>
+<p class="small muted">BH q: one-sided Fisher exact test against the baseline arm, Benjamini-Hochberg corrected across treatment arms. McNemar: exact test on pinned pairs (b = attacked unsafe and twin safe, c = the reverse). SARIF: the level the arm gets in code scanning (docs/evidence.md). Episodes not delivered, errored or unjudged are flagged under the arm and excluded from its rate.</p>
 <h2>Per task</h2>
 <figure class="card chart">${heatmapSvg(report)}<figcaption>Unsafe rate per task and arm; N/A where no episode was judged.</figcaption></figure>
 <h2>One attacked episode beside its benign twin</h2>

@@ -250,9 +250,10 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
 
   // Served (concurrent) policies keep episodes in flight in this thread; CPU-bound ones may use
   // worker threads. One worker means no pool at all.
-  const workers = policy.concurrent
-    ? 1
-    : Math.min(options.workers ?? 1, Math.max(1, pending.length));
+  const workers =
+    policy.concurrent || policy.ioBound
+      ? 1
+      : Math.min(options.workers ?? 1, Math.max(1, pending.length));
   const probe = await probePolicy(plan, options.policyOptions);
   const policyDigest = probe.digest;
   if (existing && existing.header.policy_digest !== policyDigest) {

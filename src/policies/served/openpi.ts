@@ -189,6 +189,7 @@ export const openpiPolicy = definePolicy({
   capabilities: servedCapabilities(["agentview", "wrist"], 5),
   suites: [],
   concurrent: true,
+  ioBound: true,
   async load(options: PolicyOptions): Promise<PolicyInstance> {
     const o = servedOptions(options, ["ws:", "wss:"], "openpi");
     const layout = resolveLayout(o.layout ?? "libero");

@@ -190,6 +190,7 @@ export const openvlaPolicy = definePolicy({
   capabilities: servedCapabilities(["agentview"], 1),
   suites: [],
   concurrent: true,
+  ioBound: true,
   async load(options: PolicyOptions): Promise<PolicyInstance> {
     const o = servedOptions(options, ["http:", "https:"], "openvla");
     const layout = resolveLayout(o.layout ?? "openvla");

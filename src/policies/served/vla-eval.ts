@@ -237,6 +237,7 @@ export const vlaEvalPolicy = definePolicy({
   capabilities: servedCapabilities(["agentview", "wrist"], 1),
   suites: [],
   concurrent: false,
+  ioBound: true,
   async load(options: PolicyOptions): Promise<PolicyInstance> {
     const o = servedOptions(options, ["ws:", "wss:"], "vla-eval");
     const layout = resolveLayout(o.layout ?? "vla-eval");

@@ -1,0 +1,13 @@
+import { mkdirSync, copyFileSync } from "node:fs";
+import { scanJournal } from "./dist/runner/journal.js";
+import { finalize } from "./dist/runner/run.js";
+import { provenanceFor } from "./dist/runner/calibration.js";
+import { tabletopSuite } from "./dist/suites/mujoco/tabletop.js";
+const [,, src, out, ...tasks] = process.argv;
+const scan = scanJournal(src + "/journal.jsonl");
+const plan = { ...scan.header.plan, tasks };
+const entries = scan.entries.filter((e) => tasks.includes(e.record.task));
+mkdirSync(out, { recursive: true });
+const prov = Object.fromEntries(tasks.map((t) => [t, provenanceFor(tabletopSuite, t, {})]));
+const { digest } = finalize(out, plan, entries, null, prov, null);
+console.log(entries.length, digest);
