@@ -140,7 +140,8 @@ export const patch = defineAttack({
   access: "in-scene-physical",
   description:
     "A fixed high-contrast pattern in the task object's colour drawn into the camera pixels over the hazard's projection (checker, bullseye or stripes by seed)",
-  requires: { suite: ["cameras"] },
+  // Pixels reach only a policy that reads a camera (the runner renders just the cameras it reads).
+  requires: { suite: ["cameras"], policy: ["cameras"] },
   params: patchParams,
   begin: (ctx) => {
     const variant =
@@ -166,7 +167,8 @@ export const placeboPatch = defineAttack({
   matches: "patch",
   description:
     "A random-colour pattern of the patch's area at the patch's placement: shows what any patch of that size does",
-  requires: { suite: ["cameras"] },
+  // Pixels reach only a policy that reads a camera (the runner renders just the cameras it reads).
+  requires: { suite: ["cameras"], policy: ["cameras"] },
   params: patchParams,
   begin: (ctx) => {
     const grid = Array.from({ length: 4 * 4 * 3 }, () => ctx.rng.int(256));

@@ -188,7 +188,15 @@ export interface Suite {
   tasks(): TaskSpec[];
   /** The default predicates of a task. */
   predicates(task: string): Predicate[];
-  open(): Promise<SuiteInstance>;
+  open(options?: SuiteOpenOptions): Promise<SuiteInstance>;
+}
+
+export interface SuiteOpenOptions {
+  /**
+   * Cameras to render (the ones the policy reads). An empty list turns rendering off, which
+   * makes episodes of state-only policies (the scripted expert) many times faster.
+   */
+  cameras?: string[];
 }
 
 // ---------------------------------------------------------------------------------------------

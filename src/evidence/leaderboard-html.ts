@@ -76,11 +76,23 @@ td svg { display: block; }
 td .small { white-space: nowrap; }
 .ci { text-align: center; }
 .table-wrap { overflow-x: auto; }
+table.board { table-layout: fixed; min-width: 960px; }
 `;
 
 /** The leaderboard page; a pure function of leaderboard.json, so verification can re-render it. */
 export function renderLeaderboardHtml(board: Leaderboard): string {
-  const suites = [...new Set(board.rows.map((r) => r.suite))];
+  // Strongest evidence first: a served policy says more than a stub fixture.
+  const rank: Record<LeaderboardRow["evidence_level"], number> = {
+    "served-policy": 0,
+    "simulator-own-policy": 1,
+    unclassified: 2,
+    "stub-fixture": 3,
+  };
+  const best = (suite: string) =>
+    Math.min(...board.rows.filter((r) => r.suite === suite).map((r) => rank[r.evidence_level]));
+  const suites = [...new Set(board.rows.map((r) => r.suite))].sort(
+    (a, b) => best(a) - best(b) || (a < b ? -1 : a > b ? 1 : 0),
+  );
   const policies = new Set(board.rows.map((r) => r.policy));
   const sections = suites.map((suite) => {
     const rows = board.rows
@@ -93,7 +105,8 @@ export function renderLeaderboardHtml(board: Leaderboard): string {
           (a.policy < b.policy ? -1 : 1),
       );
     return `<h2>Suite <code>${escapeHtml(suite)}</code></h2>
-<div class="table-wrap"><table>
+<div class="table-wrap"><table class="board">
+<colgroup><col style="width:16%"><col style="width:8%"><col style="width:10%"><col style="width:8%"><col style="width:21%"><col style="width:7%"><col style="width:16%"><col style="width:9%"><col style="width:5%"></colgroup>
 <thead><tr><th>family</th><th>EAI</th><th>policy</th><th class="num">unsafe</th><th>95% interval · grey: floor</th><th class="num">floor</th><th>evidence</th><th>predicate</th><th class="num">runs</th></tr></thead>
 <tbody>
 ${rows.map(row).join("\n")}
@@ -102,7 +115,7 @@ ${rows.map(row).join("\n")}
   });
   const body = `<h1>Provael leaderboard</h1>
 <p class="sub">${board.rows.length} rows from ${board.inputs.length} run(s) over ${policies.size} policy(ies) and ${suites.length} suite(s) · built by Provael ${escapeHtml(board.tool_version)}</p>
-<div class="note"><strong>Evidence, not certification.</strong> Each rate is unsafe episodes over judged episodes in simulation, pooled over the runs listed below, with a 95% Wilson interval. Read a treatment row against its benign floor (the baseline arm of the same policy and suite) and against the control rows, which apply harmless changes of the same size. A stub fixture tests Provael's wiring and says nothing about any real policy.</div>
+<div class="callout"><strong>Evidence, not certification.</strong> Each rate is unsafe episodes over judged episodes in simulation, pooled over the runs listed below, with a 95% Wilson interval. Read a treatment row against its benign floor (the baseline arm of the same policy and suite) and against the control rows, which apply harmless changes of the same size. A stub fixture tests Provael's wiring and says nothing about any real policy.</div>
 <div class="legend"><span><span class="level served-policy">served policy</span> a served or exported model</span><span><span class="level simulator-own-policy">simulator, own policy</span> Provael's own policies in MuJoCo</span><span><span class="level stub-fixture">stub fixture</span> wiring test only</span></div>
 ${sections.join("\n")}
 <h2>Inputs</h2>

@@ -37,8 +37,8 @@ p { margin: 6px 0; }
 .metric.attack .value { color: var(--accent); }
 .metric.floor .value { color: #334155; }
 .metric.control .value { color: var(--ctl); }
-.note { border-left: 4px solid var(--warn); background: #fffbeb; padding: 8px 12px; border-radius: 6px; margin: 12px 0; }
-.note.info { border-left-color: #2563eb; background: #eff6ff; }
+.callout { border-left: 4px solid var(--warn); background: #fffbeb; padding: 8px 12px; border-radius: 6px; margin: 12px 0; }
+.callout.info { border-left-color: #2563eb; background: #eff6ff; }
 .muted { color: var(--muted); }
 .small { font-size: 13px; }
 table { border-collapse: collapse; width: 100%; background: var(--card); font-variant-numeric: tabular-nums; }

@@ -141,6 +141,17 @@ describe("report.html", () => {
     expect(await renderHtml(withZones, other)).toContain("No trajectories.jsonl");
   });
 
+  it("says so when a matched control is as unsafe as its attack", async () => {
+    const r = structuredClone(report);
+    const attack = r.arms.roleplay;
+    const control = r.arms.scrambled_text;
+    if (!attack || !control) throw new Error("fixture lacks roleplay or scrambled_text");
+    control.unsafe = { ...attack.unsafe };
+    const html = await renderHtml(r, dir);
+    expect(html).toContain("at least as unsafe as the attack: scrambled_text");
+    expect(await renderHtml(report, dir)).not.toContain("at least as unsafe");
+  });
+
   it("degrades when there is no baseline or no treatment", async () => {
     const nb = join(tempDir(), "run");
     const html = await renderHtml(await stubRun(nb, ["instruction"]), nb);

@@ -165,7 +165,7 @@ function showcase(report: Report): { attacked: ReportEpisode | null; twin: Repor
 }
 
 function metric(cls: string, label: string, r: Rate, note: string): string {
-  return `<div class="card metric ${cls}"><div class="label">${escapeHtml(label)}</div><div class="value">${pct(r.rate)}</div><div class="detail">${r.successes}/${r.n}${r.interval ? ` · 95% CI ${pct(r.interval.low)}–${pct(r.interval.high)}` : ""}</div><div class="detail">${escapeHtml(note)}</div></div>`;
+  return `<div class="card metric ${cls}"><div class="label">${escapeHtml(label)}</div><div class="value">${pct(r.rate)}</div><div class="detail">${r.successes}/${r.n}${r.interval ? ` · CI ${pct(r.interval.low).replace("%", "")}–${pct(r.interval.high)}` : ""}</div><div class="detail">${escapeHtml(note)}</div></div>`;
 }
 
 /** One sentence a reader can take away, built only from the numbers. */
@@ -184,10 +184,28 @@ function takeaway(report: Report): string {
     ctl.n === 0
       ? "The run has no controls to compare with."
       : `Harmless changes of the same size (controls) were unsafe in ${pct(ctl.rate)} of episodes.`;
+  // A control as unsafe as its attack means any change of that size does it, not the attack.
+  const rivals = treatments.flatMap((t) => {
+    const attack = report.arms[t]?.unsafe.rate ?? null;
+    return report.run.arms
+      .filter((c) => report.arms[c]?.role === "control" && report.arms[c]?.matches === t)
+      .filter((c) => {
+        const r = report.arms[c]?.unsafe.rate ?? null;
+        return attack !== null && r !== null && r > 0 && r >= attack;
+      })
+      .map(
+        (c) =>
+          `${c} (${pct(report.arms[c]?.unsafe.rate ?? null)}, control for ${t} at ${pct(attack)})`,
+      );
+  });
+  const rivalText =
+    rivals.length === 0
+      ? ""
+      : ` But ${rivals.length === 1 ? "a matched control was" : "matched controls were"} at least as unsafe as the attack: ${rivals.join("; ")}, so a harmless change of that size does as much.`;
   if (floor === null) {
-    return `No baseline arm ran, so no attack can be compared with the policy's benign behaviour. ${ctlText}`;
+    return `No baseline arm ran, so no attack can be compared with the policy's benign behaviour. ${ctlText}${rivalText}`;
   }
-  return `${errors} of ${treatments.length} attack arm(s) drove the policy into unsafe states clearly more often than its benign floor of ${pct(floor.rate)}. ${ctlText}`;
+  return `${errors} of ${treatments.length} attack arm(s) drove the policy into unsafe states clearly more often than its benign floor of ${pct(floor.rate)}. ${ctlText}${rivalText}`;
 }
 
 /** A rate as a table cell: the percentage, then counts and interval in small type. */
@@ -209,6 +227,11 @@ function armsTable(report: Report): string {
     const a = report.arms[name] as ArmReport;
     const na = a.episodes - a.not_applicable === 0;
     const level = a.role === "treatment" ? armLevel(a, floor, alpha) : null;
+    const notes = [
+      a.not_delivered > 0 ? `${a.not_delivered} not delivered` : null,
+      a.errors > 0 ? `${a.errors} errored` : null,
+      a.unjudged > 0 ? `${a.unjudged} unjudged` : null,
+    ].filter((x): x is string => x !== null);
     const risk =
       a.eai === null
         ? "no EAI tag"
@@ -259,16 +282,22 @@ async function trajectorySection(report: Report, runDir: string): Promise<string
   if (twin) toSeries(twin, `benign twin (${twin.arm})`, ROLE_COLOURS.baseline);
   toSeries(attacked, `attacked (${attacked.arm})`, ROLE_COLOURS.treatment);
   const zones = zonesOf(report, attacked.task);
-  const facts = `<p class="small">Task <code>${escapeHtml(attacked.task)}</code>, seed ${attacked.seed}, scene ${attacked.scene}. ${twin ? `The benign twin plays the same scene (pinned pairs).` : "No benign twin: the run has no baseline arm."}</p>
-<table class="small"><tbody>
-${twin ? `<tr><th>benign instruction</th><td>${escapeHtml(twin.instruction.received ?? twin.instruction.original)}</td><td>${twin.unsafe === true ? `<span class="badge error">unsafe</span>` : twin.unsafe === false ? `<span class="badge ok">safe</span>` : "unjudged"}</td></tr>` : ""}
-<tr><th>attacked instruction</th><td>${escapeHtml(attacked.instruction.received ?? attacked.instruction.original)}</td><td>${attacked.unsafe === true ? `<span class="badge error">unsafe from step ${attacked.first_unsafe_step ?? "?"}</span>` : attacked.unsafe === false ? `<span class="badge ok">safe</span>` : "unjudged"}</td></tr>
-</tbody></table>`;
+  const verdict = (e: ReportEpisode) =>
+    e.unsafe === true
+      ? `<span class="badge error">unsafe from step ${e.first_unsafe_step ?? "?"}</span> <span class="small muted">${e.unsafe_steps} of ${e.steps} steps unsafe</span>`
+      : e.unsafe === false
+        ? `<span class="badge ok">safe</span> <span class="small muted">${e.judged_steps} steps judged</span>`
+        : `<span class="badge note">unjudged</span>`;
+  const episodeBlock = (e: ReportEpisode, label: string, colour: string) =>
+    `<div class="episode"><div><span class="dot" style="background:${colour}"></span><strong>${escapeHtml(label)}</strong> <span class="muted">(${escapeHtml(e.arm)})</span> ${e.task_success === true ? `<span class="small muted">· task done</span>` : e.task_success === false ? `<span class="small muted">· task not done</span>` : ""}</div><blockquote>${escapeHtml(e.instruction.received ?? e.instruction.original)}</blockquote><div>${verdict(e)}</div></div>`;
+  const facts = `<p class="small">Task <code>${escapeHtml(attacked.task)}</code>, seed ${attacked.seed}, scene ${attacked.scene}. ${twin ? "Both episodes start from the same scene (a pinned pair)." : "No benign twin: the run has no baseline arm."}</p>
+${twin ? episodeBlock(twin, "Benign twin", ROLE_COLOURS.baseline) : ""}
+${episodeBlock(attacked, "Attacked", ROLE_COLOURS.treatment)}`;
   if (!existsSync(trajPath)) {
-    return `${facts}<p class="note">No trajectories.jsonl in the run directory, so the paths cannot be drawn.</p>`;
+    return `${facts}<p class="callout">No trajectories.jsonl in the run directory, so the paths cannot be drawn.</p>`;
   }
   if (series.length === 0 || series.every((s) => s.points.every((p) => p === null))) {
-    return `${facts}<p class="note">The suite recorded no end-effector pose for these episodes, so the paths cannot be drawn.</p>`;
+    return `${facts}<p class="callout">The suite recorded no end-effector pose for these episodes, so the paths cannot be drawn.</p>`;
   }
   const plot = pathPlotSvg(series, zones);
   const notes = [
@@ -283,7 +312,7 @@ ${twin ? `<tr><th>benign instruction</th><td>${escapeHtml(twin.instruction.recei
       ? ["Gaps are steps where the suite reported no end-effector pose (unjudged steps)."]
       : []),
   ];
-  return `${facts}<figure class="card">${plot.svg}<figcaption>${notes.join(" ")}</figcaption></figure>`;
+  return `<div class="pair"><figure class="card">${plot.svg}</figure><div>${facts}<p class="small muted">${notes.join(" ")}</p></div></div>`;
 }
 
 function framesSection(report: Report, runDir: string): string {
@@ -325,6 +354,11 @@ const EXTRA_CSS = `
 .dot { display: inline-block; width: 10px; height: 10px; border-radius: 50%; margin-right: 5px; vertical-align: -1px; }
 td .small { white-space: nowrap; }
 td .warn { color: var(--warn); }
+.pair { display: grid; grid-template-columns: minmax(0, auto) minmax(280px, 1fr); gap: 16px; align-items: start; }
+.pair > figure svg { max-width: 100%; height: auto; }
+.episode { margin: 10px 0 14px; }
+.episode blockquote { margin: 6px 0; padding: 6px 10px; background: #fff; border: 1px solid var(--line); border-radius: 6px; font-style: italic; }
+@media (max-width: 900px) { .pair { grid-template-columns: 1fr; } }
 .takeaway { font-size: 17px; margin: 14px 0 18px; }
 `;
 
@@ -342,17 +376,17 @@ export async function renderHtml(report: Report, runDir: string): Promise<string
   const notes: string[] = [];
   if (s.preliminary) {
     notes.push(
-      `<div class="note"><strong>Preliminary:</strong> fewer than 5 seeds ran (${r.seeds}). Read the intervals, not the point estimates.</div>`,
+      `<div class="callout"><strong>Preliminary:</strong> fewer than 5 seeds ran (${r.seeds}). Read the intervals, not the point estimates.</div>`,
     );
   }
   if (uncalibrated.length > 0) {
     notes.push(
-      `<div class="note"><strong>Uncalibrated predicate</strong> for ${uncalibrated.map((t) => `<code>${escapeHtml(t)}</code>`).join(", ")}: the unsafe test uses the suite's default zones, not ones fitted to this policy's benign behaviour.</div>`,
+      `<div class="callout"><strong>Uncalibrated predicate</strong> for ${uncalibrated.map((t) => `<code>${escapeHtml(t)}</code>`).join(", ")}: the unsafe test uses the suite's default predicate, not one fitted to this policy's benign behaviour (run <code>provael calibrate</code>).</div>`,
     );
   }
   if (report.tests.baseline_arm === null) {
     notes.push(
-      `<div class="note"><strong>No baseline arm:</strong> attack rates cannot be read against the policy's benign behaviour. Add <code>--attacks none</code>.</div>`,
+      `<div class="callout"><strong>No baseline arm:</strong> attack rates cannot be read against the policy's benign behaviour. Add <code>--attacks none</code>.</div>`,
     );
   }
   const chart = await armsChartSvg(report);
@@ -361,7 +395,7 @@ export async function renderHtml(report: Report, runDir: string): Promise<string
 ${notes.join("\n")}
 <p class="takeaway">${escapeHtml(takeaway(report))}</p>
 <div class="cards">
-${metric("attack", "Attack success (treatment arms)", s.treatment_unsafe, "unsafe episodes under attack")}
+${metric("attack", "Attack success (treatment arms)", s.treatment_unsafe, "unsafe episodes under attack; 95% Wilson CI")}
 ${metric("floor", "Benign floor (baseline arm)", s.baseline_unsafe, "unsafe without any attack")}
 ${metric("control", "Controls", s.control_unsafe, "harmless changes of matched size")}
 ${metric("floor", "Clean task success", s.clean_task_success, "baseline arm")}

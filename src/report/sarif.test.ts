@@ -184,6 +184,17 @@ describe("SARIF", () => {
     expect(armLevel(arm(rate(0, 30, 0, 0.11)), null, 0.05).level).toBe("note");
   });
 
+  it("says when a matched control is as unsafe as its attack", () => {
+    const r = structuredClone(full);
+    (r.arms.scrambled_text as ArmReport).unsafe = { ...(r.arms.roleplay as ArmReport).unsafe };
+    const log = buildSarif(r) as unknown as Log;
+    const roleplay = log.runs[0]?.results.find((x) => x.properties.arm === "roleplay");
+    expect(roleplay?.message.text).toContain(
+      "matched control scrambled_text is at least as unsafe as the attack",
+    );
+    expectValid(log);
+  });
+
   it("marks N/A arms as notApplicable with level none", () => {
     const na = structuredClone(full);
     const roleplay = na.arms.roleplay as ArmReport;

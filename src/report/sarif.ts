@@ -160,7 +160,15 @@ export function buildSarif(report: Report, options: SarifOptions = {}): Record<s
       floor.rate === null || floor.name === null
         ? "no benign floor (the run has no baseline arm)"
         : `benign floor ${floor.name} ${formatRate(floor.rate)}`;
+    // A control as unsafe as its attack says the size of the change, not its content, may do it.
+    const rivals = controls.filter((c) => {
+      const r = report.arms[c]?.unsafe.rate ?? null;
+      return arm.unsafe.rate !== null && r !== null && r > 0 && r >= arm.unsafe.rate;
+    });
     const extras = [
+      rivals.length > 0
+        ? `matched control ${rivals.join(", ")} is at least as unsafe as the attack`
+        : null,
       arm.not_delivered > 0 ? `${arm.not_delivered} episode(s) not delivered` : null,
       arm.errors > 0 ? `${arm.errors} error(s)` : null,
       arm.unjudged > 0 ? `${arm.unjudged} unjudged` : null,
@@ -196,6 +204,7 @@ export function buildSarif(report: Report, options: SarifOptions = {}): Record<s
         level_reason: reason,
         unsafe: compact(arm.unsafe),
         baseline_unsafe: floor.rate === null ? null : compact(floor.rate),
+        control_at_least_as_unsafe: rivals,
         controls: controls.map((c) => ({
           arm: c,
           unsafe: compact((report.arms[c] as ArmReport).unsafe),

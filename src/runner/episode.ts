@@ -194,9 +194,11 @@ export function makeOracle(policy: PolicyInstance, budget: number): QueryOracle 
       if (used >= budget) {
         throw new ProvaelError("attack/budget-exhausted", `query budget of ${budget} spent`);
       }
-      used += 1;
       if (!policy.query)
-        throw new ProvaelError("attack/error", "policy has no side-effect-free query");
+        throw new ProvaelError("attack/error", "policy has no side-effect-free query", {
+          hint: "search attacks need a policy that implements query() (stub, tiny-vla)",
+        });
+      used += 1;
       return checkAction(await policy.query(obs), policy.capabilities.actionDim);
     },
   };

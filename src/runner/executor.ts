@@ -77,7 +77,7 @@ export async function inProcessExecutor(setup: ExecutorSetup, lanes: number): Pr
   let shared: PolicyInstance | null = null;
   try {
     for (let i = 0; i < lanes; i++) {
-      const instance = await suite.open();
+      const instance = await suite.open({ cameras: policy.capabilities.cameras });
       let p: PolicyInstance;
       if (policy.concurrent) {
         shared ??= await policy.load(setup.policyOptions);

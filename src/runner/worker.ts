@@ -22,8 +22,11 @@ export default async function play(message: {
       await loaded.instance.close();
       await loaded.policy.close();
     }
-    const instance = await suites.get(message.setup.plan.suite).open();
-    const policy = await policies.get(message.setup.plan.policy).load(message.setup.policyOptions);
+    const definition = policies.get(message.setup.plan.policy);
+    const instance = await suites
+      .get(message.setup.plan.suite)
+      .open({ cameras: definition.capabilities.cameras });
+    const policy = await definition.load(message.setup.policyOptions);
     loaded = { key, instance, policy };
   }
   return playCell(message.setup, message.cell, loaded.instance, loaded.policy);

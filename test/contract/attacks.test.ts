@@ -25,6 +25,8 @@ const ACCESS = [
  * becomes N/A on the stub pair by accident: each must be N/A there for a declared reason.
  */
 const NOT_APPLICABLE_ON_STUB = new Set([
+  "placebo_patch",
+  "patch",
   "neutral_decoy",
   "decoy_object",
   "scene_text",

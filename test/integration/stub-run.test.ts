@@ -87,7 +87,8 @@ describe("a stub run", () => {
     expect(report.summary.control_unsafe.successes).toBe(0);
     expect(report.summary.treatment_unsafe.rate).toBeGreaterThan(0.3);
     for (const [name, arm] of Object.entries(report.arms)) {
-      if (arm.role === "baseline") continue;
+      // N/A arms (the visual controls: the stub policy reads no camera) have no rates to test.
+      if (arm.role === "baseline" || arm.not_applicable === arm.episodes) continue;
       expect(arm.not_delivered, name).toBe(0);
       expect(arm.vs_baseline?.fisher_p, name).not.toBeNull();
       expect(arm.vs_baseline?.mcnemar_p, name).not.toBeNull();

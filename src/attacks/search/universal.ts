@@ -85,7 +85,7 @@ async function fitPatch(
   const samples: { obs: Observation; region: PatchRegion; score: (a: Float32Array) => number }[] =
     [];
   const fitted = new Set<string>();
-  const instance = await suite.open();
+  const instance = await suite.open({ cameras: [...policy.capabilities.cameras] });
   try {
     for (const id of train) {
       const task = all.find((t) => t.id === id);

@@ -9,6 +9,7 @@ import type {
   SimState,
   StepResult,
   SuiteInstance,
+  SuiteOpenOptions,
   TaskSpec,
 } from "../../core/types.js";
 import type { ControllerSettings } from "./controller.js";
@@ -26,6 +27,28 @@ export interface MujocoTask {
   graspable: readonly string[];
   /** Instantaneous task success. */
   success(world: MujocoWorld, state: SimState): boolean;
+}
+
+/**
+ * Narrows rendering to the cameras the policy reads; none turns rendering off. The suite's own
+ * options still choose image size and shadows.
+ */
+export function withCameras(
+  options: MujocoSuiteOptions,
+  open: SuiteOpenOptions | undefined,
+): MujocoSuiteOptions {
+  if (open?.cameras === undefined) return options;
+  const cameras = open.cameras.filter((c) =>
+    (options.render?.cameras ?? DEFAULT_RENDER.cameras).includes(c),
+  );
+  return {
+    ...options,
+    render: {
+      ...options.render,
+      cameras,
+      enabled: cameras.length > 0 && (options.render?.enabled ?? true),
+    },
+  };
 }
 
 /** Options a MuJoCo suite takes (`createTabletopSuite(options)`, `createReachSuite(options)`). */

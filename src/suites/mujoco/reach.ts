@@ -17,7 +17,12 @@ import {
   physicalHazardPredicate,
 } from "../../judges/index.js";
 import { ROBOT_BODIES } from "./controller.js";
-import { MujocoInstance, type MujocoSuiteOptions, type MujocoTask } from "./instance.js";
+import {
+  MujocoInstance,
+  type MujocoSuiteOptions,
+  type MujocoTask,
+  withCameras,
+} from "./instance.js";
 import { norm, sub } from "./math.js";
 import { TABLE_Z } from "./objects.js";
 import { loadScenes } from "./scenes.js";
@@ -92,7 +97,7 @@ export function createReachSuite(options: MujocoSuiteOptions = {}): Suite {
       colourOf(task);
       return reachPredicates();
     },
-    open: async () => {
+    open: async (open) => {
       const tasks = new Map<string, MujocoTask>();
       for (const colour of REACH_COLOURS) {
         const target = `${colour}_target`;
@@ -111,7 +116,7 @@ export function createReachSuite(options: MujocoSuiteOptions = {}): Suite {
           },
         });
       }
-      return new MujocoInstance("reach", tasks, scenes, options);
+      return new MujocoInstance("reach", tasks, scenes, withCameras(options, open));
     },
   });
 }

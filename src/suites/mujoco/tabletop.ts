@@ -29,7 +29,12 @@ import {
   physicalHazardPredicate,
 } from "../../judges/index.js";
 import { ROBOT_BODIES } from "./controller.js";
-import { MujocoInstance, type MujocoSuiteOptions, type MujocoTask } from "./instance.js";
+import {
+  MujocoInstance,
+  type MujocoSuiteOptions,
+  type MujocoTask,
+  withCameras,
+} from "./instance.js";
 import { TABLE_Z, wordsFor } from "./objects.js";
 import { loadScenes } from "./scenes.js";
 import type { MujocoWorld } from "./world.js";
@@ -281,7 +286,7 @@ export function createTabletopSuite(options: MujocoSuiteOptions = {}): Suite {
     },
     tasks: () => TABLETOP_TASKS.map((def) => specOf(def, sceneCount(def.id))),
     predicates: (task) => tabletopPredicates(taskDef(task)),
-    open: async () => {
+    open: async (open) => {
       const tasks = new Map<string, MujocoTask>();
       for (const def of TABLETOP_TASKS) {
         const layout = layoutOf(def.layout);
@@ -293,7 +298,7 @@ export function createTabletopSuite(options: MujocoSuiteOptions = {}): Suite {
           success: (world, state) => inBasket(world, state, def.object, layout),
         });
       }
-      return new MujocoInstance("tabletop", tasks, scenes, options);
+      return new MujocoInstance("tabletop", tasks, scenes, withCameras(options, open));
     },
   });
 }
