@@ -9,14 +9,17 @@ import { ProvaelError } from "../core/errors.js";
 import { policies } from "../policies/index.js";
 import type { Report } from "../report/build.js";
 import { formatRate } from "../report/format.js";
+import { renderHtml, showcase } from "../report/html.js";
 import { annotateManifest } from "../report/manifest.js";
 import { displayOrder, renderMarkdown } from "../report/markdown.js";
+import { writeSarif } from "../report/sarif.js";
 import { decide, renderVerdict, type Verdict } from "../report/verdict.js";
 import { type LoadedCalibration, loadCalibrations } from "../runner/calibration.js";
 import { defaultWorkers } from "../runner/executor.js";
 import { writeFileAtomic } from "../runner/files.js";
+import { saveFrames } from "../runner/frames.js";
 import type { PlanSpec, Termination } from "../runner/plan.js";
-import { parseShard, runAttack } from "../runner/run.js";
+import { parseShard, type RunOptions, runAttack } from "../runner/run.js";
 import { suites } from "../suites/index.js";
 import { EXIT } from "./exit.js";
 import { choice, integer, list } from "./parse.js";
@@ -43,6 +46,8 @@ interface AttackFlags extends ServedFlags {
   recipe: string;
   workers?: number;
   shard?: string;
+  sarifOut?: string;
+  html?: boolean;
   protocol?: string;
   calib?: string;
   requireCalibrated?: boolean;
@@ -164,6 +169,8 @@ export function registerAttack(program: Command): void {
       "--shard <k/N>",
       "play only the k-th of N round-robin slices of the plan (merge with `provael merge`)",
     )
+    .option("--sarif-out <file>", "also write the SARIF 2.1.0 log of the run to this file")
+    .option("--no-html", "skip report.html (rendering its charts takes about a second)")
     .option(
       "--recipe <name|file>",
       "base configuration (provael list-recipes); explicit flags override it",
@@ -215,30 +222,31 @@ export function registerAttack(program: Command): void {
       };
       const out = flags.out ?? defaultOut(flags.policy, flags.suite);
       const bar = progressBar(Boolean(process.stderr.isTTY) && !flags.json);
+      const runOptions: RunOptions = {
+        plan,
+        out,
+        resume: Boolean(flags.resume),
+        concurrency: flags.concurrency,
+        policyOptions: {
+          ...policyOptions,
+          ...(flags.policyUrl ? { url: flags.policyUrl } : {}),
+          extra: { ...extra, ...served.extra },
+        },
+        calibrations: Object.fromEntries(
+          tasks
+            .filter((t) => calibrations[t])
+            .map((t) => [t, calibrations[t] as LoadedCalibration]),
+        ),
+        requireCalibrated,
+        workers: flags.workers ?? defaultWorkers(),
+        shard: flags.shard === undefined ? null : parseShard(flags.shard),
+        commandLine: process.argv.slice(1),
+        ...(flags.maxErrors === undefined ? {} : { maxErrors: flags.maxErrors }),
+        onProgress: (d, t) => bar.update(d, t),
+      };
       let result: Awaited<ReturnType<typeof runAttack>>;
       try {
-        result = await runAttack({
-          plan,
-          out,
-          resume: Boolean(flags.resume),
-          concurrency: flags.concurrency,
-          policyOptions: {
-            ...policyOptions,
-            ...(flags.policyUrl ? { url: flags.policyUrl } : {}),
-            extra: { ...extra, ...served.extra },
-          },
-          calibrations: Object.fromEntries(
-            tasks
-              .filter((t) => calibrations[t])
-              .map((t) => [t, calibrations[t] as LoadedCalibration]),
-          ),
-          requireCalibrated,
-          workers: flags.workers ?? defaultWorkers(),
-          shard: flags.shard === undefined ? null : parseShard(flags.shard),
-          commandLine: process.argv.slice(1),
-          ...(flags.maxErrors === undefined ? {} : { maxErrors: flags.maxErrors }),
-          onProgress: (d, t) => bar.update(d, t),
-        });
+        result = await runAttack(runOptions);
       } finally {
         bar.stop();
       }
@@ -260,6 +268,16 @@ export function registerAttack(program: Command): void {
         return;
       }
       const verdict = protocol ? decide(report, protocol) : null;
+      if (flags.html !== false) {
+        // Replays the showcased episode and its twin to save camera frames for the page.
+        const { attacked, twin } = showcase(report);
+        const shown = [attacked, twin].flatMap((e) =>
+          e ? [{ id: e.cell, task: e.task, arm: e.arm, seed: e.seed, repeat: e.repeat }] : [],
+        );
+        await saveFrames(out, plan, runOptions.policyOptions, runOptions.calibrations ?? {}, shown);
+        writeFileAtomic(join(out, "report.html"), await renderHtml(report, out));
+      }
+      if (flags.sarifOut) writeSarif(report, flags.sarifOut);
       annotateManifest(out, {
         recipe: { name: recipe.name, source: RECIPES.includes(recipe) ? "built-in" : raw.recipe },
         ...(verdict ? { verdict: verdict.verdict, acceptance: verdict } : {}),

@@ -82,6 +82,8 @@ export interface EpisodeContext {
   applicable: boolean;
   task: TaskSpec;
   predicates: Predicate[];
+  /** Sees what the policy received at each step (frame capture for the HTML report). */
+  observe?: (step: number, seen: Observation) => void;
 }
 
 /** Seed of the policy's own sampler: shared by every arm at one (task, seed, repeat). */
@@ -285,6 +287,7 @@ export async function playEpisode(
         seen = rest;
       }
       hashInputs(received, seen);
+      ctx.observe?.(step, seen);
       phase = "policy/error";
       const proposed = checkAction(await ctx.policy.act(seen), dim);
       let action = proposed;
