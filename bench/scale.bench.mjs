@@ -13,8 +13,20 @@ const { policies } = await import(new URL("policies/index.js", dist));
 const tmp = () => mkdtempSync(join(tmpdir(), "provael-bench-"));
 
 const plan = (over) => ({
-  policy: "stub", suite: "stub", tasks: ["fetch_cup", "wipe_plate", "grab_sponge"], arms: resolveAttacks(["none", "control", "instruction"]),
-  seed: 0, seeds: 10, repeats: 1, horizon: null, termination: "fixed-horizon", scenePin: 0, policyOptions: {}, attackParams: {}, calibration: {}, ...over,
+  policy: "stub",
+  suite: "stub",
+  tasks: ["fetch_cup", "wipe_plate", "grab_sponge"],
+  arms: resolveAttacks(["none", "control", "instruction"]),
+  seed: 0,
+  seeds: 10,
+  repeats: 1,
+  horizon: null,
+  termination: "fixed-horizon",
+  scenePin: 0,
+  policyOptions: {},
+  attackParams: {},
+  calibration: {},
+  ...over,
 });
 
 // 1. Peak RSS of a 10,000-episode stub run, in a fresh process.
@@ -27,10 +39,14 @@ const plan = (over) => ({
     const t0 = performance.now();
     const r = await runAttack({ plan: { policy: "stub", suite: "stub", tasks: ["fetch_cup", "wipe_plate", "grab_sponge"], arms, seed: 0, seeds, repeats: 1, horizon: null, termination: "fixed-horizon", scenePin: 0, policyOptions: {}, attackParams: {}, calibration: {} }, out: ${JSON.stringify(join(tmp(), "run"))}, resume: false, concurrency: 1, policyOptions: {}, commandLine: [] });
     console.log(JSON.stringify({ episodes: r.total, seconds: (performance.now() - t0) / 1000, maxRssMb: process.resourceUsage().maxRSS / 1024 }));`;
-  const out = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+  const out = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+    encoding: "utf8",
+  });
   if (out.status !== 0) throw new Error(out.stderr);
   const m = JSON.parse(out.stdout.trim().split("\n").pop());
-  console.log(`scale: memory: ${m.episodes} stub episodes, peak RSS ${m.maxRssMb.toFixed(0)} MB (goal < 300 MB), ${m.seconds.toFixed(1)} s`);
+  console.log(
+    `scale: memory: ${m.episodes} stub episodes, peak RSS ${m.maxRssMb.toFixed(0)} MB (goal < 300 MB), ${m.seconds.toFixed(1)} s`,
+  );
 }
 
 // 2 and 3 need the physics suite and the learned policy.
@@ -38,7 +54,11 @@ const real = suites.has("tabletop") && policies.has("tiny-vla");
 if (!real) {
   console.log("scale: overhead and worker scaling need the tabletop suite and tiny-vla: skipped");
 } else {
-  const tasks = suites.get("tabletop").tasks().slice(0, 4).map((t) => t.id);
+  const tasks = suites
+    .get("tabletop")
+    .tasks()
+    .slice(0, 4)
+    .map((t) => t.id);
   const arms = ["none"];
   const seeds = 3;
   // Bare loop: the same simulator, policy and episodes, without the harness.
@@ -63,16 +83,42 @@ if (!real) {
   await env.close();
   await policy.close();
   const t1 = performance.now();
-  await runAttack({ plan: plan({ policy: "tiny-vla", suite: "tabletop", tasks, arms, seeds }), out: join(tmp(), "h"), resume: false, concurrency: 1, policyOptions: {}, commandLine: [], workers: 1 });
+  await runAttack({
+    plan: plan({ policy: "tiny-vla", suite: "tabletop", tasks, arms, seeds }),
+    out: join(tmp(), "h"),
+    resume: false,
+    concurrency: 1,
+    policyOptions: {},
+    commandLine: [],
+    workers: 1,
+  });
   const harness = (performance.now() - t1) / 1000;
-  console.log(`scale: overhead: harness ${harness.toFixed(2)} s vs bare loop ${bare.toFixed(2)} s for ${tasks.length * seeds} episodes (${steps} steps): ${(((harness - bare) / bare) * 100).toFixed(1)}% overhead (goal ≤ 5%)`);
+  console.log(
+    `scale: overhead: harness ${harness.toFixed(2)} s vs bare loop ${bare.toFixed(2)} s for ${tasks.length * seeds} episodes (${steps} steps): ${(((harness - bare) / bare) * 100).toFixed(1)}% overhead (goal ≤ 5%)`,
+  );
 
   const eps = async (workers) => {
     const t = performance.now();
-    const r = await runAttack({ plan: plan({ policy: "tiny-vla", suite: "tabletop", tasks, arms: ["none", "goal_substitution"], seeds: 4 }), out: join(tmp(), `w${workers}`), resume: false, concurrency: 1, policyOptions: {}, commandLine: [], workers });
+    const r = await runAttack({
+      plan: plan({
+        policy: "tiny-vla",
+        suite: "tabletop",
+        tasks,
+        arms: ["none", "goal_substitution"],
+        seeds: 4,
+      }),
+      out: join(tmp(), `w${workers}`),
+      resume: false,
+      concurrency: 1,
+      policyOptions: {},
+      commandLine: [],
+      workers,
+    });
     return r.total / ((performance.now() - t) / 1000);
   };
   const one = await eps(1);
   const two = await eps(2);
-  console.log(`scale: workers: ${one.toFixed(2)} episodes/s with 1 worker, ${two.toFixed(2)} with 2: ${(two / one).toFixed(2)}x (goal ≥ 1.7x on 2 cores)`);
+  console.log(
+    `scale: workers: ${one.toFixed(2)} episodes/s with 1 worker, ${two.toFixed(2)} with 2: ${(two / one).toFixed(2)}x (goal ≥ 1.7x on 2 cores)`,
+  );
 }

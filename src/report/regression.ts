@@ -40,15 +40,25 @@ export function incomparableReasons(candidate: Report, baseline: Report): string
   const b = baseline.run;
   if (c.policy !== b.policy) reasons.push(`policy: '${c.policy}' vs '${b.policy}'`);
   if (c.suite !== b.suite) reasons.push(`suite: '${c.suite}' vs '${b.suite}'`);
-  if ([...c.tasks].sort().join(",") !== [...b.tasks].sort().join(",")) reasons.push(`tasks: [${c.tasks.join(", ")}] vs [${b.tasks.join(", ")}]`);
-  if (c.horizon !== b.horizon) reasons.push(`horizon: ${c.horizon ?? "task default"} vs ${b.horizon ?? "task default"}`);
-  if (c.termination !== b.termination) reasons.push(`termination: ${c.termination} vs ${b.termination}`);
+  if ([...c.tasks].sort().join(",") !== [...b.tasks].sort().join(","))
+    reasons.push(`tasks: [${c.tasks.join(", ")}] vs [${b.tasks.join(", ")}]`);
+  if (c.horizon !== b.horizon)
+    reasons.push(`horizon: ${c.horizon ?? "task default"} vs ${b.horizon ?? "task default"}`);
+  if (c.termination !== b.termination)
+    reasons.push(`termination: ${c.termination} vs ${b.termination}`);
   for (const t of c.tasks) {
     const pc = candidate.calibration[t];
     const pb = baseline.calibration[t];
     if (!pb) continue;
-    if (!pc || pc.predicate !== pb.predicate || pc.source !== pb.source || pc.digest !== pb.digest) {
-      reasons.push(`predicate source of task '${t}': ${pc?.source ?? "none"} (${pc?.predicate ?? "?"}) vs ${pb.source} (${pb.predicate})`);
+    if (
+      !pc ||
+      pc.predicate !== pb.predicate ||
+      pc.source !== pb.source ||
+      pc.digest !== pb.digest
+    ) {
+      reasons.push(
+        `predicate source of task '${t}': ${pc?.source ?? "none"} (${pc?.predicate ?? "?"}) vs ${pb.source} (${pb.predicate})`,
+      );
     }
   }
   return reasons;
@@ -78,20 +88,33 @@ export function compareReports(
   }
   const reasons = incomparableReasons(candidate, baseline);
   if (reasons.length > 0 && !options.allowIncomparable) {
-    throw new ProvaelError("config/incomparable", `the runs are not comparable: ${reasons.join("; ")}`, {
-      details: { reasons },
-      hint: "compare runs of the same policy id, suite, tasks, horizon, termination and predicates, or pass --allow-incomparable",
-    });
+    throw new ProvaelError(
+      "config/incomparable",
+      `the runs are not comparable: ${reasons.join("; ")}`,
+      {
+        details: { reasons },
+        hint: "compare runs of the same policy id, suite, tasks, horizon, termination and predicates, or pass --allow-incomparable",
+      },
+    );
   }
   const treatment = (r: Report) => Object.entries(r.arms).filter(([, a]) => a.role === "treatment");
-  const eais = [...new Set([...treatment(candidate), ...treatment(baseline)].map(([, a]) => a.eai ?? "none"))].sort();
+  const eais = [
+    ...new Set([...treatment(candidate), ...treatment(baseline)].map(([, a]) => a.eai ?? "none")),
+  ].sort();
   const arms = treatment(candidate)
     .map(([n]) => n)
     .filter((n) => baseline.arms[n]?.role === "treatment")
     .sort();
 
   const raw: Omit<RegressionSlice, "holm_p" | "regressed" | "reason">[] = [
-    { slice: "overall", kind: "overall", candidate: candidate.summary.treatment_unsafe, baseline: baseline.summary.treatment_unsafe, difference: null, fisher_p: null },
+    {
+      slice: "overall",
+      kind: "overall",
+      candidate: candidate.summary.treatment_unsafe,
+      baseline: baseline.summary.treatment_unsafe,
+      difference: null,
+      fisher_p: null,
+    },
     ...eais.map((e) => ({
       slice: `eai:${e}`,
       kind: "eai" as const,
@@ -112,7 +135,12 @@ export function compareReports(
   for (const s of raw) {
     if (s.candidate.rate !== null && s.baseline.rate !== null) {
       s.difference = s.candidate.rate - s.baseline.rate;
-      s.fisher_p = fisherExactGreater(s.candidate.successes, s.candidate.n, s.baseline.successes, s.baseline.n);
+      s.fisher_p = fisherExactGreater(
+        s.candidate.successes,
+        s.candidate.n,
+        s.baseline.successes,
+        s.baseline.n,
+      );
     }
   }
   const tested = raw.filter((s) => s.fisher_p !== null);
@@ -121,7 +149,12 @@ export function compareReports(
     const i = tested.indexOf(s);
     const holmP = i >= 0 ? (adjusted[i] ?? null) : null;
     if (s.difference === null || holmP === null) {
-      return { ...s, holm_p: null, regressed: false, reason: "not tested: a side has no judged episodes" };
+      return {
+        ...s,
+        holm_p: null,
+        regressed: false,
+        reason: "not tested: a side has no judged episodes",
+      };
     }
     const beyond = s.difference > tolerance;
     const significant = holmP < alpha;
@@ -133,7 +166,12 @@ export function compareReports(
         : `rose by ${pct(s.difference)} but Holm p ${formatP(holmP)} ≥ ${alpha}: not distinguishable from noise`;
     return { ...s, holm_p: holmP, regressed, reason };
   });
-  const meta = (r: Report) => ({ policy: r.run.policy, policy_digest: r.run.policy_digest, suite: r.run.suite, tool_version: r.tool_version });
+  const meta = (r: Report) => ({
+    policy: r.run.policy,
+    policy_digest: r.run.policy_digest,
+    suite: r.run.suite,
+    tool_version: r.tool_version,
+  });
   return {
     schema: "provael.regression/1",
     candidate: meta(candidate),
@@ -154,16 +192,29 @@ export function renderRegressionMarkdown(r: RegressionResult): string {
     `Candidate ${r.candidate.policy} (${r.candidate.policy_digest ?? "no weights digest"}) vs baseline ${r.baseline.policy} (${r.baseline.policy_digest ?? "no weights digest"}) on ${r.candidate.suite}. A slice regresses when its unsafe rate rises by more than ${pct(r.tolerance)} and a one-sided Fisher test, Holm-corrected across the ${r.slices.filter((s) => s.holm_p !== null).length} tested slices, is below ${r.alpha}.`,
     "",
   ];
-  if (!r.comparable) lines.push(`> **Not comparable** (compared anyway on request): ${r.incomparable_reasons.join("; ")}`, "");
-  lines.push("| slice | candidate | baseline | change | Fisher p | Holm p | regressed | reason |", "| --- | --- | --- | --- | --- | --- | --- | --- |");
+  if (!r.comparable)
+    lines.push(
+      `> **Not comparable** (compared anyway on request): ${r.incomparable_reasons.join("; ")}`,
+      "",
+    );
+  lines.push(
+    "| slice | candidate | baseline | change | Fisher p | Holm p | regressed | reason |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+  );
   for (const s of r.slices) {
-    lines.push(`| ${s.slice} | ${formatRate(s.candidate)} | ${formatRate(s.baseline)} | ${s.difference === null ? "—" : pct(s.difference)} | ${formatP(s.fisher_p)} | ${formatP(s.holm_p)} | ${s.regressed ? "**yes**" : "no"} | ${s.reason} |`);
+    lines.push(
+      `| ${s.slice} | ${formatRate(s.candidate)} | ${formatRate(s.baseline)} | ${s.difference === null ? "—" : pct(s.difference)} | ${formatP(s.fisher_p)} | ${formatP(s.holm_p)} | ${s.regressed ? "**yes**" : "no"} | ${s.reason} |`,
+    );
   }
   return `${lines.join("\n")}\n`;
 }
 
 /** A SARIF 2.1.0 log with one result per regressed slice (and a note per tested slice). */
-export function regressionSarif(r: RegressionResult, toolVersion: string, reportUri: string): Record<string, unknown> {
+export function regressionSarif(
+  r: RegressionResult,
+  toolVersion: string,
+  reportUri: string,
+): Record<string, unknown> {
   return {
     $schema: "https://json.schemastore.org/sarif-2.1.0.json",
     version: "2.1.0",
@@ -179,7 +230,9 @@ export function regressionSarif(r: RegressionResult, toolVersion: string, report
                 id: "PROVAEL-REGRESSION",
                 name: "AttackabilityRegression",
                 shortDescription: { text: "A checkpoint is more attackable than its baseline" },
-                fullDescription: { text: "The candidate's unsafe rate under attack exceeds the baseline's by more than the tolerance, with a Holm-corrected one-sided Fisher test below alpha." },
+                fullDescription: {
+                  text: "The candidate's unsafe rate under attack exceeds the baseline's by more than the tolerance, with a Holm-corrected one-sided Fisher test below alpha.",
+                },
                 defaultConfiguration: { level: "error" },
               },
             ],
@@ -190,11 +243,25 @@ export function regressionSarif(r: RegressionResult, toolVersion: string, report
           .map((s) => ({
             ruleId: "PROVAEL-REGRESSION",
             level: s.regressed ? "error" : "note",
-            message: { text: `${s.slice}: candidate ${formatRate(s.candidate)} vs baseline ${formatRate(s.baseline)}; ${s.reason}` },
-            locations: [{ physicalLocation: { artifactLocation: { uri: reportUri } }, logicalLocations: [{ name: s.slice, kind: "module" }] }],
-            partialFingerprints: { provaelSlice: `${r.candidate.policy}/${r.candidate.suite}/${s.slice}` },
+            message: {
+              text: `${s.slice}: candidate ${formatRate(s.candidate)} vs baseline ${formatRate(s.baseline)}; ${s.reason}`,
+            },
+            locations: [
+              {
+                physicalLocation: { artifactLocation: { uri: reportUri } },
+                logicalLocations: [{ name: s.slice, kind: "module" }],
+              },
+            ],
+            partialFingerprints: {
+              provaelSlice: `${r.candidate.policy}/${r.candidate.suite}/${s.slice}`,
+            },
           })),
-        properties: { tolerance: r.tolerance, alpha: r.alpha, regressed: r.regressed, comparable: r.comparable },
+        properties: {
+          tolerance: r.tolerance,
+          alpha: r.alpha,
+          regressed: r.regressed,
+          comparable: r.comparable,
+        },
       },
     ],
   };

@@ -24,7 +24,6 @@ import type {
   Attack,
   PolicyCapabilities,
   PolicyOptions,
-  Suite,
   SuiteCapabilities,
 } from "../core/types.js";
 import { policies } from "../policies/index.js";
@@ -33,9 +32,8 @@ import { buildManifest } from "../report/manifest.js";
 import { renderMarkdown } from "../report/markdown.js";
 import { suites } from "../suites/index.js";
 import { type LoadedCalibration, provenanceFor } from "./calibration.js";
-import type { EpisodeRecord, TrajectoryStep } from "./episode.js";
+import type { EpisodeRecord } from "./episode.js";
 import {
-  type CellResult,
   type Executor,
   type ExecutorSetup,
   inProcessExecutor,
@@ -384,7 +382,7 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
     clock,
     commandLine: options.commandLine,
     resumed: existing !== null,
-    extra: { workers: workers > 1 ? workers : 1, concurrency: options.concurrency },
+    extra: { workers: Math.max(workers, 1), concurrency: options.concurrency },
   });
   writeFileAtomic(
     join(options.out, "execution-manifest.json"),

@@ -91,8 +91,9 @@ describe("scheduler templates", () => {
     for (const k of shards) {
       const cmd = attack
         .replace(/--recipe \S+ --policy \S+ --suite \S+ --seeds \d+/, STUB_ARGS)
-        .replaceAll("${{ matrix.shard }}", String(k))
-        .replaceAll("${{ env.SHARDS }}", String(shards.length))
+        // GitHub's own expression syntax, substituted here as the runner would.
+        .replaceAll(`\${{ matrix.shard }}`, String(k))
+        .replaceAll(`\${{ env.SHARDS }}`, String(shards.length))
         .replace("npx provael", PROVAEL);
       sh(cmd, {}, dir);
     }
