@@ -151,7 +151,10 @@ function readFrames(
 const twinKey = (e: ReportEpisode) => `${e.task}\u0000${e.seed}\u0000${e.repeat}`;
 
 /** The attacked episode to show and its benign twin (the run replays both to save frames). */
-export function showcase(report: Report): { attacked: ReportEpisode | null; twin: ReportEpisode | null } {
+export function showcase(report: Report): {
+  attacked: ReportEpisode | null;
+  twin: ReportEpisode | null;
+} {
   const arm = showcaseArm(report);
   if (arm === null) return { attacked: null, twin: null };
   const eps = report.episodes.filter((e) => e.arm === arm && e.error === null);
