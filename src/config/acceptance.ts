@@ -2,10 +2,8 @@
  * Acceptance protocol files: written criteria that `src/report/verdict.ts` turns into a release
  * verdict. This module only reads and validates them.
  */
-import { readFileSync } from "node:fs";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { ProvaelError } from "../core/errors.js";
+import { loadConfigFile } from "./load-file.js";
 
 const limit = z
   .object({
@@ -44,33 +42,10 @@ export const acceptanceSchema = z
 export type AcceptanceProtocol = z.infer<typeof acceptanceSchema>;
 /** Reads and validates an acceptance protocol file (YAML or JSON). */
 export function loadAcceptance(path: string): AcceptanceProtocol {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    throw new ProvaelError("io/read", `cannot read acceptance protocol ${path}`, { cause: e });
-  }
-  let raw: unknown;
-  try {
-    raw = parseYaml(text);
-  } catch (e) {
-    throw new ProvaelError(
-      "io/malformed",
-      `acceptance protocol ${path} is not valid YAML or JSON: ${(e as Error).message}`,
-      { cause: e },
-    );
-  }
-  const parsed = acceptanceSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new ProvaelError(
-      "config/invalid",
-      `acceptance protocol ${path}: ${issue?.path.join(".") || "(root)"}: ${issue?.message}`,
-      {
-        details: { issues: parsed.error.issues },
-        hint: "see examples/protocols/ for valid files",
-      },
-    );
-  }
-  return parsed.data;
+  return loadConfigFile(
+    path,
+    acceptanceSchema,
+    "acceptance protocol",
+    "see examples/protocols/ for valid files",
+  );
 }

@@ -3,11 +3,9 @@
  * recipe includes the baseline arm and the matched controls, so its numbers come with their floor
  * and their controls.
  */
-import { readFileSync } from "node:fs";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { ProvaelError } from "../core/errors.js";
 import { unknownName } from "../core/registry.js";
+import { loadConfigFile } from "./load-file.js";
 
 export const recipeSchema = z
   .object({
@@ -86,36 +84,10 @@ export function loadRecipe(nameOrFile: string): Recipe {
       "config/unknown-recipe",
     );
   }
-  let text: string;
-  try {
-    text = readFileSync(nameOrFile, "utf8");
-  } catch (e) {
-    throw new ProvaelError("io/read", `cannot read recipe file ${nameOrFile}`, {
-      cause: e,
-      hint: "pass a built-in recipe name or a readable YAML/JSON file",
-    });
-  }
-  let raw: unknown;
-  try {
-    raw = parseYaml(text);
-  } catch (e) {
-    throw new ProvaelError(
-      "io/malformed",
-      `recipe file ${nameOrFile} is not valid YAML or JSON: ${(e as Error).message}`,
-      { cause: e },
-    );
-  }
-  const parsed = recipeSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new ProvaelError(
-      "config/invalid",
-      `recipe file ${nameOrFile}: ${issue?.path.join(".") || "(root)"}: ${issue?.message}`,
-      {
-        details: { issues: parsed.error.issues },
-        hint: "see `provael list-recipes --json` for the fields a recipe takes",
-      },
-    );
-  }
-  return parsed.data;
+  return loadConfigFile(
+    nameOrFile,
+    recipeSchema,
+    "recipe file",
+    "see `provael list-recipes --json` for the fields a recipe takes",
+  );
 }
