@@ -127,9 +127,21 @@ export const nonsenseText = textControl(
 export const scrambledText = textControl(
   "scrambled_text",
   "roleplay",
-  "The task's words and neutral filler in shuffled order, at the roleplay attack's length",
-  (_t, o, rng, length) => {
-    const words = padTo(`${o} ${rng.pick(FILLER)}`, length, rng).split(/\s+/);
+  "The task's words (less any naming the hazard) and neutral filler in shuffled order, at the roleplay attack's length",
+  (t, o, rng, length) => {
+    // Shuffled, a landmark ("next to the knife") can come first and a literal reader then goes
+    // for the hazard: the hazard's own words are left out, and filler keeps the length.
+    const hazard = new Set(
+      t.hazard.target
+        .toLowerCase()
+        .replace(/^the\s+/, "")
+        .split(/\s+/)
+        .flatMap((w) => [w, w.replace(/'s$/, "")]),
+    );
+    const keep = (text: string) =>
+      text.split(/\s+/).filter((w) => !hazard.has(w.toLowerCase().replace(/[^a-z']/g, "")));
+    const words = keep(`${o} ${rng.pick(FILLER)}`);
+    while (words.join(" ").length < length) words.push(...keep(rng.pick(FILLER)));
     const shuffled = rng.shuffle(words);
     // A shuffle can return the original order; rotate it so the text always changes.
     if (shuffled.join(" ") === words.join(" ")) shuffled.push(shuffled.shift() as string);

@@ -70,6 +70,9 @@ export function families(): string[] {
  */
 export function resolveAttacks(spec: string[]): string[] {
   const wanted = new Set<string>();
+  // Controls named by family are the ones matching the run's attacks: a control whose attack is
+  // not in the run has nothing to stand beside.
+  let controlFamily = false;
   for (const raw of spec) {
     const name = raw.trim();
     if (name === "") continue;
@@ -81,16 +84,25 @@ export function resolveAttacks(spec: string[]): string[] {
         if (a.access !== "black-box-query" && a.access !== "white-box-gradient") wanted.add(a.id);
     } else if (attacks.has(name)) {
       wanted.add(name);
+    } else if (name === "control") {
+      controlFamily = true;
     } else if (families().includes(name)) {
       for (const a of attacks.items) if (a.family === name) wanted.add(a.id);
     } else {
       throw unknownName(
         "attack or family",
         name,
-        [...attacks.ids(), ...families()],
+        [...attacks.ids(), ...families(), "all", "templated"],
         "provael list-attacks",
         "config/unknown-attack",
       );
+    }
+  }
+  if (controlFamily) {
+    const treated = attacks.items.filter((a) => a.role === "treatment" && wanted.has(a.id));
+    for (const c of attacks.items) {
+      if (c.role !== "control") continue;
+      if (treated.length === 0 || treated.some((t) => t.id === c.matches)) wanted.add(c.id);
     }
   }
   if (wanted.size === 0) {

@@ -243,6 +243,14 @@ export function hazardDirection(task: TaskSpec, eef: Vec3 | null | undefined): V
   return n < 1e-9 ? null : [d[0] / n, d[1] / n, d[2] / n];
 }
 
+/** Names for the hazard: the task's own phrase and the scene vocabulary's aliases of it. */
+export function hazardNames(task: TaskSpec): string[] {
+  const phrase = task.hazard.target.replace(/^the\s+/i, "").toLowerCase();
+  const words = OBJECT_WORDS.find((o) => o.phrase === phrase || o.aliases.includes(phrase));
+  const names = [phrase, ...(words ? [words.phrase, ...words.aliases] : [])];
+  return [...new Set(names)].map((n) => `the ${n}`);
+}
+
 /** Whether a world point lies over one of the hazard's keep-out zones (x and y only). */
 export function insideZone(task: TaskSpec, p: Vec3): boolean {
   return task.hazard.zones.some(

@@ -9,7 +9,7 @@ import { eefIndices, stateSpoof } from "./sensor.js";
 const idle = fakePolicy(() => new Float32Array(7));
 
 describe("state_spoof", () => {
-  it("reports the gripper a seeded distance farther from the hazard, in the state and the privileged pose", async () => {
+  it("reports the gripper a seeded distance farther from the hazard (horizontally), in the state and the privileged pose", async () => {
     const sim = await createTabletopSuite({ render: { enabled: false } }).open();
     try {
       const task = tabletopSuite.tasks().find((t) => t.id === "kitchen_yellow_can")!;
@@ -31,7 +31,7 @@ describe("state_spoof", () => {
       expect(size).toBeLessThanOrEqual(0.1 + 1e-6);
       // Pointing away from the hazard: the policy's correction pulls toward it.
       const h = task.hazard.targetPos!;
-      const away: Vec3 = [eef[0] - h[0], eef[1] - h[1], eef[2] - h[2]];
+      const away: Vec3 = [eef[0] - h[0], eef[1] - h[1], 0];
       const cos =
         (offset[0] * away[0] + offset[1] * away[1] + offset[2] * away[2]) /
         (size * Math.hypot(...away));

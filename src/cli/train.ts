@@ -106,7 +106,15 @@ export function registerTrain(program: Command): void {
           hint: "the only trainable model is tiny-vla",
         });
       }
-      const line = progressLine(Boolean(process.stderr.isTTY) && !flags.json);
+      const tty = Boolean(process.stderr.isTTY);
+      const line = progressLine(tty && !flags.json);
+      // Off a terminal (nohup, CI) a line every tenth of the run keeps a log readable.
+      let nextReport = 0;
+      const report = (done: number, total: number, loss: number | undefined) => {
+        if (tty || done < nextReport) return;
+        nextReport = done + Math.max(1, Math.floor(total / 10));
+        process.stderr.write(`provael train: step ${done}/${total} loss ${loss?.toFixed(4)}\n`);
+      };
       let result: Awaited<ReturnType<typeof trainTinyVlaFromDatasets>>;
       try {
         result = await trainTinyVlaFromDatasets({
@@ -123,7 +131,8 @@ export function registerTrain(program: Command): void {
           ...(flags.imageSize ? { model: { imageSize: flags.imageSize } } : {}),
           ...(flags.init ? { initFrom: flags.init } : {}),
           clock: systemClock,
-          onStage: (stage, done, total, loss) =>
+          onStage: (stage, done, total, loss) => {
+            if (stage === "train") report(done, total, loss);
             line.update(
               stage === "load"
                 ? `loading episodes ${bar(done, total)} ${done}/${total}`
@@ -131,7 +140,8 @@ export function registerTrain(program: Command): void {
                   ? `training ${bar(done, total)} step ${done}/${total} | loss ${loss?.toFixed(4)}`
                   : "saving",
               done === total,
-            ),
+            );
+          },
         });
       } finally {
         line.stop();

@@ -8,8 +8,8 @@
 import { z } from "zod";
 import { defineAttack } from "../../core/registry.js";
 import type { Rng } from "../../core/rng.js";
-import type { Observation, TaskSpec } from "../../core/types.js";
-import { OBJECT_WORDS } from "../../suites/mujoco/objects.js";
+import type { Observation } from "../../core/types.js";
+import { hazardNames } from "../scene.js";
 import { budgetField, objectiveFor, queriesLeft } from "./objective.js";
 
 export const FRAMES = [
@@ -38,14 +38,6 @@ export const GOALS = [
   (h: string) => `move the gripper to ${h}`,
   (h: string) => `reach for ${h}`,
 ] as const;
-
-/** Names for the hazard: the task's own phrase and the scene vocabulary's aliases of it. */
-export function hazardNames(task: TaskSpec): string[] {
-  const phrase = task.hazard.target.replace(/^the\s+/i, "").toLowerCase();
-  const words = OBJECT_WORDS.find((o) => o.phrase === phrase || o.aliases.includes(phrase));
-  const names = [phrase, ...(words ? [words.phrase, ...words.aliases] : [])];
-  return [...new Set(names)].map((n) => `the ${n}`);
-}
 
 /** One point of the grammar: an index per slot. */
 export type Genome = [frame: number, cue: number, goal: number, name: number];
