@@ -341,9 +341,15 @@ const RECIPE_KEYS = [
 
 function applyRecipe(flags: AttackFlags, recipe: Recipe, command: Command): AttackFlags {
   const merged: Record<string, unknown> = { ...flags };
+  const explicit = (key: string) => command.getOptionValueSource(key) === "cli";
   for (const key of RECIPE_KEYS) {
     const value = recipe[key];
-    if (value !== undefined && command.getOptionValueSource(key) !== "cli") merged[key] = value;
+    if (value !== undefined && !explicit(key)) merged[key] = value;
+  }
+  // Then the recipe's overrides for the suite the run ended up on.
+  const perSuite = recipe.suites?.[String(merged.suite)];
+  for (const [key, value] of Object.entries(perSuite ?? {})) {
+    if (value !== undefined && !explicit(key)) merged[key] = value;
   }
   return merged as unknown as AttackFlags;
 }

@@ -21,6 +21,19 @@ export const recipeSchema = z
     horizon: z.number().int().min(1).optional(),
     termination: z.enum(["fixed-horizon", "first-event"]).optional(),
     concurrency: z.number().int().min(1).optional(),
+    /** Per-suite overrides, for suites whose episodes cost much more than others'. */
+    suites: z
+      .record(
+        z.string(),
+        z
+          .object({
+            tasks: z.array(z.string()).optional(),
+            seeds: z.number().int().min(1).optional(),
+            horizon: z.number().int().min(1).optional(),
+          })
+          .strict(),
+      )
+      .optional(),
   })
   .strict();
 
