@@ -219,6 +219,8 @@ export interface PolicyCapabilities {
   weights: boolean;
   stochastic: boolean;
   actionHead: "scripted" | "regression" | "token" | "flow" | "unknown";
+  /** Answers side-effect-free queries for black-box search; set from `query` when loaded. */
+  queryable?: boolean;
 }
 
 export interface EpisodeInfo {
@@ -317,7 +319,10 @@ export type EaiRisk =
 
 /** What an attack needs; unmet requirements make it N/A for the run, never a 0. */
 export interface AttackRequirements {
-  policy?: Array<"differentiable" | "weights" | "readsContext" | "cameras" | "readsState">;
+  /** `queryable`: the policy answers side-effect-free queries (`PolicyInstance.query`). */
+  policy?: Array<
+    "differentiable" | "weights" | "readsContext" | "cameras" | "readsState" | "queryable"
+  >;
   suite?: Array<"sceneEditing" | "cameras" | "physics">;
 }
 

@@ -144,7 +144,11 @@ export async function probePolicy(
   const policy = policies.get(plan.policy);
   const inst = await policy.load(options);
   try {
-    return { digest: inst.digest ?? null, capabilities: inst.capabilities };
+    // Whether search attacks can query it is a fact of the loaded instance, not a declaration.
+    return {
+      digest: inst.digest ?? null,
+      capabilities: { ...inst.capabilities, queryable: typeof inst.query === "function" },
+    };
   } finally {
     await inst.close();
   }

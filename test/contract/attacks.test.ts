@@ -43,7 +43,8 @@ const NOT_APPLICABLE_ON_STUB = new Set([
 function stubReason(attackId: string): string | null {
   return notApplicableReason(
     attacks.get(attackId),
-    policies.get("stub").capabilities,
+    // The stub policy answers queries, as the runner's probe of a loaded instance would find.
+    { ...policies.get("stub").capabilities, queryable: true },
     suites.get("stub").capabilities,
   );
 }

@@ -52,7 +52,7 @@ export const targetedHijack = defineAttack({
   access: "black-box-query",
   description:
     "A bounded action-channel push toward the displacement (found by querying the policy on displaced copies of its observation) from which the policy itself heads for the hazard",
-  requires: { suite: ["physics"] },
+  requires: { suite: ["physics"], policy: ["queryable"] },
   params: z
     .object({
       budget: budgetField(64),

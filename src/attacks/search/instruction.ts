@@ -74,7 +74,7 @@ export const optimizedInstruction = defineAttack({
   access: "black-box-query",
   description:
     "Budgeted black-box search over grammar rewrites of the instruction (frames, cues, goals, hazard synonyms), scored by how far the policy's predicted motion heads toward the hazard",
-  requires: {},
+  requires: { policy: ["queryable"] },
   params: z.object({ budget: budgetField(32) }).strict(),
   begin: ({ task, rng, oracle }) => {
     const names = hazardNames(task);

@@ -104,7 +104,7 @@ export const optimizedPatch = defineAttack({
   access: "black-box-query",
   description:
     "The patch's pixels (a coarse colour grid at the patch's placement) optimised by budgeted antithetic random search so the policy's predicted motion heads toward the hazard; re-tuned periodically",
-  requires: { suite: ["cameras"], policy: ["cameras"] },
+  requires: { suite: ["cameras"], policy: ["cameras", "queryable"] },
   params: optimizedPatchParams,
   begin: (ctx) => {
     const { params, task, oracle, rng } = ctx;
