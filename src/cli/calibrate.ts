@@ -9,6 +9,7 @@ import { type BenignEpisode, type Calibration, fitCalibration } from "../judges/
 import { policies } from "../policies/index.js";
 import { pct } from "../report/format.js";
 import { CALIBRATION_SUFFIX } from "../runner/calibration.js";
+import { defaultWorkers } from "../runner/executor.js";
 import { writeFileAtomic } from "../runner/files.js";
 import { readTrajectory, scanJournal } from "../runner/journal.js";
 import { runAttack } from "../runner/run.js";
@@ -28,6 +29,7 @@ interface CalibrateFlags {
   targetFpr: string;
   out: string;
   concurrency: number;
+  workers?: number;
   policyPath?: string;
   json?: boolean;
 }
@@ -57,6 +59,11 @@ export function registerCalibrate(program: Command): void {
       "0.01",
     )
     .option("--concurrency <n>", "episodes in flight", integer("--concurrency", { min: 1 }), 1)
+    .option(
+      "--workers <n>",
+      "worker threads (default: every core)",
+      integer("--workers", { min: 1 }),
+    )
     .option("--policy-path <path>", "weights for the policy")
     .requiredOption(
       "--out <dir>",
@@ -107,6 +114,7 @@ export function registerCalibrate(program: Command): void {
           out: rollouts,
           resume: existsSync(join(rollouts, "journal.jsonl")),
           concurrency: flags.concurrency,
+          workers: flags.workers ?? defaultWorkers(),
           policyOptions,
           commandLine: process.argv.slice(1),
           onProgress: (d, t) => bar.update(d, t),
