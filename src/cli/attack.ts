@@ -295,7 +295,7 @@ export function registerAttack(program: Command): void {
         process.stdout.write(`\n${armsTable(report)}\n\n${summaryLines(report).join("\n")}\n\n`);
         if (verdict) process.stdout.write(`${verdictLines(verdict)}\n\n`);
         process.stdout.write(
-          `wrote ${out}/report.json (${result.reportDigest}), report.md, trajectories.jsonl, execution-manifest.json\n`,
+          `wrote ${out}/report.json (${result.reportDigest}), report.md${flags.html === false ? "" : ", report.html"}, trajectories.jsonl, execution-manifest.json\n`,
         );
       }
       if (verdict) process.exitCode = verdictExitCode(verdict);
