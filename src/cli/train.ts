@@ -17,6 +17,7 @@ interface TrainFlags {
   stateNoise: number;
   imageSize?: number;
   init?: string;
+  cache?: string;
   json?: boolean;
 }
 
@@ -99,6 +100,7 @@ export function registerTrain(program: Command): void {
       integer("--image-size", { min: 8 }),
     )
     .option("--init <dir>", "start from these weights (fine-tuning)")
+    .option("--cache <dir>", "keep the decoded training set here and reuse it on the next run")
     .option("--json", "print a JSON summary")
     .action(async (model: string, flags: TrainFlags) => {
       if (model !== "tiny-vla") {
@@ -130,6 +132,7 @@ export function registerTrain(program: Command): void {
           stateNoise: flags.stateNoise,
           ...(flags.imageSize ? { model: { imageSize: flags.imageSize } } : {}),
           ...(flags.init ? { initFrom: flags.init } : {}),
+          ...(flags.cache ? { cacheDir: flags.cache } : {}),
           clock: systemClock,
           onStage: (stage, done, total, loss) => {
             if (stage === "train") report(done, total, loss);

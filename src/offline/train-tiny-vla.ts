@@ -6,10 +6,10 @@
  * @example
  *   const r = await trainTinyVlaFromDatasets({ data: ["/scratch/demos"], out: "/scratch/w", seed: 0, steps: 3000 });
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Clock } from "../core/clock.js";
-import { type Digest, sha256 } from "../core/digest.js";
+import { type Digest, digestJson, sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import {
   defaultConfig,
@@ -21,7 +21,7 @@ import { lossCurvePng } from "../policies/tiny-vla/plot.js";
 import { type LossRecord, type TrainOptions, trainTinyVla } from "../policies/tiny-vla/train.js";
 import { loadWeights, saveWeights } from "../policies/tiny-vla/weights.js";
 import { openDataset } from "./lerobot.js";
-import { buildTrainingSet } from "./training-data.js";
+import { buildTrainingSet, loadTrainingSet, saveTrainingSet } from "./training-data.js";
 
 export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress" | "init"> {
   /** Dataset directories (same features). */
@@ -33,6 +33,8 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
   stride?: number;
   /** Start from the weights in this directory (fine-tuning; same vocabulary and shape). */
   initFrom?: string;
+  /** Directory for a cache of the decoded training set (reused when the data and shape match). */
+  cacheDir?: string;
   clock: Clock;
   onStage?: (stage: "load" | "train" | "save", done: number, total: number, loss?: number) => void;
 }
@@ -65,15 +67,27 @@ export async function trainTinyVlaFromDatasets(
   const t0 = o.clock.monotonic();
   const datasets = await Promise.all(o.data.map((d) => openDataset(d)));
   const probe = defaultConfig(1, { stateMean: [], stateStd: [], actionScale: [] }, o.model ?? {});
-  const built = await buildTrainingSet(datasets, {
+  const buildOptions = {
     imageSize: probe.imageSize,
     chunk: probe.chunk,
     maxTokens: probe.maxTokens,
     cameras: probe.cameras,
     stateFeatures: probe.stateFeatures,
     stride: o.stride ?? 1,
-    onProgress: (d, t) => o.onStage?.("load", d, t),
-  });
+  };
+  const key = digestJson({ data: o.data.map(datasetDigest), ...buildOptions });
+  const cachePath = o.cacheDir ? join(o.cacheDir, `${key.slice(7, 23)}.trainingset`) : undefined;
+  let built = cachePath ? loadTrainingSet(cachePath, key) : undefined;
+  if (!built) {
+    built = await buildTrainingSet(datasets, {
+      ...buildOptions,
+      onProgress: (d, t) => o.onStage?.("load", d, t),
+    });
+    if (cachePath && o.cacheDir) {
+      mkdirSync(o.cacheDir, { recursive: true });
+      saveTrainingSet(cachePath, key, built);
+    }
+  }
   let init: Weights | undefined;
   let tokenizer = built.tokenizer;
   let config = defaultConfig(tokenizer.size, built.stats, o.model ?? {});

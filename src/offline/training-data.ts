@@ -8,6 +8,7 @@
  *   const ds = await openDataset(dir);
  *   const { set, tokenizer, stats } = await buildTrainingSet([ds], { imageSize: 64, chunk: 4, maxTokens: 16 });
  */
+import { closeSync, existsSync, openSync, readFileSync, writeSync } from "node:fs";
 import { ProvaelError } from "../core/errors.js";
 import type { Image } from "../core/types.js";
 import {
@@ -156,5 +157,101 @@ export async function buildTrainingSet(
     },
     cameras,
     instructions,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cache: decoding and resizing every PNG takes minutes; a built set reloads in seconds.
+
+const CACHE_MAGIC = "provael.tiny-vla.trainingset/1";
+
+interface CacheHeader {
+  magic: string;
+  key: string;
+  count: number;
+  cameras: string[];
+  instructions: string[];
+  tokenizer: { vocabulary: string[]; maxLength: number };
+  stats: TrainingStats;
+  arrays: { name: string; type: "u8" | "f32" | "i32"; length: number }[];
+}
+
+/** Writes a built training set to one file (JSON header line, then the raw arrays). */
+export function saveTrainingSet(path: string, key: string, built: BuiltTrainingSet): void {
+  const { set } = built;
+  const arrays: [string, Uint8Array | Float32Array | Int32Array][] = [
+    ...set.images.map((a, i) => [`images.${i}`, a] as [string, Uint8Array]),
+    ["state", set.state],
+    ["targets", set.targets],
+    ["tokens", set.tokens],
+    ["textOf", set.textOf],
+    ["episodeOf", set.episodeOf],
+  ];
+  const header: CacheHeader = {
+    magic: CACHE_MAGIC,
+    key,
+    count: set.count,
+    cameras: built.cameras,
+    instructions: built.instructions,
+    tokenizer: built.tokenizer.toJson(),
+    stats: built.stats,
+    arrays: arrays.map(([name, a]) => ({
+      name,
+      type: a instanceof Uint8Array ? "u8" : a instanceof Float32Array ? "f32" : "i32",
+      length: a.length,
+    })),
+  };
+  const fd = openSync(path, "w");
+  try {
+    writeSync(fd, `${JSON.stringify(header)}\n`);
+    for (const [, a] of arrays) writeSync(fd, new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads a cached training set, or undefined when the file is missing or was built differently. */
+export function loadTrainingSet(path: string, key: string): BuiltTrainingSet | undefined {
+  if (!existsSync(path)) return undefined;
+  const buf = readFileSync(path);
+  const nl = buf.indexOf(10);
+  if (nl < 0) return undefined;
+  let header: CacheHeader;
+  try {
+    header = JSON.parse(buf.subarray(0, nl).toString("utf8")) as CacheHeader;
+  } catch {
+    return undefined;
+  }
+  if (header.magic !== CACHE_MAGIC || header.key !== key) return undefined;
+  let offset = nl + 1;
+  const got = new Map<string, Uint8Array | Float32Array | Int32Array>();
+  for (const a of header.arrays) {
+    const bytes = a.length * (a.type === "u8" ? 1 : 4);
+    // Copy out so typed arrays are aligned and independent of the file buffer.
+    const slice = new Uint8Array(buf.subarray(offset, offset + bytes));
+    got.set(
+      a.name,
+      a.type === "u8"
+        ? slice
+        : a.type === "f32"
+          ? new Float32Array(slice.buffer)
+          : new Int32Array(slice.buffer),
+    );
+    offset += bytes;
+  }
+  return {
+    set: {
+      count: header.count,
+      images: header.cameras.map((_, i) => got.get(`images.${i}`) as Uint8Array),
+      state: got.get("state") as Float32Array,
+      targets: got.get("targets") as Float32Array,
+      tokens: got.get("tokens") as Int32Array,
+      textOf: got.get("textOf") as Int32Array,
+      episodeOf: got.get("episodeOf") as Int32Array,
+    },
+    tokenizer: Tokenizer.fromJson(header.tokenizer),
+    stats: header.stats,
+    cameras: header.cameras,
+    instructions: header.instructions,
   };
 }

