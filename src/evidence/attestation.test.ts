@@ -1,13 +1,13 @@
 import { readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { runStub } from "../../test/support/stub-run.js";
 import { tempDir } from "../../test/support/tmp.js";
 import { resolveAttacks } from "../attacks/index.js";
 import { fixedClock } from "../core/clock.js";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { Rng } from "../core/rng.js";
-import { runAttack } from "../runner/run.js";
 import {
   attestRun,
   buildRedteamStatement,
@@ -25,30 +25,8 @@ import { IN_TOTO_PAYLOAD_TYPE, signEnvelope } from "./dsse.js";
 import { keyPairFromSeed, publicKeyPem } from "./keys.js";
 import { parseTrustStore, type TrustedKey, trustPublicKey } from "./trust-store.js";
 
-async function stubRun(out: string, seeds: number, attacks = ["none", "control", "instruction"]) {
-  await runAttack({
-    plan: {
-      policy: "stub",
-      suite: "stub",
-      tasks: ["fetch_cup", "wipe_plate"],
-      arms: resolveAttacks(attacks),
-      seed: 0,
-      seeds,
-      repeats: 1,
-      horizon: null,
-      termination: "fixed-horizon",
-      scenePin: 0,
-      policyOptions: {},
-      attackParams: {},
-      calibration: {},
-    },
-    out,
-    resume: false,
-    concurrency: 1,
-    policyOptions: {},
-    commandLine: ["test"],
-  });
-}
+const stubRun = (out: string, seeds: number, attacks = ["none", "control", "instruction"]) =>
+  runStub(out, { arms: resolveAttacks(attacks), seeds });
 
 const T0 = Date.parse("2026-06-01T12:00:00Z");
 const key = keyPairFromSeed(new Uint8Array(32).fill(1));

@@ -1,13 +1,12 @@
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { runStub } from "../../test/support/stub-run.js";
 import { tempDir } from "../../test/support/tmp.js";
-import { resolveAttacks } from "../attacks/index.js";
 import { canonicalJson } from "../core/canonical-json.js";
 import { fixedClock } from "../core/clock.js";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
-import { runAttack } from "../runner/run.js";
 import { wilsonInterval } from "../stats/index.js";
 import { keyPairFromSeed, publicKeyPem } from "./keys.js";
 import {
@@ -22,30 +21,7 @@ import {
 import { renderLeaderboardHtml } from "./leaderboard-html.js";
 import { trustPublicKey } from "./trust-store.js";
 
-async function stubRun(out: string, seed: number, seeds: number) {
-  await runAttack({
-    plan: {
-      policy: "stub",
-      suite: "stub",
-      tasks: ["fetch_cup", "wipe_plate"],
-      arms: resolveAttacks(["none", "control", "instruction"]),
-      seed,
-      seeds,
-      repeats: 1,
-      horizon: null,
-      termination: "fixed-horizon",
-      scenePin: 0,
-      policyOptions: {},
-      attackParams: {},
-      calibration: {},
-    },
-    out,
-    resume: false,
-    concurrency: 1,
-    policyOptions: {},
-    commandLine: ["test"],
-  });
-}
+const stubRun = (out: string, seed: number, seeds: number) => runStub(out, { seed, seeds });
 
 const key = keyPairFromSeed(new Uint8Array(32).fill(3));
 const trusted = [trustPublicKey(publicKeyPem(key.publicKey), "board key")];

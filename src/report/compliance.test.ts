@@ -1,37 +1,14 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { runStub } from "../../test/support/stub-run.js";
 import { tempDir } from "../../test/support/tmp.js";
 import { resolveAttacks } from "../attacks/index.js";
-import { runAttack } from "../runner/run.js";
 import type { Report } from "./build.js";
 import { buildCompliance, REQUIREMENTS, renderComplianceMarkdown } from "./compliance.js";
 
-async function stubRun(out: string, attacks: string[], seeds: number): Promise<Report> {
-  await runAttack({
-    plan: {
-      policy: "stub",
-      suite: "stub",
-      tasks: ["fetch_cup", "wipe_plate"],
-      arms: resolveAttacks(attacks),
-      seed: 0,
-      seeds,
-      repeats: 1,
-      horizon: null,
-      termination: "fixed-horizon",
-      scenePin: 0,
-      policyOptions: {},
-      attackParams: {},
-      calibration: {},
-    },
-    out,
-    resume: false,
-    concurrency: 1,
-    policyOptions: {},
-    commandLine: ["test"],
-  });
-  return JSON.parse(readFileSync(join(out, "report.json"), "utf8")) as Report;
-}
+const stubRun = (out: string, attacks: string[], seeds: number): Promise<Report> =>
+  runStub(out, { arms: resolveAttacks(attacks), seeds });
 
 let full: Report;
 let noBaseline: Report;

@@ -1,39 +1,16 @@
-import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PNG } from "pngjs";
 import { beforeAll, describe, expect, it } from "vitest";
+import { runStub } from "../../test/support/stub-run.js";
 import { tempDir } from "../../test/support/tmp.js";
 import { resolveAttacks } from "../attacks/index.js";
-import { runAttack } from "../runner/run.js";
 import type { Report } from "./build.js";
 import { armsChartSpec, armsChartSvg, heatColour, heatmapSvg, pathPlotSvg } from "./charts.js";
 import { renderHtml, zonesOf } from "./html.js";
 
-async function stubRun(out: string, attacks: string[]): Promise<Report> {
-  await runAttack({
-    plan: {
-      policy: "stub",
-      suite: "stub",
-      tasks: ["fetch_cup", "wipe_plate"],
-      arms: resolveAttacks(attacks),
-      seed: 0,
-      seeds: 5,
-      repeats: 1,
-      horizon: null,
-      termination: "fixed-horizon",
-      scenePin: 0,
-      policyOptions: {},
-      attackParams: {},
-      calibration: {},
-    },
-    out,
-    resume: false,
-    concurrency: 1,
-    policyOptions: {},
-    commandLine: ["test"],
-  });
-  return JSON.parse(readFileSync(join(out, "report.json"), "utf8")) as Report;
-}
+const stubRun = (out: string, attacks: string[]): Promise<Report> =>
+  runStub(out, { arms: resolveAttacks(attacks) });
 
 function png(w: number, h: number, rgb: [number, number, number]): Buffer {
   const img = new PNG({ width: w, height: h });

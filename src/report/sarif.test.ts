@@ -3,9 +3,9 @@ import { join } from "node:path";
 import Ajv04 from "ajv-draft-04";
 import addFormats from "ajv-formats";
 import { beforeAll, describe, expect, it } from "vitest";
+import { runStub } from "../../test/support/stub-run.js";
 import { tempDir } from "../../test/support/tmp.js";
 import { resolveAttacks } from "../attacks/index.js";
-import { runAttack } from "../runner/run.js";
 import type { ArmReport, Rate, Report } from "./build.js";
 import { armFingerprint, armLevel, buildSarif, writeSarif } from "./sarif.js";
 
@@ -20,31 +20,8 @@ const ajv = new Ajv04.default({ allErrors: true, strict: false });
 addFormats.default(ajv);
 const validate = ajv.compile(schema);
 
-async function stubRun(out: string, attacks: string[], seeds = 5, seed = 0): Promise<Report> {
-  await runAttack({
-    plan: {
-      policy: "stub",
-      suite: "stub",
-      tasks: ["fetch_cup", "wipe_plate"],
-      arms: resolveAttacks(attacks),
-      seed,
-      seeds,
-      repeats: 1,
-      horizon: null,
-      termination: "fixed-horizon",
-      scenePin: 0,
-      policyOptions: {},
-      attackParams: {},
-      calibration: {},
-    },
-    out,
-    resume: false,
-    concurrency: 1,
-    policyOptions: {},
-    commandLine: ["test"],
-  });
-  return JSON.parse(readFileSync(join(out, "report.json"), "utf8")) as Report;
-}
+const stubRun = (out: string, attacks: string[], seeds = 5, seed = 0): Promise<Report> =>
+  runStub(out, { arms: resolveAttacks(attacks), seeds, seed });
 
 const expectValid = (log: unknown) => {
   const ok = validate(log);
