@@ -20,7 +20,9 @@ import {
 import { lossCurvePng } from "../policies/tiny-vla/plot.js";
 import { type LossRecord, type TrainOptions, trainTinyVla } from "../policies/tiny-vla/train.js";
 import { loadWeights, saveWeights } from "../policies/tiny-vla/weights.js";
-import { openDataset } from "./lerobot.js";
+import { loadScenes } from "../suites/mujoco/scenes.js";
+import { TABLETOP_TASKS } from "../suites/mujoco/tabletop.js";
+import { type Dataset, type EpisodeMeta, openDataset } from "./lerobot.js";
 import { buildTrainingSet, loadTrainingSet, saveTrainingSet } from "./training-data.js";
 
 export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress" | "init"> {
@@ -46,6 +48,27 @@ export interface TrainFromDatasetsResult {
   samples: number;
   history: LossRecord[];
   files: { weights: string; manifest: string; lossCurve: string; log: string };
+}
+
+/**
+ * For tabletop demonstrations (episodes that name their task and scene), the named object's
+ * (x, y) in its stored scene: the auxiliary localisation target. Undefined for other data.
+ */
+function sceneTargets(
+  datasets: Dataset[],
+): ((meta: EpisodeMeta) => [number, number] | undefined) | undefined {
+  const tabletop = datasets.every(
+    (d) =>
+      d.info.robot_type === "provael_tabletop" &&
+      d.episodes.every((e) => e.suiteTask !== "" && e.scene >= 0),
+  );
+  if (!tabletop) return undefined;
+  const scenes = loadScenes("tabletop");
+  return (meta) => {
+    const def = TABLETOP_TASKS.find((t) => t.id === meta.suiteTask);
+    const pos = def ? scenes.tasks[meta.suiteTask]?.[meta.scene]?.[def.object] : undefined;
+    return pos ? [pos[0] ?? 0, pos[1] ?? 0] : undefined;
+  };
 }
 
 /** Digest of what identifies a dataset cheaply: its info.json and episodes table. */
@@ -75,12 +98,18 @@ export async function trainTinyVlaFromDatasets(
     stateFeatures: probe.stateFeatures,
     stride: o.stride ?? 1,
   };
-  const key = digestJson({ data: o.data.map(datasetDigest), ...buildOptions });
+  const auxTarget = sceneTargets(datasets);
+  const key = digestJson({
+    data: o.data.map(datasetDigest),
+    ...buildOptions,
+    aux: auxTarget ? "scene-object-xy/1" : null,
+  });
   const cachePath = o.cacheDir ? join(o.cacheDir, `${key.slice(7, 23)}.trainingset`) : undefined;
   let built = cachePath ? loadTrainingSet(cachePath, key) : undefined;
   if (!built) {
     built = await buildTrainingSet(datasets, {
       ...buildOptions,
+      ...(auxTarget ? { auxTarget } : {}),
       onProgress: (d, t) => o.onStage?.("load", d, t),
     });
     if (cachePath && o.cacheDir) {
@@ -90,7 +119,11 @@ export async function trainTinyVlaFromDatasets(
   }
   let init: Weights | undefined;
   let tokenizer = built.tokenizer;
-  let config = defaultConfig(tokenizer.size, built.stats, o.model ?? {});
+  // Without auxiliary targets the auxiliary head would only be dead weight.
+  let config = defaultConfig(tokenizer.size, built.stats, {
+    ...(built.set.aux ? {} : { aux: 0 }),
+    ...(o.model ?? {}),
+  });
   if (o.initFrom) {
     // Fine-tuning keeps the original vocabulary and normalisation so the weights stay meaningful.
     const prev = loadWeights(o.initFrom);
@@ -118,6 +151,7 @@ export async function trainTinyVlaFromDatasets(
     ...(o.learningRate === undefined ? {} : { learningRate: o.learningRate }),
     ...(o.finalLearningRate === undefined ? {} : { finalLearningRate: o.finalLearningRate }),
     ...(o.gripWeight === undefined ? {} : { gripWeight: o.gripWeight }),
+    ...(o.auxWeight === undefined ? {} : { auxWeight: o.auxWeight }),
     ...(o.wordDropout === undefined ? {} : { wordDropout: o.wordDropout }),
     ...(o.shift === undefined ? {} : { shift: o.shift }),
     ...(o.stateNoise === undefined ? {} : { stateNoise: o.stateNoise }),

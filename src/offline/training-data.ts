@@ -8,7 +8,7 @@
  *   const ds = await openDataset(dir);
  *   const { set, tokenizer, stats } = await buildTrainingSet([ds], { imageSize: 64, chunk: 4, maxTokens: 16 });
  */
-import { closeSync, existsSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync, writeSync } from "node:fs";
 import { ProvaelError } from "../core/errors.js";
 import type { Image } from "../core/types.js";
 import {
@@ -19,7 +19,7 @@ import {
 } from "../policies/tiny-vla/model.js";
 import { Tokenizer } from "../policies/tiny-vla/tokenizer.js";
 import type { TrainingSet } from "../policies/tiny-vla/train.js";
-import type { Dataset } from "./lerobot.js";
+import type { Dataset, EpisodeMeta } from "./lerobot.js";
 
 export interface BuildOptions {
   imageSize: number;
@@ -31,6 +31,12 @@ export interface BuildOptions {
   stateFeatures?: TinyVlaConfig["stateFeatures"];
   /** Keep every `stride`-th frame of each episode (chunks still use every action). */
   stride?: number;
+  /**
+   * The world (x, y) of the object an episode's instruction names, when known (from its stored
+   * scene): frames before the first gripper close then get the object's position relative to
+   * the gripper as an auxiliary localisation target.
+   */
+  auxTarget?: (meta: EpisodeMeta) => [number, number] | undefined;
   /** Per dataset, only these episodes (default: all). */
   episodes?: number[][];
   onProgress?: (done: number, total: number) => void;
@@ -42,6 +48,8 @@ export interface TrainingStats {
   stateStd: number[];
   /** Spread of each action dim (std, at least 0.05), the unit of the movement loss. */
   actionScale: number[];
+  /** Spread of each auxiliary target (std, at least 0.02 m), when there are any. */
+  auxScale?: number[];
 }
 
 export interface BuiltTrainingSet {
@@ -104,6 +112,8 @@ export async function buildTrainingSet(
   const targets = new Float32Array(count * options.chunk * actionDim);
   const textOf = new Int32Array(count);
   const episodeOf = new Int32Array(count);
+  const aux = options.auxTarget ? new Float32Array(count * 2).fill(Number.NaN) : undefined;
+  const auxRows: Float32Array[] = [];
   const tokens = new Int32Array(instructions.length * options.maxTokens);
   instructions.forEach((t, k) => {
     tokens.set(tokenizer.encode(t), k * options.maxTokens);
@@ -124,6 +134,8 @@ export async function buildTrainingSet(
     });
     const text = instructions.indexOf(ep.meta.task);
     const T = ep.frames.length;
+    const target = options.auxTarget?.(ep.meta);
+    const firstClose = ep.frames.findIndex((f) => (f.action[f.action.length - 1] ?? 0) > 0);
     for (let t = 0; t < T; t += stride) {
       const f = ep.frames[t];
       if (!f) continue;
@@ -140,6 +152,11 @@ export async function buildTrainingSet(
       }
       textOf[n] = text;
       episodeOf[n] = done;
+      if (aux && target && (firstClose < 0 || t < firstClose)) {
+        const rel = Float32Array.of(target[0] - (f.state[0] ?? 0), target[1] - (f.state[1] ?? 0));
+        aux.set(rel, n * 2);
+        auxRows.push(rel);
+      }
       n++;
     }
     for (const f of ep.frames) actions.push(f.action);
@@ -147,13 +164,15 @@ export async function buildTrainingSet(
   }
   const s = meanStd(states, featureDim);
   const a = meanStd(actions, actionDim);
+  const x = meanStd(auxRows, 2);
   return {
-    set: { count: n, images, state, targets, tokens, textOf, episodeOf },
+    set: { count: n, images, state, targets, tokens, textOf, episodeOf, ...(aux ? { aux } : {}) },
     tokenizer,
     stats: {
       stateMean: s.mean,
       stateStd: s.std.map((v) => Math.max(v, 1e-3)),
       actionScale: a.std.map((v) => Math.max(v, 0.05)),
+      ...(auxRows.length > 0 ? { auxScale: x.std.map((v) => Math.max(v, 0.02)) } : {}),
     },
     cameras,
     instructions,
@@ -186,6 +205,7 @@ export function saveTrainingSet(path: string, key: string, built: BuiltTrainingS
     ["tokens", set.tokens],
     ["textOf", set.textOf],
     ["episodeOf", set.episodeOf],
+    ...(set.aux ? [["aux", set.aux] as [string, Float32Array]] : []),
   ];
   const header: CacheHeader = {
     magic: CACHE_MAGIC,
@@ -204,7 +224,13 @@ export function saveTrainingSet(path: string, key: string, built: BuiltTrainingS
   const fd = openSync(path, "w");
   try {
     writeSync(fd, `${JSON.stringify(header)}\n`);
-    for (const [, a] of arrays) writeSync(fd, new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+    for (const [, a] of arrays) {
+      const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+      // One write call moves at most ~2 GiB; write in pieces.
+      for (let done = 0; done < bytes.length; ) {
+        done += writeSync(fd, bytes, done, Math.min(bytes.length - done, 1 << 30));
+      }
+    }
   } finally {
     closeSync(fd);
   }
@@ -213,45 +239,62 @@ export function saveTrainingSet(path: string, key: string, built: BuiltTrainingS
 /** Reads a cached training set, or undefined when the file is missing or was built differently. */
 export function loadTrainingSet(path: string, key: string): BuiltTrainingSet | undefined {
   if (!existsSync(path)) return undefined;
-  const buf = readFileSync(path);
-  const nl = buf.indexOf(10);
-  if (nl < 0) return undefined;
-  let header: CacheHeader;
+  // Read piecewise: a cache can exceed the 2 GiB a single readFileSync allows.
+  const fd = openSync(path, "r");
   try {
-    header = JSON.parse(buf.subarray(0, nl).toString("utf8")) as CacheHeader;
-  } catch {
-    return undefined;
+    let head = Buffer.alloc(0);
+    let nl = -1;
+    while (nl < 0) {
+      const chunk = Buffer.alloc(1 << 16);
+      const n = readSync(fd, chunk, 0, chunk.length, head.length);
+      if (n === 0) return undefined;
+      head = Buffer.concat([head, chunk.subarray(0, n)]);
+      nl = head.indexOf(10);
+    }
+    let header: CacheHeader;
+    try {
+      header = JSON.parse(head.subarray(0, nl).toString("utf8")) as CacheHeader;
+    } catch {
+      return undefined;
+    }
+    if (header.magic !== CACHE_MAGIC || header.key !== key) return undefined;
+    let offset = nl + 1;
+    const got = new Map<string, Uint8Array | Float32Array | Int32Array>();
+    for (const a of header.arrays) {
+      const bytes = a.length * (a.type === "u8" ? 1 : 4);
+      const data = new Uint8Array(bytes);
+      for (let done = 0; done < bytes; ) {
+        const n = readSync(fd, data, done, Math.min(bytes - done, 1 << 30), offset + done);
+        if (n === 0) return undefined;
+        done += n;
+      }
+      got.set(
+        a.name,
+        a.type === "u8"
+          ? data
+          : a.type === "f32"
+            ? new Float32Array(data.buffer)
+            : new Int32Array(data.buffer),
+      );
+      offset += bytes;
+    }
+    return {
+      set: {
+        count: header.count,
+        images: header.cameras.map((_, i) => got.get(`images.${i}`) as Uint8Array),
+        state: got.get("state") as Float32Array,
+        targets: got.get("targets") as Float32Array,
+        tokens: got.get("tokens") as Int32Array,
+        textOf: got.get("textOf") as Int32Array,
+        episodeOf: got.get("episodeOf") as Int32Array,
+        ...(got.has("aux") ? { aux: got.get("aux") as Float32Array } : {}),
+      },
+      tokenizer: Tokenizer.fromJson(header.tokenizer),
+      stats: header.stats,
+      cameras: header.cameras,
+      instructions: header.instructions,
+    };
+  } finally {
+    closeSync(fd);
   }
-  if (header.magic !== CACHE_MAGIC || header.key !== key) return undefined;
-  let offset = nl + 1;
-  const got = new Map<string, Uint8Array | Float32Array | Int32Array>();
-  for (const a of header.arrays) {
-    const bytes = a.length * (a.type === "u8" ? 1 : 4);
-    // Copy out so typed arrays are aligned and independent of the file buffer.
-    const slice = new Uint8Array(buf.subarray(offset, offset + bytes));
-    got.set(
-      a.name,
-      a.type === "u8"
-        ? slice
-        : a.type === "f32"
-          ? new Float32Array(slice.buffer)
-          : new Int32Array(slice.buffer),
-    );
-    offset += bytes;
-  }
-  return {
-    set: {
-      count: header.count,
-      images: header.cameras.map((_, i) => got.get(`images.${i}`) as Uint8Array),
-      state: got.get("state") as Float32Array,
-      targets: got.get("targets") as Float32Array,
-      tokens: got.get("tokens") as Int32Array,
-      textOf: got.get("textOf") as Int32Array,
-      episodeOf: got.get("episodeOf") as Int32Array,
-    },
-    tokenizer: Tokenizer.fromJson(header.tokenizer),
-    stats: header.stats,
-    cameras: header.cameras,
-    instructions: header.instructions,
-  };
 }

@@ -38,6 +38,15 @@ export interface TinyVlaConfig {
   pooled: number;
   /** Widths of the MLP head's hidden layers. */
   hidden: number[];
+  /**
+   * Outputs of the training-only auxiliary head (0 for none): the named object's position
+   * relative to the gripper, read from the visual features through one hidden layer of
+   * `auxHidden`. It gives every frame a localisation target; actions never use it.
+   */
+  aux: number;
+  auxHidden: number;
+  /** Spread of each auxiliary target (its loss unit), from the training data. */
+  auxScale: number[];
   chunk: number;
   actionDim: number;
   /** Length of the raw state vector. */
@@ -59,7 +68,7 @@ export interface TinyVlaConfig {
 
 export function defaultConfig(
   vocabSize: number,
-  stats: { stateMean: number[]; stateStd: number[]; actionScale: number[] },
+  stats: { stateMean: number[]; stateStd: number[]; actionScale: number[]; auxScale?: number[] },
   overrides: Partial<TinyVlaConfig> = {},
 ): TinyVlaConfig {
   return {
@@ -71,6 +80,9 @@ export function defaultConfig(
     keypoints: 8,
     pooled: 16,
     hidden: [256, 256],
+    aux: 2,
+    auxHidden: 64,
+    auxScale: [0.1, 0.1],
     chunk: 4,
     actionDim: 7,
     stateDim: 8,
@@ -128,6 +140,14 @@ export function weightShapes(cfg: TinyVlaConfig): [string, number[]][] {
     ["head.out.w", [width, cfg.chunk * cfg.actionDim]],
     ["head.out.b", [cfg.chunk * cfg.actionDim]],
   );
+  if (cfg.aux > 0) {
+    shapes.push(
+      ["aux.0.w", [headInputWidth(cfg), cfg.auxHidden]],
+      ["aux.0.b", [cfg.auxHidden]],
+      ["aux.out.w", [cfg.auxHidden, cfg.aux]],
+      ["aux.out.b", [cfg.aux]],
+    );
+  }
   return shapes;
 }
 
@@ -410,6 +430,8 @@ export interface ForwardOutput {
   move: Tensor;
   /** Gripper logits (> 0 means close): [B, chunk]. */
   grip: Tensor;
+  /** Auxiliary outputs [B, aux] (training only), when the config has an auxiliary head. */
+  aux?: Tensor;
 }
 
 const matMulCache = new WeakMap<object, (a: Tensor, b: Tensor) => Tensor>();
@@ -451,6 +473,7 @@ export function forward(
   w: WeightTensors,
   input: BatchTensors,
   cfg: TinyVlaConfig,
+  withAux = false,
 ): ForwardOutput {
   const W = (name: string): Tensor => {
     const t = w[name];
@@ -518,7 +541,8 @@ export function forward(
   const mean = tf.tensor1d(cfg.stateMean);
   const std = tf.tensor1d(cfg.stateStd.map((s) => Math.max(s, 1e-3)));
   features.push(tf.div(tf.sub(input.state, mean), std), text);
-  let z = tf.concat(features, 1);
+  const joined = tf.concat(features, 1);
+  let z = joined;
   cfg.hidden.forEach((_, i) => {
     z = tf.relu(dense(tf, z, W(`head.${i}.w`), W(`head.${i}.b`)));
   });
@@ -531,5 +555,9 @@ export function forward(
   const scale = tf.tensor1d(cfg.actionScale.slice(0, m));
   const move = tf.mul(tf.slice(out, [0, 0, 0], [B, cfg.chunk, m]), scale);
   const grip = tf.reshape(tf.slice(out, [0, 0, m], [B, cfg.chunk, 1]), [B, cfg.chunk]);
+  if (cfg.aux > 0 && withAux) {
+    const h = tf.relu(dense(tf, joined, W("aux.0.w"), W("aux.0.b")));
+    return { move, grip, aux: dense(tf, h, W("aux.out.w"), W("aux.out.b")) };
+  }
   return { move, grip };
 }

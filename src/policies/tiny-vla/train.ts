@@ -40,6 +40,8 @@ export interface TrainingSet {
   textOf: Int32Array;
   /** Episode of each sample (validation split by episode). */
   episodeOf: Int32Array;
+  /** Auxiliary targets, `aux` per sample, NaN where a sample has none. */
+  aux?: Float32Array;
 }
 
 export interface TrainOptions {
@@ -51,6 +53,8 @@ export interface TrainOptions {
   finalLearningRate?: number;
   /** Weight of the gripper BCE against the movement MSE. */
   gripWeight?: number;
+  /** Weight of the auxiliary localisation loss (when the set has auxiliary targets). */
+  auxWeight?: number;
   /** Probability of replacing a word by `<unk>` in a sample, so unknown words mean "no word". */
   wordDropout?: number;
   /** Random image translation in pixels (at `imageSize`), per sample and camera. */
@@ -71,6 +75,8 @@ export interface LossRecord {
   loss: number;
   move: number;
   grip: number;
+  /** Auxiliary loss, when trained with one. */
+  aux?: number;
   /** Validation loss on held-out episodes, when any were held out. */
   validation?: number;
 }
@@ -88,7 +94,7 @@ function fillRow(
   set: TrainingSet,
   i: number,
   row: number,
-  batch: HostBatch,
+  batch: TrainBatch,
   rng: Rng | undefined,
   opts: { shift: number; wordDropout: number; stateNoise: number },
 ): void {
@@ -142,13 +148,19 @@ function fillRow(
   }
 }
 
-function emptyBatch(cfg: TinyVlaConfig, n: number): HostBatch {
+/** A host batch plus the auxiliary targets (normalised) and their validity mask. */
+type TrainBatch = HostBatch & { aux?: Float32Array; auxMask?: Float32Array };
+
+function emptyBatch(cfg: TinyVlaConfig, n: number, withAux: boolean): TrainBatch {
   const { count, size } = patchGrid(cfg);
   return {
     size: n,
     patches: cfg.cameras.map(() => new Float32Array(n * count * size)),
     tokens: new Int32Array(n * cfg.maxTokens),
     state: new Float32Array(n * stateFeatureDim(cfg)),
+    ...(withAux
+      ? { aux: new Float32Array(n * cfg.aux), auxMask: new Float32Array(n * cfg.aux) }
+      : {}),
   };
 }
 
@@ -164,6 +176,8 @@ export async function trainTinyVla(
   const lr0 = options.learningRate ?? 2e-3;
   const lrEnd = lr0 * (options.finalLearningRate ?? 0.1);
   const gripWeight = options.gripWeight ?? 0.5;
+  const withAux = cfg.aux > 0 && set.aux !== undefined;
+  const auxWeight = withAux ? (options.auxWeight ?? 1) : 0;
   const logEvery = options.logEvery ?? 50;
   const aug = {
     shift: options.shift ?? 0,
@@ -195,9 +209,9 @@ export async function trainTinyVla(
   const A = cfg.actionDim;
   const invScale = tf.tensor1d(cfg.actionScale.slice(0, m).map((s) => 1 / Math.max(s, 1e-3)));
 
-  const lossOf = (batch: HostBatch, targets: Float32Array) => {
+  const lossOf = (batch: TrainBatch, targets: Float32Array) => {
     const input = batchTensors(tf, cfg, batch);
-    const out = forward(tf, vars, input, cfg);
+    const out = forward(tf, vars, input, cfg, withAux);
     const tgt = tf.tensor3d(targets, [batch.size, cfg.chunk, A]);
     const tMove = tf.slice(tgt, [0, 0, 0], [batch.size, cfg.chunk, m]);
     const tGrip = tf.cast(
@@ -209,15 +223,27 @@ export async function trainTinyVla(
     );
     const move = tf.mean(tf.square(tf.mul(tf.sub(out.move, tMove), invScale)));
     const grip = tf.mean(tf.sub(tf.softplus(out.grip), tf.mul(tGrip, out.grip)));
-    return { move, grip, total: tf.add(move, tf.mul(grip, gripWeight)) };
+    let total = tf.add(move, tf.mul(grip, gripWeight));
+    let aux = tf.scalar(0);
+    if (withAux && out.aux && batch.aux && batch.auxMask) {
+      const mask = tf.tensor2d(batch.auxMask, [batch.size, cfg.aux]);
+      const err = tf.mul(
+        tf.square(tf.sub(out.aux, tf.tensor2d(batch.aux, [batch.size, cfg.aux]))),
+        mask,
+      );
+      aux = tf.div(tf.sum(err), tf.maximum(tf.sum(mask), 1));
+      total = tf.add(total, tf.mul(aux, auxWeight));
+    }
+    return { move, grip, aux, total };
   };
 
-  const batch = emptyBatch(cfg, batchSize);
+  const batch = emptyBatch(cfg, batchSize, withAux);
   const targets = new Float32Array(batchSize * cfg.chunk * A);
   const rng = root.fork("batches");
   const history: LossRecord[] = [];
   let accMove = 0;
   let accGrip = 0;
+  let accAux = 0;
   let accN = 0;
   const T = cfg.chunk * A;
   const validationLoss = (): number | undefined => {
@@ -230,7 +256,7 @@ export async function trainTinyVla(
     let sum = 0;
     for (let s = 0; s < pick.length; s += batchSize) {
       const idx = pick.slice(s, s + batchSize);
-      const b = emptyBatch(cfg, idx.length);
+      const b = emptyBatch(cfg, idx.length, withAux);
       const t = new Float32Array(idx.length * T);
       idx.forEach((i, r) => {
         fillRow(cfg, set, i, r, b, undefined, aug);
@@ -250,28 +276,41 @@ export async function trainTinyVla(
       fillRow(cfg, set, i, r, batch, rng, aug);
       targets.set(set.targets.subarray(i * T, (i + 1) * T), r * T);
     }
-    let parts: [number, number] = [0, 0];
+    let parts: [number, number, number] = [0, 0, 0];
     tf.tidy(() => {
       const cost = optimizer.minimize(() => {
         const l = lossOf(batch, targets);
-        parts = [l.move.dataSync()[0] as number, l.grip.dataSync()[0] as number];
+        parts = [
+          l.move.dataSync()[0] as number,
+          l.grip.dataSync()[0] as number,
+          l.aux.dataSync()[0] as number,
+        ];
         return l.total as TF.Scalar;
       }, true);
       cost?.dispose();
     });
     accMove += parts[0];
     accGrip += parts[1];
+    accAux += parts[2];
     accN++;
     if (step % logEvery === 0 || step === options.steps) {
       const move = accMove / accN;
       const grip = accGrip / accN;
-      const rec: LossRecord = { step, loss: move + gripWeight * grip, move, grip };
+      const aux = accAux / accN;
+      const rec: LossRecord = {
+        step,
+        loss: move + gripWeight * grip + auxWeight * aux,
+        move,
+        grip,
+        ...(withAux ? { aux } : {}),
+      };
       const v = validationLoss();
       if (v !== undefined) rec.validation = v;
       history.push(rec);
       options.onProgress?.(step, options.steps, rec.loss);
       accMove = 0;
       accGrip = 0;
+      accAux = 0;
       accN = 0;
     }
   }
