@@ -195,6 +195,9 @@ describe("tiny-vla model", () => {
     const last = a.history[a.history.length - 1]?.loss as number;
     expect(a.history.length).toBe(6);
     expect(last).toBeLessThan(first * 0.8);
+    // The auxiliary localisation loss is part of the objective and falls too.
+    expect(a.history[0]?.aux).toBeGreaterThan(0);
+    expect(a.history[5]?.aux as number).toBeLessThan(a.history[0]?.aux as number);
     const b = await run();
     for (const [name, w] of a.weights) expect(b.weights.get(name)).toEqual(w);
   });

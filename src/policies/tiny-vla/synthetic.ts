@@ -20,6 +20,8 @@ export interface SyntheticScene {
   obs: Observation;
   /** The expert's action (7-D) for this observation. */
   action: Float32Array;
+  /** The named block's position relative to the gripper (the auxiliary target). */
+  relative: [number, number];
 }
 
 function drawScene(
@@ -85,6 +87,7 @@ export function syntheticScene(label: string, size = 128): SyntheticScene {
       instruction: `pick up the ${target.name} block`,
     },
     action,
+    relative: [dx, dy],
   };
 }
 
@@ -103,8 +106,10 @@ export function syntheticTrainingSet(
   const targets = new Float32Array(n * cfg.chunk * A);
   const texts: string[] = [];
   const textOf = new Int32Array(n);
+  const aux = new Float32Array(n * 2);
   for (let i = 0; i < n; i++) {
     const s = syntheticScene(`${prefix}:${i}`);
+    aux.set(s.relative, i * 2);
     cfg.cameras.forEach((cam, c) => {
       (images[c] as Uint8Array).set(resizeArea(s.obs.images[cam] as Image, S), i * px);
     });
@@ -129,6 +134,7 @@ export function syntheticTrainingSet(
     tokens,
     textOf,
     episodeOf: Int32Array.from({ length: n }, (_, i) => i),
+    aux,
   };
 }
 

@@ -132,6 +132,14 @@ function fillRow(
     if (rng && id > UNK_ID && opts.wordDropout > 0 && rng.bernoulli(opts.wordDropout)) id = UNK_ID;
     batch.tokens[row * L + k] = id;
   }
+  if (batch.aux && batch.auxMask) {
+    for (let k = 0; k < cfg.aux; k++) {
+      const v = set.aux?.[i * cfg.aux + k] ?? Number.NaN;
+      const ok = Number.isFinite(v);
+      batch.aux[row * cfg.aux + k] = ok ? v / (cfg.auxScale[k] ?? 1) : 0;
+      batch.auxMask[row * cfg.aux + k] = ok ? 1 : 0;
+    }
+  }
   const F = stateFeatureDim(cfg);
   stateFeatures(
     cfg,
