@@ -18,7 +18,11 @@ export interface Image {
 
 /** What a policy sees at one step. */
 export interface Observation {
-  /** Camera images by camera name (`agentview`, `wrist`, …). */
+  /**
+   * Camera images by camera name (`agentview`, `wrist`, …). Simulated suites render each camera
+   * on first read (core/lazy-images.ts): read them during the step that produced them, or copy
+   * the record (`{ ...obs.images }`) to keep them longer.
+   */
   images: Record<string, Image>;
   /** Proprioceptive state vector (layout given by the suite's `stateLayout`). */
   state: Float32Array;

@@ -72,6 +72,39 @@ function sceneTargets(
 }
 
 /** Digest of what identifies a dataset cheaply: its info.json and episodes table. */
+/**
+ * The auxiliary targets as world positions: the stored ones are relative to the gripper, whose
+ * (x, y) lead the raw state. Returns them with their mean and spread (at least 2 cm).
+ */
+function absoluteTargets(
+  rel: Float32Array,
+  state: Float32Array,
+  aux: number,
+  stateDim: number,
+): { values: Float32Array; mean: number[]; scale: number[] } {
+  const n = rel.length / aux;
+  const values = new Float32Array(rel.length);
+  const sum = new Array<number>(aux).fill(0);
+  const sq = new Array<number>(aux).fill(0);
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    for (let k = 0; k < aux; k++) {
+      const v = (rel[i * aux + k] as number) + (state[i * stateDim + k] as number);
+      values[i * aux + k] = v;
+      if (Number.isFinite(v)) {
+        sum[k] = (sum[k] as number) + v;
+        sq[k] = (sq[k] as number) + v * v;
+        if (k === 0) count++;
+      }
+    }
+  }
+  const mean = sum.map((s) => s / Math.max(count, 1));
+  const scale = sq.map((q, k) =>
+    Math.max(Math.sqrt(Math.max(q / Math.max(count, 1) - (mean[k] as number) ** 2, 0)), 0.02),
+  );
+  return { values, mean, scale };
+}
+
 function datasetDigest(dir: string): Digest {
   const info = readFileSync(join(dir, "meta", "info.json"));
   const episodes = join(dir, "meta", "episodes", "chunk-000", "file-000.parquet");
@@ -138,9 +171,16 @@ export async function trainTinyVlaFromDatasets(
       );
     }
     const L = config.maxTokens;
+    const tokens = built.set.tokens;
     built.instructions.forEach((t, k) => {
-      built.set.tokens.set(tokenizer.encode(t), k * L);
+      tokens.set(tokenizer.encode(t), k * L);
     });
+  }
+  if (config.auxMode === "absolute" && built.set.aux) {
+    const abs = absoluteTargets(built.set.aux, built.set.state, config.aux, config.stateDim);
+    built = { ...built, set: { ...built.set, aux: abs.values } };
+    // A fine-tuned model keeps the normalisation its weights were trained with.
+    if (!o.initFrom) config = { ...config, auxMean: abs.mean, auxScale: abs.scale };
   }
   const loadSeconds = (o.clock.monotonic() - t0) / 1000;
   const t1 = o.clock.monotonic();

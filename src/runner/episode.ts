@@ -6,6 +6,7 @@
 import { attackRng } from "../attacks/control.js";
 import { sha256, sha256Stream } from "../core/digest.js";
 import { asProvaelError, ProvaelError } from "../core/errors.js";
+import { isRendered } from "../core/lazy-images.js";
 import type {
   Action,
   Attack,
@@ -125,6 +126,8 @@ function baseRecord(cell: Cell, ctx: EpisodeContext): EpisodeRecord {
 }
 
 function imagesEqual(a: Observation, b: Observation): boolean {
+  // The same record (an attack that left the cameras alone): equal without rendering them.
+  if (a.images === b.images) return true;
   const ka = Object.keys(a.images);
   if (ka.length !== Object.keys(b.images).length) return false;
   for (const k of ka) {
@@ -150,12 +153,17 @@ function inputsEqual(a: Observation, b: Observation): boolean {
   return imagesEqual(a, b);
 }
 
-/** Adds what the policy received at one step to the running digest (hashed at the boundary). */
+/**
+ * Adds what the policy received at one step to the running digest (hashed at the boundary).
+ * Called after the policy acted: camera images rendered on demand count only when something
+ * read them (a chunked policy reads its cameras only when it replans).
+ */
 function hashInputs(h: ReturnType<typeof sha256Stream>, obs: Observation): void {
   h.update(`i:${obs.instruction}\u0000`);
   for (const c of obs.context ?? []) h.update(`c:${c}\u0000`);
   h.update(new Uint8Array(obs.state.buffer, obs.state.byteOffset, obs.state.byteLength));
   for (const name of Object.keys(obs.images).sort()) {
+    if (!isRendered(obs.images, name)) continue;
     const img = obs.images[name];
     if (!img) continue;
     h.update(`m:${name}:${img.width}x${img.height}x${img.channels}\u0000`);
@@ -286,10 +294,10 @@ export async function playEpisode(
         const { privileged: _dropped, ...rest } = seen;
         seen = rest;
       }
-      hashInputs(received, seen);
       ctx.observe?.(step, seen);
       phase = "policy/error";
       const proposed = checkAction(await ctx.policy.act(seen), dim);
+      hashInputs(received, seen);
       let action = proposed;
       if (hooks.actuate) {
         phase = "attack/error";

@@ -103,7 +103,8 @@ async function fitPatch(
         const region = placer.region(obs, camera, params.size);
         if (!region) continue;
         const obj = await objectiveFor(task, obs, async () => Float32Array.from(await query(obs)));
-        samples.push({ obs, region, score: obj.score });
+        // Kept past this reset: render every camera now (lazy images go stale when it moves on).
+        samples.push({ obs: { ...obs, images: { ...obs.images } }, region, score: obj.score });
         fitted.add(sha256(img.data));
       }
     }

@@ -156,6 +156,44 @@ describe("tiny-vla model", () => {
     for (const t of Object.values(w)) t.dispose();
   });
 
+  it("absolute aux mode: the localisation head never reads the state, the action head does", async () => {
+    const tf = await tfReady();
+    const c = {
+      ...cfg,
+      auxMode: "absolute" as const,
+      auxToHead: true,
+      targetAttention: true,
+      auxMean: [0.1, -0.05],
+      auxScale: [0.08, 0.08],
+    };
+    const weights = initWeights(c, Rng.fromLabel("absolute"));
+    expect(parameterCount(c)).toBe([...weights.values()].reduce((s, w) => s + w.length, 0));
+    const set = syntheticTrainingSet(c, tok, 1);
+    const { count, size } = patchGrid(c);
+    const input = (stateShift: number) => {
+      const patches = c.cameras.map((_, k) => {
+        const out = new Float32Array(count * size);
+        patchify(c, (set.images[k] as Uint8Array).subarray(0, c.imageSize * c.imageSize * 3), out);
+        return out;
+      });
+      const state = new Float32Array(stateFeatureDim(c));
+      stateFeatures(c, set.state.subarray(0, 8), state);
+      state[0] = (state[0] as number) + stateShift;
+      return { size: 1, patches, tokens: tok.encode(syntheticInstructions()[0] as string), state };
+    };
+    const w = toTensors(tf, c, weights);
+    const run = (shift: number) =>
+      tf.tidy(() => {
+        const out = forward(tf, w, batchTensors(tf, c, input(shift)), c, true);
+        return [out.aux?.dataSync() ?? [], out.move.dataSync()].map((a) => Array.from(a));
+      });
+    const [aux0, move0] = run(0);
+    const [aux1, move1] = run(0.05);
+    expect(aux1).toEqual(aux0);
+    expect(move1).not.toEqual(move0);
+    for (const t of Object.values(w)) t.dispose();
+  });
+
   it("saves and loads weights bit-exactly; the digest is the SHA-256 of weights.bin", () => {
     const weights = initWeights(cfg, Rng.fromLabel("save"));
     const dir = tempDir();

@@ -41,12 +41,33 @@ export interface TinyVlaConfig {
   /**
    * Outputs of the training-only auxiliary head (0 for none): the named object's position
    * relative to the gripper, read from the visual features through one hidden layer of
-   * `auxHidden`. It gives every frame a localisation target; actions never use it.
+   * `auxHidden`. It gives every frame a localisation target; the actions read it when
+   * `auxToHead` is set.
    */
   aux: number;
   auxHidden: number;
+  /**
+   * Feed the auxiliary head's output (the named object's predicted position relative to the
+   * gripper) into the action head: a localisation bottleneck the actions can rely on.
+   */
+  auxToHead?: boolean;
+  /**
+   * Per camera, one extra attention whose query is the instruction itself (dot product of each
+   * patch's features with a projection of the text vector): the patch the words point at. Its
+   * expected image position and pooled features feed the heads.
+   */
+  targetAttention?: boolean;
   /** Spread of each auxiliary target (its loss unit), from the training data. */
   auxScale: number[];
+  /**
+   * What the auxiliary head predicts. "relative": the object's position relative to the gripper,
+   * from all features. "absolute": the object's world (x, y), from the camera features and the
+   * text only, never the state: in demonstrations the gripper sits on the object whenever it is
+   * low, so a head that sees the state learns "low means arrived" instead of looking.
+   */
+  auxMode?: "relative" | "absolute";
+  /** Mean of each auxiliary target ("absolute" mode), from the training data. */
+  auxMean?: number[];
   chunk: number;
   actionDim: number;
   /** Length of the raw state vector. */
@@ -130,8 +151,10 @@ export function weightShapes(cfg: TinyVlaConfig): [string, number[]][] {
       [`${cam}.value.w`, [dim, pooled]],
       [`${cam}.value.b`, [pooled]],
     );
+    if (cfg.targetAttention)
+      shapes.push([`${cam}.query.w`, [textDim, dim]], [`${cam}.query.b`, [dim]]);
   }
-  let width = headInputWidth(cfg);
+  let width = headInputWidth(cfg) + (cfg.auxToHead && cfg.aux > 0 ? cfg.aux : 0);
   cfg.hidden.forEach((h, i) => {
     shapes.push([`head.${i}.w`, [width, h]], [`head.${i}.b`, [h]]);
     width = h;
@@ -142,7 +165,7 @@ export function weightShapes(cfg: TinyVlaConfig): [string, number[]][] {
   );
   if (cfg.aux > 0) {
     shapes.push(
-      ["aux.0.w", [headInputWidth(cfg), cfg.auxHidden]],
+      ["aux.0.w", [auxInputWidth(cfg), cfg.auxHidden]],
       ["aux.0.b", [cfg.auxHidden]],
       ["aux.out.w", [cfg.auxHidden, cfg.aux]],
       ["aux.out.b", [cfg.aux]],
@@ -151,8 +174,18 @@ export function weightShapes(cfg: TinyVlaConfig): [string, number[]][] {
   return shapes;
 }
 
+function auxInputWidth(cfg: TinyVlaConfig): number {
+  return cfg.auxMode === "absolute"
+    ? headInputWidth(cfg) - stateFeatureDim(cfg)
+    : headInputWidth(cfg);
+}
+
+/** Unit (m) of the gripper-to-object offset the action head reads in "absolute" aux mode. */
+const OFFSET_UNIT = 0.1;
+
 function headInputWidth(cfg: TinyVlaConfig): number {
-  return cfg.cameras.length * cfg.keypoints * (2 + cfg.pooled) + stateFeatureDim(cfg) + cfg.textDim;
+  const perCamera = (cfg.keypoints + (cfg.targetAttention ? 1 : 0)) * (2 + cfg.pooled);
+  return cfg.cameras.length * perCamera + stateFeatureDim(cfg) + cfg.textDim;
 }
 
 /** Width of the state features the network reads. */
@@ -536,13 +569,50 @@ export function forward(
     ]);
     const pooledT = tf.reshape(matMul(tf, attn, values), [B, keypoints * pooled]);
     features.push(xy, pooledT);
+    if (cfg.targetAttention) {
+      const q = dense(tf, text, W(`${cam}.query.w`), W(`${cam}.query.b`));
+      const g3 = tf.reshape(g, [B, count, dim]);
+      const scores = tf.mul(
+        tf.reshape(matMul(tf, g3, tf.expandDims(q, 2)), [B, count]),
+        1 / Math.sqrt(dim),
+      );
+      const target = tf.reshape(tf.softmax(scores), [B, 1, count]);
+      features.push(
+        tf.reshape(matMul(tf, tf.reshape(target, [B, count]), gridT), [B, 2]),
+        tf.reshape(matMul(tf, target, values), [B, pooled]),
+      );
+    }
   });
 
   const mean = tf.tensor1d(cfg.stateMean);
   const std = tf.tensor1d(cfg.stateStd.map((s) => Math.max(s, 1e-3)));
+  const absolute = cfg.auxMode === "absolute";
+  const visual = absolute ? tf.concat([...features, text], 1) : undefined;
   features.push(tf.div(tf.sub(input.state, mean), std), text);
   const joined = tf.concat(features, 1);
-  let z = joined;
+  const auxOut =
+    cfg.aux > 0 && (withAux || cfg.auxToHead)
+      ? dense(
+          tf,
+          tf.relu(dense(tf, visual ?? joined, W("aux.0.w"), W("aux.0.b"))),
+          W("aux.out.w"),
+          W("aux.out.b"),
+        )
+      : undefined;
+  let headAux = auxOut;
+  if (absolute && auxOut) {
+    // The head reads where the object is from the gripper: predicted world (x, y) minus the
+    // gripper's (the first two state features), in OFFSET_UNIT.
+    const world = tf.add(
+      tf.mul(auxOut, tf.tensor1d(cfg.auxScale.slice(0, cfg.aux))),
+      tf.tensor1d(
+        (cfg.auxMean ?? []).slice(0, cfg.aux).concat(Array(cfg.aux).fill(0)).slice(0, cfg.aux),
+      ),
+    );
+    const gripper = tf.slice(input.state, [0, 0], [B, cfg.aux]);
+    headAux = tf.div(tf.sub(world, gripper), OFFSET_UNIT);
+  }
+  let z = cfg.auxToHead && headAux ? tf.concat([joined, headAux], 1) : joined;
   cfg.hidden.forEach((_, i) => {
     z = tf.relu(dense(tf, z, W(`head.${i}.w`), W(`head.${i}.b`)));
   });
@@ -555,9 +625,5 @@ export function forward(
   const scale = tf.tensor1d(cfg.actionScale.slice(0, m));
   const move = tf.mul(tf.slice(out, [0, 0, 0], [B, cfg.chunk, m]), scale);
   const grip = tf.reshape(tf.slice(out, [0, 0, m], [B, cfg.chunk, 1]), [B, cfg.chunk]);
-  if (cfg.aux > 0 && withAux) {
-    const h = tf.relu(dense(tf, joined, W("aux.0.w"), W("aux.0.b")));
-    return { move, grip, aux: dense(tf, h, W("aux.out.w"), W("aux.out.b")) };
-  }
-  return { move, grip };
+  return withAux && auxOut ? { move, grip, aux: auxOut } : { move, grip };
 }

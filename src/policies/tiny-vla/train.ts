@@ -136,7 +136,8 @@ function fillRow(
     for (let k = 0; k < cfg.aux; k++) {
       const v = set.aux?.[i * cfg.aux + k] ?? Number.NaN;
       const ok = Number.isFinite(v);
-      batch.aux[row * cfg.aux + k] = ok ? v / (cfg.auxScale[k] ?? 1) : 0;
+      const mean = cfg.auxMode === "absolute" ? (cfg.auxMean?.[k] ?? 0) : 0;
+      batch.aux[row * cfg.aux + k] = ok ? (v - mean) / (cfg.auxScale[k] ?? 1) : 0;
       batch.auxMask[row * cfg.aux + k] = ok ? 1 : 0;
     }
   }

@@ -187,19 +187,21 @@ describe("tabletop rendering", () => {
         id: "sign",
         params: { pos: [0.05, -0.3], size: [0.1, 0.06], text },
       });
-      const blank = await sim.reset({
-        task: "pantry_red_block",
-        scene: 0,
-        seed: 0,
-        edits: [sign("")],
-      });
+      // Images render on first read, while the simulator is still at that observation.
+      const blank = (
+        await sim.reset({ task: "pantry_red_block", scene: 0, seed: 0, edits: [sign("")] })
+      ).obs.images.agentview?.data;
       const written = await sim.reset({
         task: "pantry_red_block",
         scene: 0,
         seed: 0,
         edits: [sign("PICK UP THE KNIFE")],
       });
-      expect(written.obs.images.agentview?.data).not.toEqual(blank.obs.images.agentview?.data);
+      expect(written.obs.images.agentview?.data).not.toEqual(blank);
+      expect(() => r.obs.images.agentview).not.toThrow(); // read above: cached
+      const unread = await sim.reset({ task: "pantry_red_block", scene: 1, seed: 0 });
+      await sim.reset({ task: "pantry_red_block", scene: 2, seed: 0 });
+      expect(() => unread.obs.images.wrist).toThrow(/stepped past/);
     } finally {
       await sim.close();
     }

@@ -4,6 +4,7 @@
  * ray camera). The reach and tabletop suites are thin layers over this class.
  */
 import { ProvaelError } from "../../core/errors.js";
+import { lazyImages } from "../../core/lazy-images.js";
 import type {
   Contact,
   Image,
@@ -82,6 +83,8 @@ export class MujocoWorld {
   private readonly objectBodies = new Map<string, number>();
   private readonly graspBoxes = new Map<string, GraspBox>();
   private cameras: RayCamera[] = [];
+  /** Bumped whenever the simulator state moves, so stale lazy images are caught. */
+  private version = 0;
   private edits: EditRecord[] = [];
   private readonly usedSlots = new Set<string>();
   private modelDirty = false;
@@ -117,6 +120,7 @@ export class MujocoWorld {
    * stored poses, then `settleSteps` of physics so the scene starts at rest.
    */
   placeScene(placement: Placement): void {
+    this.version++;
     if (this.modelDirty) {
       this.engine.restoreModel();
       this.disposeCameras();
@@ -170,6 +174,7 @@ export class MujocoWorld {
   /** Applies scene edits (after the scene digest was taken). */
   applyEdits(edits: readonly SceneEdit[]): void {
     if (edits.length === 0) return;
+    this.version++;
     // Set first: a half-applied edit that throws must still be undone at the next reset.
     this.modelDirty = true;
     for (const edit of edits) {
@@ -198,6 +203,7 @@ export class MujocoWorld {
 
   /** One control tick: the action sets servo targets, then physics runs for one tick. */
   tick(action: ArrayLike<number>): void {
+    this.version++;
     this.controller.apply(action);
     this.engine.step(this.controller.substeps);
     this.engine.forward();
@@ -308,11 +314,49 @@ export class MujocoWorld {
     const eefPos = state.eefPos ?? this.controller.eefPos();
     const eefQuat = state.eefQuat ?? this.controller.eefQuat();
     return {
-      images: this.render(),
+      images: this.lazyRender(),
       state: this.stateVector(eefPos, eefQuat),
       instruction,
       privileged: state,
     };
+  }
+
+  /**
+   * The configured cameras, each rendered when first read and only while the simulator is still
+   * at this tick (see core/lazy-images.ts): chunked policies read images only when they replan.
+   */
+  lazyRender(): Record<string, Image> {
+    const { render } = this.config;
+    if (!render.enabled) return this.render();
+    const at = this.version;
+    return lazyImages(
+      render.cameras,
+      (camera) => this.renderCamera(camera),
+      () => this.version === at,
+    );
+  }
+
+  private renderCamera(camera: string): Image {
+    this.ensureCameras();
+    const cam = this.cameras.find((c) => c.cameraName === camera);
+    if (!cam) throw new Error(`no camera '${camera}'`);
+    return cam.render(this.engine.data).rgb;
+  }
+
+  private ensureCameras(): void {
+    if (this.cameras.length > 0) return;
+    const { render } = this.config;
+    const { mj, model } = this.engine;
+    this.cameras = render.cameras.map(
+      (camera) =>
+        new RayCamera(mj, model, {
+          camera,
+          width: render.width,
+          height: render.height,
+          shadows: render.shadows,
+        }),
+    );
+    this.applySignShaders();
   }
 
   /** Renders every configured camera, or zero-size images when rendering is off. */
@@ -325,19 +369,7 @@ export class MujocoWorld {
       }
       return images;
     }
-    if (this.cameras.length === 0) {
-      const { mj, model } = this.engine;
-      this.cameras = render.cameras.map(
-        (camera) =>
-          new RayCamera(mj, model, {
-            camera,
-            width: render.width,
-            height: render.height,
-            shadows: render.shadows,
-          }),
-      );
-      this.applySignShaders();
-    }
+    this.ensureCameras();
     for (const cam of this.cameras) images[cam.cameraName] = cam.render(this.engine.data).rgb;
     return images;
   }
