@@ -105,6 +105,37 @@ function absoluteTargets(
   return { values, mean, scale };
 }
 
+/**
+ * "anchored" training targets from world positions (NaN after the grasp): every sample of an
+ * episode gets the episode's object position as its anchor, and only samples whose gripper is
+ * at least `far` from the object keep a localisation target.
+ */
+function anchorTargets(
+  set: { aux?: Float32Array; state: Float32Array; episodeOf: Int32Array; count: number },
+  aux: number,
+  stateDim: number,
+  far: number,
+): { aux: Float32Array; anchor: Float32Array } {
+  const world = set.aux as Float32Array;
+  const target = new Map<number, number[]>();
+  for (let i = 0; i < set.count; i++) {
+    const e = set.episodeOf[i] as number;
+    if (target.has(e) || !Number.isFinite(world[i * aux] as number)) continue;
+    target.set(e, Array.from(world.subarray(i * aux, (i + 1) * aux)));
+  }
+  const out = new Float32Array(set.count * aux).fill(Number.NaN);
+  const anchor = new Float32Array(set.count * aux).fill(Number.NaN);
+  for (let i = 0; i < set.count; i++) {
+    const t = target.get(set.episodeOf[i] as number);
+    if (!t) continue;
+    anchor.set(t, i * aux);
+    const dx = (t[0] ?? 0) - (set.state[i * stateDim] as number);
+    const dy = (t[1] ?? 0) - (set.state[i * stateDim + 1] as number);
+    if (Number.isFinite(world[i * aux] as number) && Math.hypot(dx, dy) >= far) out.set(t, i * aux);
+  }
+  return { aux: out, anchor };
+}
+
 function datasetDigest(dir: string): Digest {
   const info = readFileSync(join(dir, "meta", "info.json"));
   const episodes = join(dir, "meta", "episodes", "chunk-000", "file-000.parquet");
@@ -176,9 +207,18 @@ export async function trainTinyVlaFromDatasets(
       tokens.set(tokenizer.encode(t), k * L);
     });
   }
-  if (config.auxMode === "absolute" && built.set.aux) {
+  if ((config.auxMode === "absolute" || config.auxMode === "anchored") && built.set.aux) {
     const abs = absoluteTargets(built.set.aux, built.set.state, config.aux, config.stateDim);
     built = { ...built, set: { ...built.set, aux: abs.values } };
+    if (config.auxMode === "anchored") {
+      const anchored = anchorTargets(
+        built.set,
+        config.aux,
+        config.stateDim,
+        config.anchorFar ?? 0.1,
+      );
+      built = { ...built, set: { ...built.set, ...anchored } };
+    }
     // A fine-tuned model keeps the normalisation its weights were trained with.
     if (!o.initFrom) config = { ...config, auxMean: abs.mean, auxScale: abs.scale };
   }
@@ -195,6 +235,7 @@ export async function trainTinyVlaFromDatasets(
     ...(o.wordDropout === undefined ? {} : { wordDropout: o.wordDropout }),
     ...(o.shift === undefined ? {} : { shift: o.shift }),
     ...(o.stateNoise === undefined ? {} : { stateNoise: o.stateNoise }),
+    ...(o.anchorNoise === undefined ? {} : { anchorNoise: o.anchorNoise }),
     ...(o.validation === undefined ? {} : { validation: o.validation }),
     ...(o.logEvery === undefined ? {} : { logEvery: o.logEvery }),
     ...(init ? { init } : {}),
@@ -211,6 +252,7 @@ export async function trainTinyVlaFromDatasets(
     shift: o.shift ?? 0,
     word_dropout: o.wordDropout ?? 0.05,
     state_noise: o.stateNoise ?? 0,
+    anchor_noise: o.anchorNoise ?? null,
     datasets: o.data.map((d, i) => ({
       digest: datasetDigest(d),
       episodes: datasets[i]?.episodes.length ?? 0,

@@ -240,6 +240,41 @@ describe("tiny-vla model", () => {
     for (const [name, w] of a.weights) expect(b.weights.get(name)).toEqual(w);
   });
 
+  it("anchored: localises the named object once per episode and acts relative to it", async () => {
+    const c = {
+      ...cfg,
+      auxMode: "anchored" as const,
+      auxToHead: true,
+      auxMean: [0.1, -0.05],
+      auxScale: [0.08, 0.08],
+    };
+    const rt = await TinyVlaRuntime.create({
+      config: c,
+      tokenizer: tok,
+      weights: initWeights(c, Rng.fromLabel("anchored")),
+    });
+    expect(rt.anchored).toBe(true);
+    const inst = new TinyVlaInstance(rt, "sha256:test", 1);
+    const first = syntheticScene("anchor-a").obs;
+    const later = syntheticScene("anchor-b").obs;
+    let calls = 0;
+    const localise = rt.localise.bind(rt);
+    rt.localise = (obs) => {
+      calls++;
+      return localise(obs);
+    };
+    inst.reset({ task: "t", seed: 0, policySeed: 0 });
+    inst.act(first);
+    const kept = inst.act(later);
+    expect(calls).toBe(1);
+    // Acting on `later` used the anchor from `first`, not one localised on `later`.
+    expect(Array.from(kept)).toEqual(Array.from(rt.predict(later, localise(first)).slice(0, 7)));
+    inst.reset({ task: "t", seed: 1, policySeed: 0 });
+    inst.act(later);
+    expect(calls).toBe(2);
+    rt.dispose();
+  });
+
   it("gives finite, non-zero pixel gradients and a query that leaves the chunk alone", async () => {
     const rt = await TinyVlaRuntime.create({
       config: cfg,

@@ -65,9 +65,15 @@ export interface TinyVlaConfig {
    * text only, never the state: in demonstrations the gripper sits on the object whenever it is
    * low, so a head that sees the state learns "low means arrived" instead of looking.
    */
-  auxMode?: "relative" | "absolute";
+  auxMode?: "relative" | "absolute" | "anchored";
   /** Mean of each auxiliary target ("absolute" mode), from the training data. */
   auxMean?: number[];
+  /**
+   * "anchored" mode: the localisation head is trained only on frames where the gripper is at
+   * least this far (m, horizontally) from the object, so "the object is where the gripper is"
+   * cannot be learned.
+   */
+  anchorFar?: number;
   chunk: number;
   actionDim: number;
   /** Length of the raw state vector. */
@@ -174,14 +180,17 @@ export function weightShapes(cfg: TinyVlaConfig): [string, number[]][] {
   return shapes;
 }
 
-function auxInputWidth(cfg: TinyVlaConfig): number {
-  return cfg.auxMode === "absolute"
-    ? headInputWidth(cfg) - stateFeatureDim(cfg)
-    : headInputWidth(cfg);
+/** Whether the auxiliary head reads the cameras and the text only (world-position modes). */
+export function auxIsWorld(cfg: Pick<TinyVlaConfig, "auxMode">): boolean {
+  return cfg.auxMode === "absolute" || cfg.auxMode === "anchored";
 }
 
-/** Unit (m) of the gripper-to-object offset the action head reads in "absolute" aux mode. */
-const OFFSET_UNIT = 0.1;
+function auxInputWidth(cfg: TinyVlaConfig): number {
+  return auxIsWorld(cfg) ? headInputWidth(cfg) - stateFeatureDim(cfg) : headInputWidth(cfg);
+}
+
+/** Unit (m) of the gripper-to-object offset the action head reads in world-position modes. */
+export const OFFSET_UNIT = 0.1;
 
 function headInputWidth(cfg: TinyVlaConfig): number {
   const perCamera = (cfg.keypoints + (cfg.targetAttention ? 1 : 0)) * (2 + cfg.pooled);
@@ -438,12 +447,15 @@ export interface HostBatch {
   patches: Float32Array[];
   tokens: Int32Array;
   state: Float32Array;
+  /** "anchored" mode: the gripper-to-object offset [B, aux] in OFFSET_UNIT. */
+  offset?: Float32Array;
 }
 
 export interface BatchTensors {
   patches: Tensor[];
   tokens: Tensor;
   state: Tensor;
+  offset?: Tensor;
 }
 
 export function batchTensors(tf: Tf, cfg: TinyVlaConfig, batch: HostBatch): BatchTensors {
@@ -452,6 +464,7 @@ export function batchTensors(tf: Tf, cfg: TinyVlaConfig, batch: HostBatch): Batc
     patches: batch.patches.map((p) => tf.tensor3d(p, [batch.size, count, size])),
     tokens: tf.tensor2d(batch.tokens, [batch.size, cfg.maxTokens], "int32"),
     state: tf.tensor2d(batch.state, [batch.size, stateFeatureDim(cfg)]),
+    ...(batch.offset ? { offset: tf.tensor2d(batch.offset, [batch.size, cfg.aux]) } : {}),
   };
 }
 
@@ -587,11 +600,12 @@ export function forward(
   const mean = tf.tensor1d(cfg.stateMean);
   const std = tf.tensor1d(cfg.stateStd.map((s) => Math.max(s, 1e-3)));
   const absolute = cfg.auxMode === "absolute";
-  const visual = absolute ? tf.concat([...features, text], 1) : undefined;
+  const visual = auxIsWorld(cfg) ? tf.concat([...features, text], 1) : undefined;
   features.push(tf.div(tf.sub(input.state, mean), std), text);
   const joined = tf.concat(features, 1);
+  const anchored = cfg.auxMode === "anchored";
   const auxOut =
-    cfg.aux > 0 && (withAux || cfg.auxToHead)
+    cfg.aux > 0 && (withAux || (cfg.auxToHead && !anchored))
       ? dense(
           tf,
           tf.relu(dense(tf, visual ?? joined, W("aux.0.w"), W("aux.0.b"))),
@@ -599,7 +613,10 @@ export function forward(
           W("aux.out.b"),
         )
       : undefined;
-  let headAux = auxOut;
+  let headAux = anchored ? input.offset : auxOut;
+  if (anchored && cfg.auxToHead && !input.offset) {
+    throw new Error("an anchored tiny-vla needs the gripper-to-object offset as input");
+  }
   if (absolute && auxOut) {
     // The head reads where the object is from the gripper: predicted world (x, y) minus the
     // gripper's (the first two state features), in OFFSET_UNIT.

@@ -54,6 +54,8 @@ export class TinyVlaInstance implements PolicyInstance {
   readonly capabilities: PolicyCapabilities;
   private buffer: Float32Array | undefined;
   private cursor = 0;
+  /** Anchored models: where the named object was seen on the episode's first observation. */
+  private anchor: Float32Array | undefined;
 
   constructor(
     readonly runtime: TinyVlaRuntime,
@@ -70,11 +72,18 @@ export class TinyVlaInstance implements PolicyInstance {
   reset(_episode: EpisodeInfo): void {
     this.buffer = undefined;
     this.cursor = 0;
+    this.anchor = undefined;
+  }
+
+  private anchorFor(obs: Observation): Float32Array | undefined {
+    if (!this.runtime.anchored) return undefined;
+    this.anchor ??= this.runtime.localise(obs);
+    return this.anchor;
   }
 
   act(obs: Observation): Action {
     if (!this.buffer || this.cursor >= this.replan) {
-      this.buffer = this.runtime.predict(obs);
+      this.buffer = this.runtime.predict(obs, this.anchorFor(obs));
       this.cursor = 0;
     }
     const A = this.runtime.config.actionDim;
@@ -85,12 +94,19 @@ export class TinyVlaInstance implements PolicyInstance {
 
   /** The first action the network predicts now; leaves the chunk being executed untouched. */
   query(obs: Observation): Action {
-    return this.runtime.predict(obs).slice(0, this.runtime.config.actionDim);
+    // Before the episode's first step, the query localises without keeping the result.
+    const anchor = this.anchor ?? (this.runtime.anchored ? this.runtime.localise(obs) : undefined);
+    return this.runtime.predict(obs, anchor).slice(0, this.runtime.config.actionDim);
   }
 
   readonly differentiable = {
     inputGradient: async (obs: Observation, camera: string, direction: Vec3) =>
-      this.runtime.inputGradient(obs, camera, direction),
+      this.runtime.inputGradient(
+        obs,
+        camera,
+        direction,
+        this.anchor ?? (this.runtime.anchored ? this.runtime.localise(obs) : undefined),
+      ),
   };
 
   readonly weights = {

@@ -14,6 +14,7 @@ import {
   forward,
   type HostBatch,
   moveDims,
+  OFFSET_UNIT,
   patchGrid,
   patchify,
   resizeAdjoint,
@@ -57,8 +58,30 @@ export class TinyVlaRuntime {
     this.tensors = toTensors(this.tf, this.config, this.weights);
   }
 
-  /** The network input for one observation. */
-  hostInput(obs: Observation): HostBatch {
+  /**
+   * The named object's world (x, y) as this observation shows it: the state-free localisation
+   * head of an "anchored" model. The policy calls it on an episode's first observation and
+   * keeps the result (the object does not move until it is grasped).
+   */
+  localise(obs: Observation): Float32Array {
+    const cfg = this.config;
+    const host = { ...this.hostInput(obs), offset: new Float32Array(cfg.aux) };
+    const out = this.tf.tidy(
+      () => forward(this.tf, this.tensors, batchTensors(this.tf, cfg, host), cfg, true).aux,
+    );
+    if (!out) throw new ProvaelError("policy/error", "this tiny-vla has no localisation head");
+    const raw = out.dataSync() as Float32Array;
+    out.dispose();
+    return Float32Array.from(raw, (v, k) => v * (cfg.auxScale[k] ?? 1) + (cfg.auxMean?.[k] ?? 0));
+  }
+
+  /** Whether the model acts relative to an object position fixed per episode (`localise`). */
+  get anchored(): boolean {
+    return this.config.auxMode === "anchored" && this.config.auxToHead === true;
+  }
+
+  /** The network input for one observation (and the episode's anchor, for anchored models). */
+  hostInput(obs: Observation, anchor?: Float32Array): HostBatch {
     const cfg = this.config;
     const { count, size } = patchGrid(cfg);
     const patches = cfg.cameras.map((cam) => {
@@ -80,13 +103,24 @@ export class TinyVlaRuntime {
     }
     const state = new Float32Array(stateFeatureDim(cfg));
     stateFeatures(cfg, obs.state, state);
-    return { size: 1, patches, tokens: this.tokenizer.encode(obs.instruction), state };
+    const tokens = this.tokenizer.encode(obs.instruction);
+    if (!anchor) return { size: 1, patches, tokens, state };
+    const offset = new Float32Array(cfg.aux);
+    for (let k = 0; k < cfg.aux; k++)
+      offset[k] = ((anchor[k] as number) - (state[k] as number)) / OFFSET_UNIT;
+    return { size: 1, patches, tokens, state, offset };
+  }
+
+  /** The anchor to use: the given one, or (anchored models) this observation's localisation. */
+  private anchorFor(obs: Observation, anchor?: Float32Array): Float32Array | undefined {
+    if (!this.anchored) return undefined;
+    return anchor ?? this.localise(obs);
   }
 
   /** The network's raw outputs: unclipped movement [chunk x (actionDim-1)] and gripper logits [chunk]. */
-  raw(obs: Observation): { move: Float32Array; grip: Float32Array } {
+  raw(obs: Observation, anchor?: Float32Array): { move: Float32Array; grip: Float32Array } {
     const cfg = this.config;
-    const host = this.hostInput(obs);
+    const host = this.hostInput(obs, this.anchorFor(obs, anchor));
     // tidy walks what it returns, so return tensors and read them outside.
     const out = this.tf.tidy(() => {
       const o = forward(this.tf, this.tensors, batchTensors(this.tf, cfg, host), cfg);
@@ -102,9 +136,9 @@ export class TinyVlaRuntime {
    * The predicted chunk, `chunk` actions of `actionDim` each: continuous dims clipped to
    * [-1, 1], gripper +1 (close) when its logit is positive, else -1.
    */
-  predict(obs: Observation): Float32Array {
+  predict(obs: Observation, anchor?: Float32Array): Float32Array {
     const cfg = this.config;
-    const { move, grip } = this.raw(obs);
+    const { move, grip } = this.raw(obs, anchor);
     const m = moveDims(cfg);
     const A = cfg.actionDim;
     const chunk = new Float32Array(cfg.chunk * A);
@@ -124,6 +158,7 @@ export class TinyVlaRuntime {
     obs: Observation,
     camera: string,
     direction: Vec3,
+    anchor?: Float32Array,
   ): { value: number; grad: Float32Array } {
     const tf = this.tf;
     const cfg = this.config;
@@ -134,7 +169,7 @@ export class TinyVlaRuntime {
         details: { cameras: cfg.cameras },
       });
     }
-    const host = this.hostInput(obs);
+    const host = this.hostInput(obs, this.anchorFor(obs, anchor));
     const { count, size } = patchGrid(cfg);
     const m = moveDims(cfg);
     const dir = new Float32Array(m);

@@ -16,6 +16,7 @@ import {
   type HostBatch,
   initWeights,
   moveDims,
+  OFFSET_UNIT,
   patchGrid,
   stateFeatureDim,
   stateFeatures,
@@ -42,6 +43,11 @@ export interface TrainingSet {
   episodeOf: Int32Array;
   /** Auxiliary targets, `aux` per sample, NaN where a sample has none. */
   aux?: Float32Array;
+  /**
+   * "anchored" models: the named object's world position for every sample of its episode (the
+   * action head's anchor), NaN where the episode has none.
+   */
+  anchor?: Float32Array;
 }
 
 export interface TrainOptions {
@@ -61,6 +67,12 @@ export interface TrainOptions {
   shift?: number;
   /** Std of Gaussian noise added to the normalised state. */
   stateNoise?: number;
+  /**
+   * Std (m) of Gaussian noise on the anchor the action head reads ("anchored" models): at run
+   * time the anchor comes from the localisation head and is off by a centimetre or so, and the
+   * wrist camera must make up the difference.
+   */
+  anchorNoise?: number;
   /** Fraction of episodes held out for a validation loss. */
   validation?: number;
   /** Steps between loss records. */
@@ -96,7 +108,7 @@ function fillRow(
   row: number,
   batch: TrainBatch,
   rng: Rng | undefined,
-  opts: { shift: number; wordDropout: number; stateNoise: number },
+  opts: { shift: number; wordDropout: number; stateNoise: number; anchorNoise: number },
 ): void {
   const { count, size } = patchGrid(cfg);
   const S = cfg.imageSize;
@@ -136,7 +148,7 @@ function fillRow(
     for (let k = 0; k < cfg.aux; k++) {
       const v = set.aux?.[i * cfg.aux + k] ?? Number.NaN;
       const ok = Number.isFinite(v);
-      const mean = cfg.auxMode === "absolute" ? (cfg.auxMean?.[k] ?? 0) : 0;
+      const mean = cfg.auxMode === "relative" || !cfg.auxMode ? 0 : (cfg.auxMean?.[k] ?? 0);
       batch.aux[row * cfg.aux + k] = ok ? (v - mean) / (cfg.auxScale[k] ?? 1) : 0;
       batch.auxMask[row * cfg.aux + k] = ok ? 1 : 0;
     }
@@ -148,6 +160,14 @@ function fillRow(
     batch.state,
     row * F,
   );
+  if (batch.offset) {
+    for (let k = 0; k < cfg.aux; k++) {
+      const a = set.anchor?.[i * cfg.aux + k] ?? Number.NaN;
+      const noise = rng && opts.anchorNoise > 0 ? rng.normal() * opts.anchorNoise : 0;
+      const g = set.state[i * cfg.stateDim + k] as number;
+      batch.offset[row * cfg.aux + k] = Number.isFinite(a) ? (a + noise - g) / OFFSET_UNIT : 0;
+    }
+  }
   if (rng && opts.stateNoise > 0) {
     for (let k = 0; k < F; k++) {
       const j = row * F + k;
@@ -169,6 +189,9 @@ function emptyBatch(cfg: TinyVlaConfig, n: number, withAux: boolean): TrainBatch
     state: new Float32Array(n * stateFeatureDim(cfg)),
     ...(withAux
       ? { aux: new Float32Array(n * cfg.aux), auxMask: new Float32Array(n * cfg.aux) }
+      : {}),
+    ...(cfg.auxMode === "anchored" && cfg.auxToHead
+      ? { offset: new Float32Array(n * cfg.aux) }
       : {}),
   };
 }
@@ -192,6 +215,7 @@ export async function trainTinyVla(
     shift: options.shift ?? 0,
     wordDropout: options.wordDropout ?? 0.05,
     stateNoise: options.stateNoise ?? 0,
+    anchorNoise: options.anchorNoise ?? 0.015,
   };
   const root = Rng.fromLabel(`tiny-vla:train:${options.seed}`);
 
