@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
 import { trainTinyVlaFromDatasets } from "../offline/train-tiny-vla.js";
+import { SHIPPED_MODEL } from "../policies/tiny-vla/model.js";
 import { integer, list } from "./parse.js";
 
 interface TrainFlags {
@@ -15,6 +16,7 @@ interface TrainFlags {
   validation: number;
   shift: number;
   stateNoise: number;
+  locatorSteps: number;
   imageSize?: number;
   init?: string;
   cache?: string;
@@ -72,7 +74,13 @@ export function registerTrain(program: Command): void {
       integer("--seed", { min: 0 }),
       0,
     )
-    .option("--steps <n>", "Adam steps", integer("--steps", { min: 1 }), 6000)
+    .option("--steps <n>", "Adam steps", integer("--steps", { min: 1 }), 20000)
+    .option(
+      "--locator-steps <n>",
+      "Adam steps for the object locator, trained after the network",
+      integer("--locator-steps", { min: 1 }),
+      6000,
+    )
     .option("--batch <n>", "minibatch size", integer("--batch", { min: 1 }), 32)
     .option("--lr <x>", "initial learning rate (cosine decay to a tenth)", fraction("--lr"), 2e-3)
     .option("--stride <n>", "keep every n-th frame", integer("--stride", { min: 1 }), 1)
@@ -130,17 +138,21 @@ export function registerTrain(program: Command): void {
           validation: flags.validation,
           shift: flags.shift,
           stateNoise: flags.stateNoise,
-          ...(flags.imageSize ? { model: { imageSize: flags.imageSize } } : {}),
+          locatorSteps: flags.locatorSteps,
+          model: {
+            ...SHIPPED_MODEL,
+            ...(flags.imageSize ? { imageSize: flags.imageSize } : {}),
+          },
           ...(flags.init ? { initFrom: flags.init } : {}),
           ...(flags.cache ? { cacheDir: flags.cache } : {}),
           clock: systemClock,
           onStage: (stage, done, total, loss) => {
-            if (stage === "train") report(done, total, loss);
+            if (stage === "train" || stage === "locator") report(done, total, loss);
             line.update(
               stage === "load"
                 ? `loading episodes ${bar(done, total)} ${done}/${total}`
-                : stage === "train"
-                  ? `training ${bar(done, total)} step ${done}/${total} | loss ${loss?.toFixed(4)}`
+                : stage === "train" || stage === "locator"
+                  ? `${stage === "train" ? "training" : "locator"} ${bar(done, total)} step ${done}/${total} | loss ${loss?.toFixed(4)}`
                   : "saving",
               done === total,
             );

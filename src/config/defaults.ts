@@ -1,10 +1,10 @@
 /**
- * What `npx provael attack` runs with no flags. The stub pair until the learned policy ships;
- * then `tiny-vla` on `tabletop` (issue: the embedded default).
+ * What `npx provael attack` runs with no flags: our learned policy `tiny-vla` on the MuJoCo
+ * `tabletop` suite, with the `quick` recipe's arms (its per-suite override keeps it short).
  */
 export const DEFAULTS = {
-  policy: "stub",
-  suite: "stub",
+  policy: "tiny-vla",
+  suite: "tabletop",
   attacks: ["none", "control", "instruction"],
   seeds: 10,
   seed: 0,

@@ -18,11 +18,17 @@ import {
   type Weights,
 } from "../policies/tiny-vla/model.js";
 import { lossCurvePng } from "../policies/tiny-vla/plot.js";
-import { type LossRecord, type TrainOptions, trainTinyVla } from "../policies/tiny-vla/train.js";
+import {
+  type LossRecord,
+  type TrainOptions,
+  trainLocator,
+  trainTinyVla,
+} from "../policies/tiny-vla/train.js";
 import { loadWeights, saveWeights } from "../policies/tiny-vla/weights.js";
 import { loadScenes } from "../suites/mujoco/scenes.js";
 import { TABLETOP_TASKS } from "../suites/mujoco/tabletop.js";
 import { type Dataset, type EpisodeMeta, openDataset } from "./lerobot.js";
+import { buildLocatorSet } from "./locator-data.js";
 import { buildTrainingSet, loadTrainingSet, saveTrainingSet } from "./training-data.js";
 
 export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress" | "init"> {
@@ -38,7 +44,14 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
   /** Directory for a cache of the decoded training set (reused when the data and shape match). */
   cacheDir?: string;
   clock: Clock;
-  onStage?: (stage: "load" | "train" | "save", done: number, total: number, loss?: number) => void;
+  onStage?: (
+    stage: "load" | "train" | "locator" | "save",
+    done: number,
+    total: number,
+    loss?: number,
+  ) => void;
+  /** Adam steps for the locator, trained after the network when the config has one. */
+  locatorSteps?: number;
 }
 
 export interface TrainFromDatasetsResult {
@@ -76,7 +89,7 @@ function sceneTargets(
  * The auxiliary targets as world positions: the stored ones are relative to the gripper, whose
  * (x, y) lead the raw state. Returns them with their mean and spread (at least 2 cm).
  */
-function absoluteTargets(
+export function absoluteTargets(
   rel: Float32Array,
   state: Float32Array,
   aux: number,
@@ -110,7 +123,7 @@ function absoluteTargets(
  * episode gets the episode's object position as its anchor, and only samples whose gripper is
  * at least `far` from the object keep a localisation target.
  */
-function anchorTargets(
+export function anchorTargets(
   set: { aux?: Float32Array; state: Float32Array; episodeOf: Int32Array; count: number },
   aux: number,
   stateDim: number,
@@ -241,6 +254,23 @@ export async function trainTinyVlaFromDatasets(
     ...(init ? { init } : {}),
     onProgress: (s, n, l) => o.onStage?.("train", s, n, l),
   });
+  let weights = result.weights;
+  let locator: { steps: number; final_loss: number | null } | undefined;
+  if (config.locator) {
+    // Second stage: the locator alone, on the frames whose gripper is far from the object.
+    const steps = o.locatorSteps ?? 6000;
+    const locatorSet = await buildLocatorSet(datasets, tokenizer, config, (d, t) =>
+      o.onStage?.("load", d, t),
+    );
+    const trained = await trainLocator(locatorSet, config, weights, {
+      seed: o.seed,
+      steps,
+      learningRate: 5e-3,
+      onProgress: (s, n, l) => o.onStage?.("locator", s, n, l),
+    });
+    weights = trained.weights;
+    locator = { steps, final_loss: trained.history[trained.history.length - 1]?.loss ?? null };
+  }
   const trainSeconds = (o.clock.monotonic() - t1) / 1000;
   o.onStage?.("save", 0, 1);
   const training = {
@@ -260,9 +290,10 @@ export async function trainTinyVlaFromDatasets(
     })),
     samples: built.set.count,
     final_loss: result.history[result.history.length - 1]?.loss ?? null,
+    ...(locator ? { locator } : {}),
     ...(o.initFrom ? { init_from: loadWeights(o.initFrom).digest } : {}),
   };
-  const digest = saveWeights(o.out, { config, tokenizer, weights: result.weights, training });
+  const digest = saveWeights(o.out, { config, tokenizer, weights, training });
   const lossCurve = join(o.out, "loss-curve.png");
   writeFileSync(
     lossCurve,

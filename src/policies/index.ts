@@ -7,10 +7,19 @@ import { openpiPolicy } from "./served/openpi.js";
 import { openvlaPolicy } from "./served/openvla.js";
 import { vlaEvalPolicy } from "./served/vla-eval.js";
 import { stubPolicy } from "./stub.js";
+import { tinyVlaPolicy } from "./tiny-vla/policy.js";
 
 export const policies = new Registry<Policy>(
   "policy",
-  [stubPolicy, scriptedPolicy, onnxPolicy, openpiPolicy, openvlaPolicy, vlaEvalPolicy],
+  [
+    tinyVlaPolicy,
+    scriptedPolicy,
+    stubPolicy,
+    onnxPolicy,
+    openpiPolicy,
+    openvlaPolicy,
+    vlaEvalPolicy,
+  ],
   "provael list-policies",
   "config/unknown-policy",
 );

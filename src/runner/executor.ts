@@ -77,7 +77,6 @@ export async function inProcessExecutor(setup: ExecutorSetup, lanes: number): Pr
   let shared: PolicyInstance | null = null;
   try {
     for (let i = 0; i < lanes; i++) {
-      const instance = await suite.open({ cameras: policy.capabilities.cameras });
       let p: PolicyInstance;
       if (policy.concurrent) {
         shared ??= await policy.load(setup.policyOptions);
@@ -85,6 +84,8 @@ export async function inProcessExecutor(setup: ExecutorSetup, lanes: number): Pr
       } else {
         p = await policy.load(setup.policyOptions);
       }
+      // The loaded instance knows its cameras (a served policy's come from its layout).
+      const instance = await suite.open({ cameras: p.capabilities.cameras });
       slots.push({ instance, policy: p });
     }
   } catch (e) {

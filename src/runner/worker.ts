@@ -23,10 +23,11 @@ export default async function play(message: {
       await loaded.policy.close();
     }
     const definition = policies.get(message.setup.plan.policy);
+    const policy = await definition.load(message.setup.policyOptions);
+    // The loaded instance knows its cameras (a served policy's come from its layout).
     const instance = await suites
       .get(message.setup.plan.suite)
-      .open({ cameras: definition.capabilities.cameras });
-    const policy = await definition.load(message.setup.policyOptions);
+      .open({ cameras: policy.capabilities.cameras });
     loaded = { key, instance, policy };
   }
   return playCell(message.setup, message.cell, loaded.instance, loaded.policy);

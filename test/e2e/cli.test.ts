@@ -116,7 +116,7 @@ describe("bad input", () => {
     ],
     [
       "unknown task",
-      ["attack", "--tasks", "fetch_cp"],
+      ["attack", "--suite", "stub", "--tasks", "fetch_cp"],
       /unknown task 'fetch_cp' in suite 'stub' \(did you mean 'fetch_cup'/,
     ],
     ["zero seeds", ["attack", "--seeds", "0"], /--seeds must be an integer ≥ 1, got '0'/],

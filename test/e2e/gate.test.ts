@@ -5,6 +5,9 @@ import { describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.js";
 import { tempDir } from "../support/tmp.js";
 
+/** The default policy is the learned one; these tests gate on the fast stub pair. */
+const STUB = ["--policy", "stub", "--suite", "stub"];
+
 const ROOT = join(import.meta.dirname, "..", "..");
 const RELEASE = join(ROOT, "examples", "protocols", "release-gate.yaml");
 const stubRun = (out: string, extra: string[] = []) =>
@@ -52,6 +55,7 @@ describe("acceptance protocols", () => {
     const dir = tempDir();
     const r = runCli([
       "attack",
+      ...STUB,
       "--attacks",
       "roleplay",
       "--seeds",
@@ -88,6 +92,7 @@ describe("recipes", () => {
     const dir = tempDir();
     const r = runCli([
       "attack",
+      ...STUB,
       "--recipe",
       "ci-gate",
       "--seeds",
@@ -197,6 +202,7 @@ describe("calibration", () => {
     }
     const run = runCli([
       "attack",
+      ...STUB,
       "--seeds",
       "5",
       "--calib",
@@ -213,6 +219,7 @@ describe("calibration", () => {
     // Without calibration files, --require-calibrated refuses to run.
     const refused = runCli([
       "attack",
+      ...STUB,
       "--seeds",
       "2",
       "--require-calibrated",
@@ -223,7 +230,7 @@ describe("calibration", () => {
     expect(refused.stderr).toMatch(
       /no calibration for task\(s\) fetch_cup, wipe_plate, grab_sponge/,
     );
-    const env = runCli(["attack", "--seeds", "2", "--out", join(dir, "y")], {
+    const env = runCli(["attack", ...STUB, "--seeds", "2", "--out", join(dir, "y")], {
       env: { PROVAEL_REQUIRE_CALIBRATED: "1" },
     });
     expect(env.code).toBe(2);

@@ -4,6 +4,7 @@
  * table must equal the in-process stub's, for each protocol.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLI, runCli } from "../support/cli.js";
@@ -36,10 +37,25 @@ afterEach(() => {
 });
 
 /** Starts `provael serve-policy` and resolves with the address it printed. */
-function servePolicy(protocol: string): Promise<{ url: string; child: ChildProcess }> {
+function servePolicy(
+  protocol: string,
+  policy = "stub",
+  extra: string[] = [],
+): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(
     process.execPath,
-    [CLI, "serve-policy", "--policy", "stub", "--protocol", protocol, "--port", "0", "--json"],
+    [
+      CLI,
+      "serve-policy",
+      "--policy",
+      policy,
+      "--protocol",
+      protocol,
+      "--port",
+      "0",
+      "--json",
+      ...extra,
+    ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   children.push(child);
@@ -110,4 +126,70 @@ describe("provael serve-policy + attack (built CLI, two processes)", () => {
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/cannot reach the openpi server at ws:\/\/127\.0\.0\.1:9/);
   });
+});
+
+/** The learned policy on the physics suite: the same actions served as in process, step for step. */
+const TINY = [
+  "--suite",
+  "tabletop",
+  "--tasks",
+  "kitchen_red_block",
+  "--attacks",
+  "none,goal_substitution",
+  "--seeds",
+  "1",
+  "--horizon",
+  "24",
+  "--no-html",
+];
+
+describe("provael serve-policy --policy tiny-vla + attack over each protocol", () => {
+  let tinyLocal: ReturnType<typeof runCli> | null = null;
+  const steps = (dir: string) =>
+    readFileSync(join(dir, "trajectories.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l).action);
+  it.each(["openpi", "openvla", "vla-eval"])(
+    "over %s: the same arms table and the same action at every step as in process",
+    async (protocol) => {
+      const dir = tempDir();
+      tinyLocal ??= runCli([
+        "attack",
+        "--policy",
+        "tiny-vla",
+        ...TINY,
+        "--out",
+        join(dir, "local"),
+      ]);
+      expect(tinyLocal.code, tinyLocal.stderr).toBe(0);
+      const localDir = tinyLocal.stdout.match(/wrote (\S+)\/report\.json/)?.[1] as string;
+      // OpenVLA's body carries one camera; the shipped mapping file adds the wrist on both sides.
+      const layout =
+        protocol === "openvla"
+          ? [
+              "--layout",
+              join(import.meta.dirname, "../../examples/layouts/openvla-two-cameras.yaml"),
+            ]
+          : [];
+      const { url, child } = await servePolicy(protocol, "tiny-vla", layout);
+      const served = runCli([
+        "attack",
+        "--policy",
+        protocol,
+        "--policy-url",
+        url,
+        ...layout,
+        ...TINY,
+        "--out",
+        join(dir, "served"),
+      ]);
+      expect(served.code, served.stderr).toBe(0);
+      expect(armsTable(served.stdout)).toBe(armsTable(tinyLocal.stdout));
+      expect(steps(join(dir, "served"))).toEqual(steps(localDir));
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+    },
+  );
 });

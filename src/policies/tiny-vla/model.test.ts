@@ -26,9 +26,14 @@ import {
 } from "./model.js";
 import { TinyVlaInstance } from "./policy.js";
 import { TinyVlaRuntime } from "./runtime.js";
-import { syntheticInstructions, syntheticScene, syntheticTrainingSet } from "./synthetic.js";
+import {
+  syntheticInstructions,
+  syntheticLocatorSet,
+  syntheticScene,
+  syntheticTrainingSet,
+} from "./synthetic.js";
 import { Tokenizer } from "./tokenizer.js";
-import { trainTinyVla } from "./train.js";
+import { trainLocator, trainTinyVla } from "./train.js";
 import { loadWeights, saveWeights } from "./weights.js";
 
 const STATS = {
@@ -272,6 +277,37 @@ describe("tiny-vla model", () => {
     inst.reset({ task: "t", seed: 1, policySeed: 0 });
     inst.act(later);
     expect(calls).toBe(2);
+    rt.dispose();
+  });
+
+  it("trains a locator that finds the object from pixels and words, leaving the network alone", async () => {
+    const c = {
+      ...cfg,
+      auxMode: "anchored" as const,
+      auxToHead: true,
+      auxMean: [0, 0],
+      auxScale: [1, 1],
+      locator: { size: 32, patch: 2, dim: 8, hidden: 16 },
+    };
+    const set = syntheticLocatorSet(c, tok, 120, 32);
+    const base = initWeights(c, Rng.fromLabel("locator-base"));
+    const { weights, history } = await trainLocator(set, c, base, {
+      seed: 0,
+      steps: 90,
+      batchSize: 16,
+      logEvery: 30,
+      learningRate: 1e-2,
+    });
+    expect(history.length).toBe(3);
+    expect(history[2]?.loss as number).toBeLessThan(0.8 * (history[0]?.loss as number));
+    for (const [name, w] of base) {
+      if (name.startsWith("locator.")) expect(weights.get(name)).not.toEqual(w);
+      else expect(weights.get(name)).toBe(w);
+    }
+    const rt = await TinyVlaRuntime.create({ config: c, tokenizer: tok, weights });
+    const where = rt.localise(syntheticScene("locator").obs);
+    expect(where.length).toBe(2);
+    expect(Array.from(where).every(Number.isFinite)).toBe(true);
     rt.dispose();
   });
 

@@ -74,6 +74,13 @@ export interface TinyVlaConfig {
    * cannot be learned.
    */
   anchorFar?: number;
+  /**
+   * "anchored" mode: a separate locator finds the named object in the first camera. Small
+   * patches (`patch` px) embedded by two layers, scored against a query made from the words,
+   * soft-argmaxed to image coordinates, then mapped to the table (x, y). Translation
+   * equivariant: no position embedding, so it cannot memorise where training objects stood.
+   */
+  locator?: { size: number; patch: number; dim: number; hidden: number; sharpness?: number };
   chunk: number;
   actionDim: number;
   /** Length of the raw state vector. */
@@ -92,6 +99,16 @@ export interface TinyVlaConfig {
   /** Continuous action dims are predicted divided by this (from the training data). */
   actionScale: number[];
 }
+
+/**
+ * The architecture of the shipped weights (docs/tiny-vla.md), on top of `defaultConfig`: the
+ * actions read the offset to an object position found once per episode by the locator.
+ */
+export const SHIPPED_MODEL: Partial<TinyVlaConfig> = {
+  auxToHead: true,
+  auxMode: "anchored",
+  locator: { size: 128, patch: 4, dim: 24, hidden: 32 },
+};
 
 export function defaultConfig(
   vocabSize: number,
@@ -169,6 +186,25 @@ export function weightShapes(cfg: TinyVlaConfig): [string, number[]][] {
     ["head.out.w", [width, cfg.chunk * cfg.actionDim]],
     ["head.out.b", [cfg.chunk * cfg.actionDim]],
   );
+  if (cfg.locator) {
+    const { patch, dim, hidden } = cfg.locator;
+    shapes.push(
+      ["locator.embed", [cfg.vocabSize, dim]],
+      ["locator.query.w", [dim, dim]],
+      ["locator.query.b", [dim]],
+      ["locator.patch.w", [patch * patch * 3, dim]],
+      ["locator.patch.b", [dim]],
+      ["locator.mix.w", [dim, dim]],
+      ["locator.mix.b", [dim]],
+      ["locator.score.b", [patchGrid(locatorConfig(cfg)).count]],
+      ["locator.map.0.w", [2 + dim, hidden]],
+      ["locator.map.0.b", [hidden]],
+      ["locator.map.1.w", [hidden, hidden]],
+      ["locator.map.1.b", [hidden]],
+      ["locator.map.out.w", [hidden, cfg.aux]],
+      ["locator.map.out.b", [cfg.aux]],
+    );
+  }
   if (cfg.aux > 0) {
     shapes.push(
       ["aux.0.w", [auxInputWidth(cfg), cfg.auxHidden]],
@@ -643,4 +679,81 @@ export function forward(
   const move = tf.mul(tf.slice(out, [0, 0, 0], [B, cfg.chunk, m]), scale);
   const grip = tf.reshape(tf.slice(out, [0, 0, m], [B, cfg.chunk, 1]), [B, cfg.chunk]);
   return withAux && auxOut ? { move, grip, aux: auxOut } : { move, grip };
+}
+
+/** The locator's view of the first camera: `locator.size` pixels in `locator.patch` patches. */
+export function locatorConfig(cfg: TinyVlaConfig): TinyVlaConfig {
+  if (!cfg.locator) throw new Error("this tiny-vla has no locator");
+  return { ...cfg, imageSize: cfg.locator.size, patch: cfg.locator.patch };
+}
+
+/**
+ * The locator (see `TinyVlaConfig.locator`): patches [B, P, patch²·3] of the first camera and
+ * tokens [B, L] -> the named object's table position, normalised by auxMean/auxScale [B, aux].
+ * Call inside `tf.tidy` (or `tf.grad`).
+ */
+export function locatorForward(
+  tf: Tf,
+  w: WeightTensors,
+  patches: Tensor,
+  tokens: Tensor,
+  cfg: TinyVlaConfig,
+): Tensor {
+  return locatorOutputs(tf, w, patches, tokens, cfg).world;
+}
+
+/** The locator's table position and its per-patch scores [B, P] (for heatmap supervision). */
+export function locatorOutputs(
+  tf: Tf,
+  w: WeightTensors,
+  patches: Tensor,
+  tokens: Tensor,
+  cfg: TinyVlaConfig,
+): { world: Tensor; scores: Tensor } {
+  const W = (name: string): Tensor => {
+    const t = w[name];
+    if (!t) throw new Error(`missing weight '${name}'`);
+    return t;
+  };
+  const lc = locatorConfig(cfg);
+  const { count, side } = patchGrid(lc);
+  const dim = (cfg.locator as { dim: number }).dim;
+  const B = tokens.shape[0] as number;
+  const L = cfg.maxTokens;
+  const onehot = tf.cast(tf.oneHot(tf.reshape(tokens, [B * L]), cfg.vocabSize), "float32");
+  const emb = tf.reshape(matMul(tf, onehot, W("locator.embed")), [B, L, dim]);
+  const mask = tf.cast(tf.notEqual(tokens, 0), "float32");
+  const words = tf.div(
+    tf.sum(tf.mul(emb, tf.expandDims(mask, 2)), 1),
+    tf.maximum(tf.sum(mask, 1, true), 1),
+  );
+  const query = dense(tf, words, W("locator.query.w"), W("locator.query.b"));
+  const flat = tf.reshape(patches, [B * count, patches.shape[2] as number]);
+  const h = tf.relu(dense(tf, flat, W("locator.patch.w"), W("locator.patch.b")));
+  const g = tf.reshape(tf.relu(dense(tf, h, W("locator.mix.w"), W("locator.mix.b"))), [
+    B,
+    count,
+    dim,
+  ]);
+  // A fixed gain on the scores lets the soft-argmax become peaked early in training: from a
+  // near-uniform start, the expected position sits at the image centre and learns slowly.
+  const gain = cfg.locator?.sharpness ?? 1;
+  // Plus a learned score per patch: the one place position enters, so that fixed parts of the
+  // scene sharing the object's colour (the arm's blue joints, the table's orange) can be damped.
+  const scores = tf.add(
+    tf.mul(tf.reshape(matMul(tf, g, tf.expandDims(query, 2)), [B, count]), gain),
+    W("locator.score.b"),
+  );
+  const attn = tf.softmax(scores);
+  const grid = new Float32Array(count * 2);
+  for (let i = 0; i < count; i++) {
+    grid[2 * i] = (((i % side) + 0.5) / side) * 2 - 1;
+    grid[2 * i + 1] = ((Math.floor(i / side) + 0.5) / side) * 2 - 1;
+  }
+  const xy = matMul(tf, attn, tf.tensor2d(grid, [count, 2]));
+  const z0 = tf.relu(
+    dense(tf, tf.concat([xy, words], 1), W("locator.map.0.w"), W("locator.map.0.b")),
+  );
+  const z1 = tf.relu(dense(tf, z0, W("locator.map.1.w"), W("locator.map.1.b")));
+  return { world: dense(tf, z1, W("locator.map.out.w"), W("locator.map.out.b")), scores };
 }

@@ -13,6 +13,8 @@ import {
   batchTensors,
   forward,
   type HostBatch,
+  locatorConfig,
+  locatorForward,
   moveDims,
   OFFSET_UNIT,
   patchGrid,
@@ -65,11 +67,39 @@ export class TinyVlaRuntime {
    */
   localise(obs: Observation): Float32Array {
     const cfg = this.config;
+    if (cfg.locator) return this.locate(obs);
     const host = { ...this.hostInput(obs), offset: new Float32Array(cfg.aux) };
     const out = this.tf.tidy(
       () => forward(this.tf, this.tensors, batchTensors(this.tf, cfg, host), cfg, true).aux,
     );
     if (!out) throw new ProvaelError("policy/error", "this tiny-vla has no localisation head");
+    const raw = out.dataSync() as Float32Array;
+    out.dispose();
+    return Float32Array.from(raw, (v, k) => v * (cfg.auxScale[k] ?? 1) + (cfg.auxMean?.[k] ?? 0));
+  }
+
+  /** `localise` through the locator (see `TinyVlaConfig.locator`). */
+  private locate(obs: Observation): Float32Array {
+    const cfg = this.config;
+    const lc = locatorConfig(cfg);
+    const cam = cfg.cameras[0] as string;
+    const img = obs.images[cam];
+    if (!img || img.width === 0 || img.channels !== 3) {
+      throw new ProvaelError("policy/error", `tiny-vla needs an RGB '${cam}' image`);
+    }
+    const { count, size } = patchGrid(lc);
+    const patches = new Float32Array(count * size);
+    patchify(lc, resizeArea(img, lc.imageSize), patches);
+    const tokens = this.tokenizer.encode(obs.instruction);
+    const out = this.tf.tidy(() =>
+      locatorForward(
+        this.tf,
+        this.tensors,
+        this.tf.tensor3d(patches, [1, count, size]),
+        this.tf.tensor2d(tokens, [1, cfg.maxTokens], "int32"),
+        cfg,
+      ),
+    );
     const raw = out.dataSync() as Float32Array;
     out.dispose();
     return Float32Array.from(raw, (v, k) => v * (cfg.auxScale[k] ?? 1) + (cfg.auxMean?.[k] ?? 0));

@@ -7,7 +7,7 @@ import { Rng } from "../../core/rng.js";
 import type { Image, Observation } from "../../core/types.js";
 import { resizeArea, type TinyVlaConfig } from "./model.js";
 import type { Tokenizer } from "./tokenizer.js";
-import type { TrainingSet } from "./train.js";
+import type { LocatorSet, TrainingSet } from "./train.js";
 
 export const SYNTHETIC_COLOURS: Record<string, [number, number, number]> = {
   red: [200, 40, 40],
@@ -149,4 +149,28 @@ export function goldenObservations(): { label: string; obs: Observation }[] {
     const label = `golden:${i}`;
     return { label, obs: syntheticScene(label).obs };
   });
+}
+
+/** Locator samples from `n` synthetic scenes: agent view, words, the named block's place. */
+export function syntheticLocatorSet(
+  cfg: TinyVlaConfig,
+  tokenizer: Tokenizer,
+  n: number,
+  size = 128,
+): LocatorSet {
+  const S = size * size * 3;
+  const images = new Uint8Array(n * S);
+  const tokens = new Int32Array(n * cfg.maxTokens);
+  const world = new Float32Array(n * 2);
+  const pixel = new Float32Array(n * 2);
+  for (let i = 0; i < n; i++) {
+    const s = syntheticScene(`locator:${i}`, size);
+    images.set((s.obs.images.agentview as Image).data, i * S);
+    tokens.set(tokenizer.encode(s.obs.instruction), i * cfg.maxTokens);
+    const x = s.relative[0] + (s.obs.state[0] as number);
+    const y = s.relative[1] + (s.obs.state[1] as number);
+    world.set([x, y], i * 2);
+    pixel.set([(x + 1) / 2, (y + 1) / 2], i * 2);
+  }
+  return { size, count: n, images, tokens, world, pixel };
 }

@@ -15,9 +15,12 @@ import {
   forward,
   type HostBatch,
   initWeights,
+  locatorConfig,
+  locatorOutputs,
   moveDims,
   OFFSET_UNIT,
   patchGrid,
+  patchify,
   stateFeatureDim,
   stateFeatures,
   type TinyVlaConfig,
@@ -357,4 +360,132 @@ export async function trainTinyVla(
   optimizer.dispose();
   invScale.dispose();
   return { weights, history, trainSamples: train.length, validationSamples: val.length };
+}
+
+/**
+ * What the locator learns from: full-resolution first-camera images (`size`x`size` RGB), the
+ * instruction tokens of each sample, the named object's table (x, y), and where that object
+ * appears in the image ((column, row) in [0, 1), NaN when unknown or out of view).
+ */
+export interface LocatorSet {
+  size: number;
+  count: number;
+  images: Uint8Array;
+  tokens: Int32Array;
+  world: Float32Array;
+  pixel: Float32Array;
+}
+
+export interface LocatorOptions {
+  seed: number;
+  steps: number;
+  batchSize?: number;
+  learningRate?: number;
+  logEvery?: number;
+  onProgress?: (step: number, total: number, loss: number) => void;
+}
+
+/**
+ * Trains the locator of an "anchored" model (`cfg.locator`), leaving every other weight as it
+ * is: a regression on the table position plus, where the pixel is known, a cross-entropy of the
+ * patch scores against the patch that holds the object (a much denser signal than the position
+ * alone). Returns `weights` with the locator's weights added or replaced, and the loss history.
+ */
+export async function trainLocator(
+  set: LocatorSet,
+  cfg: TinyVlaConfig,
+  weights: Weights,
+  options: LocatorOptions,
+): Promise<{ weights: Weights; history: { step: number; loss: number }[] }> {
+  const tf = await tfReady();
+  const lc = locatorConfig(cfg);
+  if (lc.imageSize !== set.size) {
+    throw new ProvaelError(
+      "config/invalid",
+      `locator images are ${set.size}px, the model's locator reads ${lc.imageSize}px`,
+    );
+  }
+  if (set.count === 0)
+    throw new ProvaelError("config/invalid", "no samples to train the locator on");
+  const { count, size, side } = patchGrid(lc);
+  const L = cfg.maxTokens;
+  const root = Rng.fromLabel(`tiny-vla:locator:${options.seed}`);
+  const init = initWeights(cfg, root.fork("init"));
+  const vars: Record<string, TF.Variable> = {};
+  for (const [name, shape] of weightShapes(cfg)) {
+    if (!name.startsWith("locator.")) continue;
+    vars[name] = tf.variable(
+      tf.tensor(init.get(name) as Float32Array, shape),
+      true,
+      `locator/${name}`,
+    );
+  }
+  const B = options.batchSize ?? 32;
+  const steps = options.steps;
+  const lr0 = options.learningRate ?? 3e-3;
+  const optimizer = tf.train.adam(lr0);
+  const S = set.size * set.size * 3;
+  const patches = new Float32Array(B * count * size);
+  const tokens = new Int32Array(B * L);
+  const target = new Float32Array(B * cfg.aux);
+  const cell = new Float32Array(B * count);
+  const rng = root.fork("batches");
+  const history: { step: number; loss: number }[] = [];
+  let acc = 0;
+  let accN = 0;
+  for (let step = 1; step <= steps; step++) {
+    const progress = (step - 1) / Math.max(1, steps - 1);
+    (optimizer as unknown as { learningRate: number }).learningRate =
+      lr0 * (0.05 + 0.95 * 0.5 * (1 + Math.cos(Math.PI * progress)));
+    cell.fill(0);
+    for (let r = 0; r < B; r++) {
+      const i = rng.int(set.count);
+      patchify(lc, set.images.subarray(i * S, (i + 1) * S), patches, r * count * size);
+      tokens.set(set.tokens.subarray(i * L, (i + 1) * L), r * L);
+      for (let k = 0; k < cfg.aux; k++) {
+        const v = set.world[i * cfg.aux + k] as number;
+        target[r * cfg.aux + k] = (v - (cfg.auxMean?.[k] ?? 0)) / (cfg.auxScale[k] ?? 1);
+      }
+      const u = set.pixel[i * 2] as number;
+      const v = set.pixel[i * 2 + 1] as number;
+      if (u >= 0 && u < 1 && v >= 0 && v < 1)
+        cell[r * count + Math.floor(v * side) * side + Math.floor(u * side)] = 1;
+    }
+    let value = 0;
+    tf.tidy(() => {
+      const cost = optimizer.minimize(() => {
+        const out = locatorOutputs(
+          tf,
+          vars,
+          tf.tensor3d(patches, [B, count, size]),
+          tf.tensor2d(tokens, [B, L], "int32"),
+          cfg,
+        );
+        const mse = tf.mean(tf.square(tf.sub(out.world, tf.tensor2d(target, [B, cfg.aux]))));
+        const ce = tf.div(
+          tf.neg(tf.sum(tf.mul(tf.tensor2d(cell, [B, count]), tf.logSoftmax(out.scores)))),
+          B,
+        );
+        const loss = tf.add(mse, ce);
+        value = loss.dataSync()[0] as number;
+        return loss as TF.Scalar;
+      }, true);
+      cost?.dispose();
+    });
+    acc += value;
+    accN++;
+    if (step % (options.logEvery ?? 50) === 0 || step === steps) {
+      history.push({ step, loss: acc / accN });
+      options.onProgress?.(step, steps, acc / accN);
+      acc = 0;
+      accN = 0;
+    }
+  }
+  const out: Weights = new Map(weights);
+  for (const [name, v] of Object.entries(vars)) {
+    out.set(name, new Float32Array(v.dataSync() as Float32Array));
+    v.dispose();
+  }
+  optimizer.dispose();
+  return { weights: out, history };
 }

@@ -74,8 +74,11 @@ export async function startOpenvlaServer(
       ]);
       const json = encodeJsonNumpy(reply);
       return sendJson(res, 200, encoded ? JSON.stringify(json) : json);
-    } catch {
+    } catch (e) {
       // deploy.py logs the exception and answers the bare string "error" with HTTP 200.
+      process.stderr.write(
+        `provael serve-policy: /act failed: ${e instanceof Error ? e.message : String(e)}\n`,
+      );
       return sendJson(res, 200, '"error"');
     }
   };

@@ -1,0 +1,112 @@
+/**
+ * Training samples for tiny-vla's object locator: the first camera's view of each training
+ * scene at reset (the arm at home, every object where the scene puts it), rendered at full
+ * resolution, once per graspable object of the layout with an instruction naming that object.
+ * Naming every object present, not only the task's, is what teaches grounding: the same image
+ * with different words must point at different places.
+ *
+ * The scenes are the ones the demonstrations were recorded in (their `suiteTask` and `scene`),
+ * so the held-out scenes stay held out.
+ *
+ * @example
+ *   const set = await buildLocatorSet(datasets, tokenizer, config);
+ */
+
+import { ProvaelError } from "../core/errors.js";
+import type { Vec3 } from "../core/types.js";
+import { locatorConfig, type TinyVlaConfig } from "../policies/tiny-vla/model.js";
+import type { Tokenizer } from "../policies/tiny-vla/tokenizer.js";
+import type { LocatorSet } from "../policies/tiny-vla/train.js";
+import { cameraModels, projectPoint } from "../suites/mujoco/camera-model.js";
+import {
+  createTabletopSuite,
+  instructionOf,
+  layoutOf,
+  TABLETOP_TASKS,
+  type TabletopTaskDef,
+} from "../suites/mujoco/tabletop.js";
+import type { Dataset } from "./lerobot.js";
+
+/** The task with another subject and no landmark ("pick up the yellow can and place it …"). */
+function withoutLandmark(def: TabletopTaskDef, object: string): TabletopTaskDef {
+  const { near: _near, ...rest } = def;
+  return { ...rest, object };
+}
+
+export async function buildLocatorSet(
+  datasets: Dataset[],
+  tokenizer: Tokenizer,
+  cfg: TinyVlaConfig,
+  onProgress?: (done: number, total: number) => void,
+): Promise<LocatorSet> {
+  const lc = locatorConfig(cfg);
+  const camera = cfg.cameras[0] as string;
+  const model = cameraModels("tabletop")?.find((c) => c.name === camera);
+  const pairs = new Map<string, { task: string; scene: number }>();
+  for (const d of datasets) {
+    for (const e of d.episodes) {
+      if (e.suiteTask === "" || e.scene < 0) continue;
+      pairs.set(`${e.suiteTask}#${e.scene}`, { task: e.suiteTask, scene: e.scene });
+    }
+  }
+  if (pairs.size === 0) {
+    throw new ProvaelError(
+      "config/invalid",
+      "the demonstrations name no tabletop task and scene to train the locator on",
+      { hint: "record them with `provael record --suite tabletop`" },
+    );
+  }
+  const size = lc.imageSize;
+  const suite = createTabletopSuite({
+    render: { cameras: [camera], width: size, height: size },
+  });
+  const sim = await suite.open();
+  const images: Uint8Array[] = [];
+  const tokens: Int32Array[] = [];
+  const world: number[] = [];
+  const pixel: number[] = [];
+  let done = 0;
+  try {
+    for (const { task, scene } of [...pairs.values()].sort((a, b) =>
+      a.task === b.task ? a.scene - b.scene : a.task < b.task ? -1 : 1,
+    )) {
+      const def = TABLETOP_TASKS.find((t) => t.id === task);
+      if (!def) continue;
+      const r = await sim.reset({ task, scene, seed: 0 });
+      const img = r.obs.images[camera];
+      if (!img || img.width !== size) continue;
+      for (const object of layoutOf(def.layout).objects) {
+        const pos = r.state.objects?.[object]?.pos;
+        if (!pos) continue;
+        const words =
+          object === def.object ? instructionOf(def) : instructionOf(withoutLandmark(def, object));
+        const p = model ? projectPoint(model, [pos[0], pos[1], pos[2]] as Vec3, size, size) : null;
+        images.push(img.data);
+        tokens.push(tokenizer.encode(words));
+        world.push(pos[0], pos[1]);
+        pixel.push(p ? p.col / size : Number.NaN, p ? p.row / size : Number.NaN);
+      }
+      onProgress?.(++done, pairs.size);
+    }
+  } finally {
+    await sim.close();
+  }
+  const S = size * size * 3;
+  const all = new Uint8Array(images.length * S);
+  images.forEach((d, i) => {
+    all.set(d, i * S);
+  });
+  const L = cfg.maxTokens;
+  const tok = new Int32Array(tokens.length * L);
+  tokens.forEach((t, i) => {
+    tok.set(t, i * L);
+  });
+  return {
+    size,
+    count: images.length,
+    images: all,
+    tokens: tok,
+    world: Float32Array.from(world),
+    pixel: Float32Array.from(pixel),
+  };
+}
