@@ -2,7 +2,7 @@
  * The `tiny-vla` policy: our small vision-language-action model (docs/tiny-vla.md), trained by
  * behaviour cloning from the scripted expert on tabletop training scenes. It reads both cameras,
  * the instruction and the state, predicts a chunk of 4 actions and executes the first `replan`
- * of them before predicting again (`options.extra.replan`, default 2). White-box: it exposes
+ * of them before predicting again (`options.extra.replan`, default 4). White-box: it exposes
  * input gradients and its weight tensors.
  *
  * @example
@@ -23,7 +23,7 @@ import type {
 import { TinyVlaRuntime } from "./runtime.js";
 import { loadWeights, SHIPPED_WEIGHTS_DIR } from "./weights.js";
 
-export const DEFAULT_REPLAN = 2;
+export const DEFAULT_REPLAN = 4;
 
 const CAPABILITIES: PolicyCapabilities = {
   cameras: ["agentview", "wrist"],
