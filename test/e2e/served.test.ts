@@ -36,6 +36,10 @@ afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
 });
 
+/** `provael attack` against a served policy at `url`, with further flags. */
+const attackServed = (protocol: string, url: string, args: string[]) =>
+  runCli(["attack", "--policy", protocol, "--policy-url", url, ...args]);
+
 /** Starts `provael serve-policy` and resolves with the address it printed. */
 function servePolicy(
   protocol: string,
@@ -86,12 +90,7 @@ describe("provael serve-policy + attack (built CLI, two processes)", () => {
         const health = await fetch(`${url.replace("ws:", "http:")}/healthz`);
         expect(await health.text()).toBe("OK\n");
       }
-      const served = runCli([
-        "attack",
-        "--policy",
-        protocol,
-        "--policy-url",
-        url,
+      const served = attackServed(protocol, url, [
         "--timeout",
         "5000",
         ...PLAN,
@@ -173,12 +172,7 @@ describe("provael serve-policy --policy tiny-vla + attack over each protocol", (
             ]
           : [];
       const { url, child } = await servePolicy(protocol, "tiny-vla", layout);
-      const served = runCli([
-        "attack",
-        "--policy",
-        protocol,
-        "--policy-url",
-        url,
+      const served = attackServed(protocol, url, [
         ...layout,
         ...TINY,
         "--out",

@@ -549,6 +549,16 @@ function dense(tf: Tf, x: Tensor, w: Tensor, b: Tensor): Tensor {
   return tf.add(matMul(tf, x, w), b);
 }
 
+/** Image coordinates of the patch centres in [-1, 1] (x, y per patch), for soft-argmax positions. */
+function patchCentres(count: number, side: number): Float32Array {
+  const grid = new Float32Array(count * 2);
+  for (let i = 0; i < count; i++) {
+    grid[2 * i] = (((i % side) + 0.5) / side) * 2 - 1;
+    grid[2 * i + 1] = ((Math.floor(i / side) + 0.5) / side) * 2 - 1;
+  }
+  return grid;
+}
+
 /** The network; call inside `tf.tidy` (or `tf.grad`). */
 export function forward(
   tf: Tf,
@@ -578,11 +588,7 @@ export function forward(
   const text = tf.relu(dense(tf, tf.div(summed, n), W("text.w"), W("text.b")));
 
   // Image coordinates of the patch centres in [-1, 1], for expected keypoint positions.
-  const grid = new Float32Array(count * 2);
-  for (let i = 0; i < count; i++) {
-    grid[2 * i] = (((i % side) + 0.5) / side) * 2 - 1;
-    grid[2 * i + 1] = ((Math.floor(i / side) + 0.5) / side) * 2 - 1;
-  }
+  const grid = patchCentres(count, side);
   const gridT = tf.tensor2d(grid, [count, 2]);
 
   const features: Tensor[] = [];
@@ -658,9 +664,7 @@ export function forward(
     // gripper's (the first two state features), in OFFSET_UNIT.
     const world = tf.add(
       tf.mul(auxOut, tf.tensor1d(cfg.auxScale.slice(0, cfg.aux))),
-      tf.tensor1d(
-        (cfg.auxMean ?? []).slice(0, cfg.aux).concat(Array(cfg.aux).fill(0)).slice(0, cfg.aux),
-      ),
+      tf.tensor1d(Array.from({ length: cfg.aux }, (_, k) => cfg.auxMean?.[k] ?? 0)),
     );
     const gripper = tf.slice(input.state, [0, 0], [B, cfg.aux]);
     headAux = tf.div(tf.sub(world, gripper), OFFSET_UNIT);
@@ -745,11 +749,7 @@ export function locatorOutputs(
     W("locator.score.b"),
   );
   const attn = tf.softmax(scores);
-  const grid = new Float32Array(count * 2);
-  for (let i = 0; i < count; i++) {
-    grid[2 * i] = (((i % side) + 0.5) / side) * 2 - 1;
-    grid[2 * i + 1] = ((Math.floor(i / side) + 0.5) / side) * 2 - 1;
-  }
+  const grid = patchCentres(count, side);
   const xy = matMul(tf, attn, tf.tensor2d(grid, [count, 2]));
   const z0 = tf.relu(
     dense(tf, tf.concat([xy, words], 1), W("locator.map.0.w"), W("locator.map.0.b")),

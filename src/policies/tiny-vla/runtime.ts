@@ -75,7 +75,7 @@ export class TinyVlaRuntime {
     if (!out) throw new ProvaelError("policy/error", "this tiny-vla has no localisation head");
     const raw = out.dataSync() as Float32Array;
     out.dispose();
-    return Float32Array.from(raw, (v, k) => v * (cfg.auxScale[k] ?? 1) + (cfg.auxMean?.[k] ?? 0));
+    return this.toWorld(raw);
   }
 
   /** `localise` through the locator (see `TinyVlaConfig.locator`). */
@@ -102,6 +102,12 @@ export class TinyVlaRuntime {
     );
     const raw = out.dataSync() as Float32Array;
     out.dispose();
+    return this.toWorld(raw);
+  }
+
+  /** A normalised localisation output as a table position (m). */
+  private toWorld(raw: Float32Array): Float32Array {
+    const cfg = this.config;
     return Float32Array.from(raw, (v, k) => v * (cfg.auxScale[k] ?? 1) + (cfg.auxMean?.[k] ?? 0));
   }
 
