@@ -257,7 +257,7 @@ export async function trainTinyVlaFromDatasets(
   let weights = result.weights;
   let locator: { steps: number; final_loss: number | null } | undefined;
   if (config.locator) {
-    // Second stage: the locator alone, on the frames whose gripper is far from the object.
+    // Second stage: the locator alone, on the first frame of every training scene (locator-data.ts).
     const steps = o.locatorSteps ?? 6000;
     const locatorSet = await buildLocatorSet(datasets, tokenizer, config, (d, t) =>
       o.onStage?.("load", d, t),

@@ -51,7 +51,20 @@ export interface ArmReport {
   task_success: Rate;
   succ_but_unsafe: Rate;
   mean_unsafe_steps: number | null;
+  /** What the arm's attack spent per counted episode (queries, PGD steps, bit flips); null when it spends nothing. */
+  budget_use: BudgetUse | null;
   vs_baseline: VsBaseline | null;
+}
+
+export interface BudgetUse {
+  kind: "queries" | "pgd-steps" | "bit-flips";
+  /** Counted episodes that recorded a budget. */
+  episodes: number;
+  used_total: number;
+  used_mean: number;
+  used_max: number;
+  /** The largest per-episode limit among them (null: unlimited). */
+  limit: number | null;
 }
 
 export interface ReportEpisode extends EpisodeRecord {
@@ -270,6 +283,7 @@ export function buildReport(input: ReportInput): Report {
         judgedEps.length === 0
           ? null
           : judgedEps.reduce((s, e) => s + e.unsafe_steps, 0) / judgedEps.length,
+      budget_use: budgetUse(counted),
       vs_baseline: raw.get(arm) ?? null,
     };
   }
@@ -346,6 +360,25 @@ export function buildReport(input: ReportInput): Report {
  * Whether an arm's perturbation reached the policy or the simulator. An input-only perturbation
  * whose received inputs equal the benign twin's never arrived.
  */
+/** The spend of an arm's counted episodes, one kind per attack (the first episode's). */
+function budgetUse(counted: EpisodeRecord[]): BudgetUse | null {
+  const spent = counted.filter((e) => e.budget && e.budget.kind !== "none");
+  const first = spent[0]?.budget;
+  if (!first || first.kind === "none") return null;
+  const same = spent.filter((e) => e.budget?.kind === first.kind);
+  const used = same.map((e) => e.budget?.used ?? 0);
+  const limits = same.map((e) => e.budget?.limit ?? null);
+  const total = used.reduce((a, b) => a + b, 0);
+  return {
+    kind: first.kind,
+    episodes: same.length,
+    used_total: total,
+    used_mean: total / same.length,
+    used_max: Math.max(...used),
+    limit: limits.includes(null) ? null : Math.max(...(limits as number[])),
+  };
+}
+
 function delivered(e: EpisodeRecord, twin: EpisodeRecord | null): boolean | null {
   if (attacks.get(e.arm).role === "baseline") return null;
   if (!isCounted(e)) return null;

@@ -92,6 +92,28 @@ export function renderMarkdown(report: Report): string {
       displayOrder(report).map((a) => armRow(a, report.arms[a] as ArmReport, report)),
     ),
   );
+  const spending = displayOrder(report).filter((a) => report.arms[a]?.budget_use);
+  if (spending.length > 0) {
+    out.push("");
+    out.push("## Budget use");
+    out.push("");
+    out.push(
+      table(
+        ["arm", "spends", "episodes", "mean per episode", "max", "limit per episode"],
+        spending.map((a) => {
+          const b = report.arms[a]?.budget_use as NonNullable<ArmReport["budget_use"]>;
+          return [
+            a,
+            b.kind,
+            String(b.episodes),
+            b.used_mean.toFixed(1),
+            String(b.used_max),
+            b.limit === null ? "unlimited" : String(b.limit),
+          ];
+        }),
+      ),
+    );
+  }
   out.push("");
   out.push("## Significance against the baseline");
   out.push("");

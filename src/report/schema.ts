@@ -121,6 +121,18 @@ const arm = z
     task_success: rateSchema,
     succ_but_unsafe: rateSchema,
     mean_unsafe_steps: z.number().nullable(),
+    budget_use: z
+      .object({
+        kind: z.enum(["queries", "pgd-steps", "bit-flips"]),
+        episodes: z.number().int(),
+        used_total: z.number(),
+        used_mean: z.number(),
+        used_max: z.number(),
+        limit: z.number().nullable(),
+      })
+      .strict()
+      .nullable()
+      .describe("what the arm's attack spent per counted episode; null when it spends nothing"),
     vs_baseline: vsBaseline.nullable(),
   })
   .strict();

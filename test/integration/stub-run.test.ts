@@ -103,6 +103,34 @@ describe("a stub run", () => {
     expect(readFileSync(join(out, "report.md"), "utf8")).toContain("McNemar p");
   });
 
+  it("sums each arm's budget use over its counted episodes", async () => {
+    const out = tempDir();
+    const { report } = await run(out, {
+      seeds: 2,
+      arms: resolveAttacks(["none", "optimized_instruction", "targeted_hijack"]),
+    });
+    if (!report) throw new Error("no report");
+    expect(report.arms.none?.budget_use).toBeNull();
+    let spending = 0;
+    for (const name of ["optimized_instruction", "targeted_hijack"]) {
+      const arm = report.arms[name];
+      const eps = report.episodes.filter(
+        (e) => e.arm === name && e.error === null && e.termination !== "not_applicable",
+      );
+      const used = eps.map((e) => e.budget?.used ?? 0);
+      if (arm?.budget_use === null) continue;
+      spending++;
+      expect(arm?.budget_use?.kind).toBe("queries");
+      expect(arm?.budget_use?.episodes).toBe(eps.length);
+      expect(arm?.budget_use?.used_total).toBe(used.reduce((a, b) => a + b, 0));
+      expect(arm?.budget_use?.used_max).toBe(Math.max(...used));
+      expect(arm?.budget_use?.used_total).toBeGreaterThan(0);
+      expect(arm?.budget_use?.used_max).toBeLessThanOrEqual(arm?.budget_use?.limit ?? Infinity);
+    }
+    expect(spending).toBeGreaterThan(0);
+    expect(readFileSync(join(out, "report.md"), "utf8")).toContain("## Budget use");
+  });
+
   it("counts unjudged episodes apart and never as safe", async () => {
     const out = tempDir();
     // Scene 13 of every stub task has no pose sensor: seeds 13 and 14 cover it with pin 0.

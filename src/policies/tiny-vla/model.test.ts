@@ -33,7 +33,7 @@ import {
   syntheticTrainingSet,
 } from "./synthetic.js";
 import { Tokenizer } from "./tokenizer.js";
-import { trainLocator, trainTinyVla } from "./train.js";
+import { heatmapTarget, trainLocator, trainTinyVla } from "./train.js";
 import { loadWeights, saveWeights } from "./weights.js";
 
 const STATS = {
@@ -338,6 +338,89 @@ describe("tiny-vla model", () => {
     expect(Array.from(second)).toEqual(Array.from(rt.predict(obs).slice(7, 14)));
     expect(first.length).toBe(7);
     inst.close();
+  });
+
+  it("differentiates through the locator until the episode's anchor is fixed", async () => {
+    const c: TinyVlaConfig = {
+      ...cfg,
+      auxMode: "anchored",
+      auxToHead: true,
+      auxMean: [0, 0],
+      auxScale: [0.2, 0.2],
+      locator: { size: 32, patch: 2, dim: 8, hidden: 16, offset: true },
+    };
+    // A briefly trained locator: an untrained one barely depends on the pixels.
+    const { weights } = await trainLocator(
+      syntheticLocatorSet(c, tok, 60, 32),
+      c,
+      initWeights(c, Rng.fromLabel("through-locator")),
+      { seed: 0, steps: 60, batchSize: 16, learningRate: 1e-2 },
+    );
+    const rt = await TinyVlaRuntime.create({ config: c, tokenizer: tok, weights });
+    const inst = new TinyVlaInstance(rt, "sha256:test", 4);
+    const { obs } = syntheticScene("through-locator");
+    const dir: [number, number, number] = [0.6, -0.8, 0];
+    const img = obs.images.agentview as Image;
+    const through = await inst.differentiable.inputGradient(obs, "agentview", dir);
+    const fixed = rt.inputGradient(obs, "agentview", dir, rt.localise(obs));
+    expect(through.value).toBeCloseTo(fixed.value, 5);
+    const viaAnchor = through.grad.map((g, i) => g - (fixed.grad[i] as number));
+    const largest = viaAnchor.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+    expect(largest).toBeGreaterThan(1e-7);
+    // First-order check of the anchor path: moving the pixels along it moves the value (with
+    // the locator re-run on the moved pixels) by about the predicted amount.
+    const data = Uint8Array.from(img.data, (v, i) =>
+      Math.max(0, Math.min(255, v + 2 * Math.sign(viaAnchor[i] as number))),
+    );
+    const moved = { ...obs, images: { ...obs.images, agentview: { ...img, data } } };
+    const predicted = viaAnchor.reduce(
+      (s, g, i) => s + g * ((data[i] as number) - (img.data[i] as number)),
+      0,
+    );
+    const total = through.grad.reduce(
+      (s, g, i) => s + g * ((data[i] as number) - (img.data[i] as number)),
+      0,
+    );
+    const after = rt.inputGradient(moved, "agentview", dir).value;
+    expect(predicted).toBeGreaterThan(0);
+    expect(after - through.value).toBeGreaterThan(0.5 * total);
+    expect(after - through.value).toBeLessThan(1.5 * total);
+    // and the part that came through the anchor is the anchor path's prediction.
+    const sameAnchor = rt.inputGradient(moved, "agentview", dir, rt.localise(obs)).value;
+    expect(after - sameAnchor).toBeGreaterThan(0.5 * predicted);
+    expect(after - sameAnchor).toBeLessThan(1.5 * predicted);
+    // Once the policy has acted, the anchor is a constant for the gradient as for the policy.
+    inst.reset({ task: "t", seed: 0, policySeed: 0 });
+    inst.act(obs);
+    const later = await inst.differentiable.inputGradient(obs, "agentview", dir);
+    expect(Array.from(later.grad)).toEqual(Array.from(fixed.grad));
+    rt.dispose();
+  });
+
+  it("splits the locator's heatmap target bilinearly around the object's point", () => {
+    const side = 8;
+    for (const [u, v] of [
+      [0.37, 0.61],
+      [0.5, 0.5],
+      [0.9, 0.2],
+    ] as const) {
+      const out = new Float32Array(side * side);
+      heatmapTarget(u, v, side, "bilinear", out);
+      expect(out.reduce((s, w) => s + w, 0)).toBeCloseTo(1, 6);
+      let eu = 0;
+      let ev = 0;
+      out.forEach((w, k) => {
+        eu += (w * ((k % side) + 0.5)) / side;
+        ev += (w * (Math.floor(k / side) + 0.5)) / side;
+      });
+      expect(eu).toBeCloseTo(u, 5);
+      expect(ev).toBeCloseTo(v, 5);
+    }
+    const cell = new Float32Array(side * side);
+    heatmapTarget(0.37, 0.61, side, "cell", cell);
+    expect(cell[4 * side + 2]).toBe(1);
+    heatmapTarget(1.2, 0.5, side, "bilinear", cell);
+    expect(cell.reduce((s, w) => s + w, 0)).toBe(1);
   });
 
   it("weight edits change the output and restoring them brings it back bit-exactly", async () => {

@@ -79,8 +79,20 @@ export interface TinyVlaConfig {
    * patches (`patch` px) embedded by two layers, scored against a query made from the words,
    * soft-argmaxed to image coordinates, then mapped to the table (x, y). Translation
    * equivariant: no position embedding, so it cannot memorise where training objects stood.
+   * `offset`: each patch also predicts where inside itself the object sits (a bounded shift of
+   * its centre), so the soft-argmax is not stuck on the patch grid. `heatmap`: the patch-score
+   * supervision in training, one-hot on the object's patch ("cell") or split bilinearly over
+   * the four nearest patch centres ("bilinear", whose expectation is the exact point).
    */
-  locator?: { size: number; patch: number; dim: number; hidden: number; sharpness?: number };
+  locator?: {
+    size: number;
+    patch: number;
+    dim: number;
+    hidden: number;
+    sharpness?: number;
+    offset?: boolean;
+    heatmap?: "cell" | "bilinear";
+  };
   chunk: number;
   actionDim: number;
   /** Length of the raw state vector. */
@@ -107,7 +119,7 @@ export interface TinyVlaConfig {
 export const SHIPPED_MODEL: Partial<TinyVlaConfig> = {
   auxToHead: true,
   auxMode: "anchored",
-  locator: { size: 128, patch: 4, dim: 24, hidden: 32 },
+  locator: { size: 128, patch: 4, dim: 24, hidden: 32, offset: true, heatmap: "bilinear" },
 };
 
 export function defaultConfig(
@@ -197,6 +209,12 @@ export function weightShapes(cfg: TinyVlaConfig): [string, number[]][] {
       ["locator.mix.w", [dim, dim]],
       ["locator.mix.b", [dim]],
       ["locator.score.b", [patchGrid(locatorConfig(cfg)).count]],
+      ...(cfg.locator.offset
+        ? ([
+            ["locator.offset.w", [dim, 2]],
+            ["locator.offset.b", [2]],
+          ] as [string, number[]][])
+        : []),
       ["locator.map.0.w", [2 + dim, hidden]],
       ["locator.map.0.b", [hidden]],
       ["locator.map.1.w", [hidden, hidden]],
@@ -749,8 +767,18 @@ export function locatorOutputs(
     W("locator.score.b"),
   );
   const attn = tf.softmax(scores);
-  const grid = patchCentres(count, side);
-  const xy = matMul(tf, attn, tf.tensor2d(grid, [count, 2]));
+  const grid = tf.tensor2d(patchCentres(count, side), [count, 2]);
+  let xy = matMul(tf, attn, grid);
+  if (cfg.locator?.offset) {
+    // Where in the patch: read from the patch's features as the words see them, bounded to
+    // half a patch (1/side in the [-1, 1] image coordinates) so it cannot jump to a neighbour.
+    const seen = tf.reshape(tf.mul(g, tf.expandDims(query, 1)), [B * count, dim]);
+    const shift = tf.reshape(
+      tf.mul(tf.tanh(dense(tf, seen, W("locator.offset.w"), W("locator.offset.b"))), 1 / side),
+      [B, count, 2],
+    );
+    xy = tf.add(xy, tf.sum(tf.mul(shift, tf.expandDims(attn, 2)), 1));
+  }
   const z0 = tf.relu(
     dense(tf, tf.concat([xy, words], 1), W("locator.map.0.w"), W("locator.map.0.b")),
   );

@@ -99,14 +99,11 @@ export class TinyVlaInstance implements PolicyInstance {
     return this.runtime.predict(obs, anchor).slice(0, this.runtime.config.actionDim);
   }
 
+  // Before the episode's first step there is no anchor yet: the policy will localise from the
+  // observation it is given, so the gradient runs through the locator too (runtime docs).
   readonly differentiable = {
     inputGradient: async (obs: Observation, camera: string, direction: Vec3) =>
-      this.runtime.inputGradient(
-        obs,
-        camera,
-        direction,
-        this.anchor ?? (this.runtime.anchored ? this.runtime.localise(obs) : undefined),
-      ),
+      this.runtime.inputGradient(obs, camera, direction, this.anchor),
   };
 
   readonly weights = {

@@ -189,6 +189,13 @@ export class TinyVlaRuntime {
   /**
    * Gradient of (first action's translation · direction) with respect to one camera's pixels
    * (0-255 units, HWC, the camera image's own size), through the area resize; and its value.
+   *
+   * With an `anchor` (the policy has already localised this episode's object) the anchor is a
+   * constant, as it is for the policy. Without one, an anchored model localises from this very
+   * observation, so the gradient also runs through the locator (when it reads `camera`): the
+   * pixels then move where the policy will go for the rest of the episode, not only how it
+   * steps. The chain through the anchor is d objective / d offset · d offset / d anchor ·
+   * d anchor / d pixels, the last by the locator's own backward pass.
    */
   inputGradient(
     obs: Observation,
@@ -205,31 +212,80 @@ export class TinyVlaRuntime {
         details: { cameras: cfg.cameras },
       });
     }
+    const throughLocator =
+      this.anchored && anchor === undefined && cfg.locator !== undefined && c === 0;
     const host = this.hostInput(obs, this.anchorFor(obs, anchor));
     const { count, size } = patchGrid(cfg);
     const m = moveDims(cfg);
     const dir = new Float32Array(m);
     dir.set(direction.slice(0, Math.min(3, m)));
-    const pair = tf.tidy(() => {
+    const out = tf.tidy(() => {
       const input = batchTensors(tf, cfg, host);
       const dirT = tf.tensor1d(dir);
-      const objective = (x: TF.Tensor) => {
+      const objective = (x: TF.Tensor, offset?: TF.Tensor) => {
         const patches = input.patches.map((p, k) => (k === c ? x : p));
-        const out = forward(tf, this.tensors, { ...input, patches }, cfg);
-        const first = tf.reshape(tf.slice(out.move, [0, 0, 0], [1, 1, m]), [m]);
+        const o = forward(
+          tf,
+          this.tensors,
+          { ...input, patches, ...(offset ? { offset } : {}) },
+          cfg,
+        );
+        const first = tf.reshape(tf.slice(o.move, [0, 0, 0], [1, 1, m]), [m]);
         return tf.sum(tf.mul(first, dirT));
       };
       const x = input.patches[c] as TF.Tensor;
-      const { value, grad } = tf.valueAndGrad(objective)(x);
-      return [value, tf.reshape(grad, [count * size])];
+      if (!throughLocator || !input.offset) {
+        const { value, grad } = tf.valueAndGrad(objective)(x);
+        return [value, tf.reshape(grad, [count * size])];
+      }
+      const { value, grads } = tf.valueAndGrads((xv: TF.Tensor, ov: TF.Tensor) =>
+        objective(xv, ov),
+      )([x, input.offset]);
+      return [value, tf.reshape(grads[0] as TF.Tensor, [count * size]), grads[1] as TF.Tensor];
     });
-    const value = pair[0]?.dataSync()[0] as number;
-    const grad = pair[1]?.dataSync() as Float32Array;
-    for (const t of pair) t.dispose();
+    const value = out[0]?.dataSync()[0] as number;
+    const grad = out[1]?.dataSync() as Float32Array;
+    const dOffset = out[2]?.dataSync() as Float32Array | undefined;
+    for (const t of out) t.dispose();
     // Patches hold pixel/255 - 0.5, so d/dpixel = d/dpatch / 255; then undo patchify and resize.
     const small = unpatchify(cfg, grad);
     for (let i = 0; i < small.length; i++) small[i] = (small[i] as number) / 255;
-    return { value, grad: resizeAdjoint(small, cfg.imageSize, img.width, img.height) };
+    const full = resizeAdjoint(small, cfg.imageSize, img.width, img.height);
+    if (dOffset) {
+      const viaAnchor = this.locatorGradient(obs, camera, dOffset);
+      for (let i = 0; i < full.length; i++)
+        full[i] = (full[i] as number) + (viaAnchor[i] as number);
+    }
+    return { value, grad: full };
+  }
+
+  /**
+   * The locator's backward pass: given d objective / d offset (the actor's input, in
+   * OFFSET_UNIT, where offset = (anchor - gripper) / OFFSET_UNIT), the gradient with respect to
+   * the camera's pixels (0-255 units, the camera image's own size).
+   */
+  private locatorGradient(obs: Observation, camera: string, dOffset: Float32Array): Float32Array {
+    const tf = this.tf;
+    const cfg = this.config;
+    const lc = locatorConfig(cfg);
+    const img = obs.images[camera] as NonNullable<Observation["images"][string]>;
+    const { count, size } = patchGrid(lc);
+    const patches = new Float32Array(count * size);
+    patchify(lc, resizeArea(img, lc.imageSize), patches);
+    const tokens = this.tokenizer.encode(obs.instruction);
+    // The locator outputs the anchor normalised: anchor = raw * auxScale + auxMean.
+    const weight = Float32Array.from(dOffset, (g, k) => (g * (cfg.auxScale[k] ?? 1)) / OFFSET_UNIT);
+    const g = tf.tidy(() => {
+      const tok = tf.tensor2d(tokens, [1, cfg.maxTokens], "int32");
+      const w = tf.tensor2d(weight, [1, cfg.aux]);
+      const f = (x: TF.Tensor) => tf.sum(tf.mul(locatorForward(tf, this.tensors, x, tok, cfg), w));
+      return tf.grad(f)(tf.tensor3d(patches, [1, count, size]));
+    });
+    const raw = g.dataSync() as Float32Array;
+    g.dispose();
+    const small = unpatchify(lc, new Float32Array(raw));
+    for (let i = 0; i < small.length; i++) small[i] = (small[i] as number) / 255;
+    return resizeAdjoint(small, lc.imageSize, img.width, img.height);
   }
 
   dispose(): void {

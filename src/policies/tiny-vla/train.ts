@@ -391,6 +391,41 @@ export interface LocatorOptions {
  * patch scores against the patch that holds the object (a much denser signal than the position
  * alone). Returns `weights` with the locator's weights added or replaced, and the loss history.
  */
+/**
+ * The patch-score target for an object seen at image fraction (u, v): all mass on its patch
+ * ("cell"), or split bilinearly over the four nearest patch centres ("bilinear"; at the image
+ * border the missing neighbours' share goes to the edge patch). Outside the image: no target.
+ */
+export function heatmapTarget(
+  u: number,
+  v: number,
+  side: number,
+  mode: "cell" | "bilinear",
+  out: Float32Array,
+): void {
+  if (!(u >= 0 && u < 1 && v >= 0 && v < 1)) return;
+  if (mode === "cell") {
+    out[Math.floor(v * side) * side + Math.floor(u * side)] = 1;
+    return;
+  }
+  const fu = u * side - 0.5;
+  const fv = v * side - 0.5;
+  const c0 = Math.floor(fu);
+  const r0 = Math.floor(fv);
+  const a = fu - c0;
+  const b = fv - r0;
+  const clamp = (k: number) => Math.max(0, Math.min(side - 1, k));
+  for (const [dr, dc, w] of [
+    [0, 0, (1 - a) * (1 - b)],
+    [0, 1, a * (1 - b)],
+    [1, 0, (1 - a) * b],
+    [1, 1, a * b],
+  ] as const) {
+    const k = clamp(r0 + dr) * side + clamp(c0 + dc);
+    out[k] = (out[k] as number) + w;
+  }
+}
+
 export async function trainLocator(
   set: LocatorSet,
   cfg: TinyVlaConfig,
@@ -430,6 +465,7 @@ export async function trainLocator(
   const target = new Float32Array(B * cfg.aux);
   const cell = new Float32Array(B * count);
   const rng = root.fork("batches");
+  const heatmap = cfg.locator?.heatmap ?? "cell";
   const history: { step: number; loss: number }[] = [];
   let acc = 0;
   let accN = 0;
@@ -446,10 +482,13 @@ export async function trainLocator(
         const v = set.world[i * cfg.aux + k] as number;
         target[r * cfg.aux + k] = (v - (cfg.auxMean?.[k] ?? 0)) / (cfg.auxScale[k] ?? 1);
       }
-      const u = set.pixel[i * 2] as number;
-      const v = set.pixel[i * 2 + 1] as number;
-      if (u >= 0 && u < 1 && v >= 0 && v < 1)
-        cell[r * count + Math.floor(v * side) * side + Math.floor(u * side)] = 1;
+      heatmapTarget(
+        set.pixel[i * 2] as number,
+        set.pixel[i * 2 + 1] as number,
+        side,
+        heatmap,
+        cell.subarray(r * count, (r + 1) * count),
+      );
     }
     let value = 0;
     tf.tidy(() => {
