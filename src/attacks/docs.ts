@@ -10,6 +10,8 @@ export function renderAttackDocs(): string {
     "",
     "Roles: `baseline` is the benign floor, `control` is a harmless change of matched size (it enters neither the attack rate nor the floor), `treatment` is adversarial. An attack whose requirements the policy or suite does not meet is N/A for the run: excluded from denominators and printed as N/A, never as 0.",
     "",
+    "Every default param can be set for a run with `--attack-param ARM.KEY=VALUE` (repeatable; fractions such as `32/255` are read as numbers). The values are checked against the attack's schema before anything runs and are recorded in the plan, so a resume with other values is refused. The report's `arms.<arm>.budget_use` and each episode's `budget` say what was spent.",
+    "",
   ];
   for (const family of families()) {
     out.push(`## Family \`${family}\``, "");

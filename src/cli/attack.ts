@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { Command } from "commander";
-import { resolveAttacks } from "../attacks/index.js";
+import { attacks as attacksRegistry, resolveAttacks } from "../attacks/index.js";
 import { loadAcceptance } from "../config/acceptance.js";
 import { DEFAULTS } from "../config/defaults.js";
 import { loadRecipe, RECIPES, type Recipe } from "../config/recipes.js";
@@ -52,6 +52,7 @@ interface AttackFlags extends ServedFlags {
   calib?: string;
   requireCalibrated?: boolean;
   policyOption?: Record<string, string | number | boolean>;
+  attackParam?: Record<string, Record<string, ParamValue>>;
   policyPath?: string;
   policyUrl?: string;
 }
@@ -183,6 +184,12 @@ export function registerAttack(program: Command): void {
       "refuse tasks scored by default predicates (or PROVAEL_REQUIRE_CALIBRATED=1)",
     )
     .option("--policy-option <key=value>", "policy option, repeatable", keyValue, {})
+    .option(
+      "--attack-param <arm.key=value>",
+      "an attack's parameter (budgets, bounds: see `provael list-attacks --json`), repeatable; e.g. gradient_patch.epsilon=32/255",
+      attackParam,
+      {},
+    )
     .action(async (raw: AttackFlags, command: Command) => {
       const recipe = loadRecipe(raw.recipe);
       const flags = applyRecipe(raw, recipe, command);
@@ -215,7 +222,7 @@ export function registerAttack(program: Command): void {
         termination: flags.termination,
         scenePin: flags.scenePin,
         policyOptions,
-        attackParams: {},
+        attackParams: checkAttackParams(flags.attackParam ?? {}, arms),
         calibration: Object.fromEntries(
           tasks.filter((t) => calibrations[t]).map((t) => [t, calibrations[t]?.digest as string]),
         ),
@@ -305,6 +312,73 @@ export function registerAttack(program: Command): void {
 }
 
 /** Parses repeatable `key=value` options; numbers and booleans are typed. */
+type ParamValue = string | number | boolean;
+
+/** A flag value: true/false, a number, a fraction like 16/255, or else the string itself. */
+function typedValue(value: string): ParamValue {
+  if (value === "true") return true;
+  if (value === "false") return false;
+  const fraction = /^(-?[0-9.]+(?:e-?[0-9]+)?)\/([0-9.]+(?:e-?[0-9]+)?)$/i.exec(value);
+  if (fraction) {
+    const q = Number(fraction[1]) / Number(fraction[2]);
+    if (Number.isFinite(q)) return q;
+  }
+  return value !== "" && Number.isFinite(Number(value)) ? Number(value) : value;
+}
+
+function attackParam(
+  raw: string,
+  previous: Record<string, Record<string, ParamValue>>,
+): Record<string, Record<string, ParamValue>> {
+  const m = /^([a-z0-9_]+)\.([A-Za-z0-9_]+)=(.*)$/.exec(raw);
+  if (!m) {
+    throw new ProvaelError("config/invalid", `--attack-param needs arm.key=value, got '${raw}'`, {
+      hint: "e.g. --attack-param gradient_patch.epsilon=32/255 (parameters: provael list-attacks --json)",
+    });
+  }
+  const [, arm, key, value] = m as unknown as [string, string, string, string];
+  return { ...previous, [arm]: { ...(previous[arm] ?? {}), [key]: typedValue(value) } };
+}
+
+/**
+ * Attack parameters checked before anything runs: each names an arm of the run, and each arm's
+ * set parses under its attack's schema (unknown keys and out-of-range values are refused).
+ * Returned as given (not with defaults filled in), so a plan written without them is unchanged.
+ */
+function checkAttackParams(
+  given: Record<string, Record<string, ParamValue>>,
+  arms: string[],
+): Record<string, Record<string, ParamValue>> {
+  const out: Record<string, Record<string, ParamValue>> = {};
+  for (const arm of Object.keys(given).sort()) {
+    if (!arms.includes(arm)) {
+      throw new ProvaelError(
+        "config/invalid",
+        `--attack-param names '${arm}', which is not an arm of this run`,
+        { details: { arms }, hint: "add it with --attacks, or fix the arm's name" },
+      );
+    }
+    const params = given[arm] as Record<string, ParamValue>;
+    const parsed = attacksRegistry.get(arm).params.safeParse(params);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map(
+        (i) => `${i.path.join(".") || "(params)"}: ${i.message}`,
+      );
+      throw new ProvaelError(
+        "config/invalid",
+        `--attack-param for '${arm}' is not valid: ${issues.join("; ")}`,
+        { details: { given: params }, hint: "see the parameters in `provael list-attacks --json`" },
+      );
+    }
+    out[arm] = Object.fromEntries(
+      Object.keys(params)
+        .sort()
+        .map((k) => [k, params[k] as ParamValue]),
+    );
+  }
+  return out;
+}
+
 function keyValue(raw: string, previous: Record<string, string | number | boolean>) {
   const at = raw.indexOf("=");
   if (at <= 0) {
@@ -314,15 +388,7 @@ function keyValue(raw: string, previous: Record<string, string | number | boolea
   }
   const key = raw.slice(0, at);
   const value = raw.slice(at + 1);
-  const typed =
-    value === "true"
-      ? true
-      : value === "false"
-        ? false
-        : value !== "" && Number.isFinite(Number(value))
-          ? Number(value)
-          : value;
-  return { ...previous, [key]: typed };
+  return { ...previous, [key]: typedValue(value) };
 }
 
 /** Keys a recipe may set; a flag given on the command line always wins. */

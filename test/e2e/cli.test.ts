@@ -101,6 +101,44 @@ describe("provael attack (built CLI)", () => {
   });
 });
 
+describe("provael attack --attack-param", () => {
+  it("sets an attack's budget for the run and records it in the plan", () => {
+    const dir = tempDir();
+    const args = [...QUICK.slice(0, 5), "--attacks", "none,optimized_instruction", "--seeds", "2"];
+    const r = runCli([
+      ...args,
+      "--attack-param",
+      "optimized_instruction.budget=4",
+      "--out",
+      join(dir, "a"),
+    ]);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(read(join(dir, "a"))) as {
+      episodes: { arm: string; budget: { limit: number | null; used: number } | null }[];
+    };
+    const searched = report.episodes.filter((e) => e.arm === "optimized_instruction");
+    expect(searched.length).toBeGreaterThan(0);
+    for (const e of searched) {
+      expect(e.budget?.limit).toBe(4);
+      expect(e.budget?.used).toBeLessThanOrEqual(4);
+    }
+    const header = JSON.parse(read(join(dir, "a"), "journal.jsonl").split("\n")[0] as string) as {
+      plan: { attackParams: unknown };
+    };
+    expect(header.plan.attackParams).toEqual({ optimized_instruction: { budget: 4 } });
+    // Resuming with other parameters is another plan: refused, nothing overwritten.
+    const again = runCli([
+      ...args,
+      "--attack-param",
+      "optimized_instruction.budget=8",
+      "--out",
+      join(dir, "a"),
+      "--resume",
+    ]);
+    expect(again.code).not.toBe(0);
+  });
+});
+
 describe("bad input", () => {
   const cases: [string, string[], RegExp][] = [
     [
@@ -124,6 +162,38 @@ describe("bad input", () => {
     ["zero concurrency", ["attack", "--concurrency", "0"], /--concurrency must be an integer ≥ 1/],
     ["empty attack list", ["attack", "--attacks", ","], /attack list is empty/],
     ["bad termination", ["attack", "--termination", "never"], /--termination must be one of/],
+    [
+      "attack param without an arm",
+      ["attack", "--policy", "stub", "--suite", "stub", "--attack-param", "epsilon=1"],
+      /--attack-param needs arm.key=value, got 'epsilon=1'/,
+    ],
+    [
+      "attack param for an arm not in the run",
+      [...QUICK, "--attack-param", "gradient_patch.epsilon=32/255"],
+      /--attack-param names 'gradient_patch', which is not an arm of this run/,
+    ],
+    [
+      "attack param out of range",
+      [
+        ...QUICK.slice(0, 5),
+        "--attacks",
+        "none,gradient_patch",
+        "--attack-param",
+        "gradient_patch.epsilon=2",
+      ],
+      /--attack-param for 'gradient_patch' is not valid: epsilon:/,
+    ],
+    [
+      "attack param the attack does not take",
+      [
+        ...QUICK.slice(0, 5),
+        "--attacks",
+        "none,optimized_instruction",
+        "--attack-param",
+        "optimized_instruction.budgt=4",
+      ],
+      /--attack-param for 'optimized_instruction' is not valid: .*budgt/,
+    ],
   ];
   for (const [name, args, pattern] of cases) {
     it(`${name}: exit 2 with a clear message and no stack trace`, () => {
