@@ -9,6 +9,7 @@ import { playEpisode } from "../../src/runner/episode.js";
 import type { PlanSpec } from "../../src/runner/plan.js";
 import { notApplicableReason } from "../../src/runner/run.js";
 import { suites } from "../../src/suites/index.js";
+import { stubPlan } from "../support/stub-run.js";
 
 const ACCESS = [
   "none",
@@ -55,22 +56,8 @@ async function episodeOnStub(attackId: string, seed: number, applicable = true) 
   const instance = await suite.open();
   const task = suite.tasks()[0];
   if (!task) throw new Error("stub has no task");
-  const plan: PlanSpec = {
-    policy: "stub",
-    suite: "stub",
-    tasks: [task.id],
-    arms: [attackId],
-    seed,
-    seeds: 1,
-    repeats: 1,
-    // The task's own horizon (20): long enough for windowed attacks (freeze) to open.
-    horizon: null,
-    termination: "fixed-horizon",
-    scenePin: 0,
-    policyOptions: {},
-    attackParams: {},
-    calibration: {},
-  };
+  // The task's own horizon (20, stubPlan's null): long enough for windowed attacks (freeze) to open.
+  const plan: PlanSpec = stubPlan({ tasks: [task.id], arms: [attackId], seed, seeds: 1 });
   const { record } = await playEpisode(
     { id: `c-${attackId}-${seed}`, task: task.id, arm: attackId, seed, repeat: 0 },
     {

@@ -1,28 +1,14 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { resolveAttacks } from "../../src/attacks/index.js";
 import { JOURNAL_FILE } from "../../src/runner/journal.js";
 import { mergeRuns } from "../../src/runner/merge.js";
 import type { PlanSpec } from "../../src/runner/plan.js";
 import { runAttack } from "../../src/runner/run.js";
+import { stubPlan } from "../support/stub-run.js";
 import { tempDir } from "../support/tmp.js";
 
-const plan: PlanSpec = {
-  policy: "stub",
-  suite: "stub",
-  tasks: ["fetch_cup", "wipe_plate", "grab_sponge"],
-  arms: resolveAttacks(["none", "control", "instruction"]),
-  seed: 0,
-  seeds: 5,
-  repeats: 1,
-  horizon: null,
-  termination: "fixed-horizon",
-  scenePin: 0,
-  policyOptions: {},
-  attackParams: {},
-  calibration: {},
-};
+const plan: PlanSpec = stubPlan({ tasks: ["fetch_cup", "wipe_plate", "grab_sponge"] });
 
 const run = (out: string, extra: Partial<Parameters<typeof runAttack>[0]> = {}) =>
   runAttack({

@@ -7,24 +7,11 @@ import { ProvaelError } from "../../src/core/errors.js";
 import { readJournal } from "../../src/runner/journal.js";
 import type { PlanSpec } from "../../src/runner/plan.js";
 import { runAttack } from "../../src/runner/run.js";
+import { stubPlan } from "../support/stub-run.js";
 import { tempDir } from "../support/tmp.js";
 
-const plan = (over: Partial<PlanSpec> = {}): PlanSpec => ({
-  policy: "stub",
-  suite: "stub",
-  tasks: ["fetch_cup", "wipe_plate", "grab_sponge"],
-  arms: resolveAttacks(["none", "control", "instruction"]),
-  seed: 0,
-  seeds: 6,
-  repeats: 1,
-  horizon: null,
-  termination: "fixed-horizon",
-  scenePin: 0,
-  policyOptions: {},
-  attackParams: {},
-  calibration: {},
-  ...over,
-});
+const plan = (over: Partial<PlanSpec> = {}): PlanSpec =>
+  stubPlan({ tasks: ["fetch_cup", "wipe_plate", "grab_sponge"], seeds: 6, ...over });
 
 async function run(
   out: string,
