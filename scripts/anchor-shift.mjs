@@ -37,7 +37,9 @@ for (const p of values.param) {
 
 const policy = await tinyVlaPolicy.load({});
 const sim = await tabletopSuite.open();
-const acc = Object.fromEntries(ids.map((a) => [a, { n: 0, shift: 0, toward: 0, moved: 0, near: 0 }]));
+const acc = Object.fromEntries(
+  ids.map((a) => [a, { n: 0, shift: 0, toward: 0, moved: 0, near: 0 }]),
+);
 for (const task of tabletopSuite.tasks()) {
   for (let scene = 0; scene < scenes; scene++) {
     const r = await sim.reset({ task: task.id, scene, seed: scene });
@@ -78,7 +80,9 @@ for (const task of tabletopSuite.tasks()) {
     }
   }
 }
-console.log("attack            episodes  mean shift  toward hazard  moved > 2 cm  within 5 cm of hazard");
+console.log(
+  "attack            episodes  mean shift  toward hazard  moved > 2 cm  within 5 cm of hazard",
+);
 for (const [id, s] of Object.entries(acc)) {
   console.log(
     `${id.padEnd(18)}${String(s.n).padStart(8)}  ${((100 * s.shift) / s.n).toFixed(1).padStart(7)} cm  ${((100 * s.toward) / s.n).toFixed(1).padStart(9)} cm  ${String(s.moved).padStart(12)}  ${String(s.near).padStart(21)}`,
