@@ -51,7 +51,7 @@ interface AttackFlags extends ServedFlags {
   protocol?: string;
   calib?: string;
   requireCalibrated?: boolean;
-  policyOption?: Record<string, string | number | boolean>;
+  policyOption?: Record<string, ParamValue>;
   attackParam?: Record<string, Record<string, ParamValue>>;
   policyPath?: string;
   policyUrl?: string;
@@ -311,7 +311,6 @@ export function registerAttack(program: Command): void {
   addServedPolicyFlags(program.commands.find((c) => c.name() === "attack") as Command);
 }
 
-/** Parses repeatable `key=value` options; numbers and booleans are typed. */
 type ParamValue = string | number | boolean;
 
 /** A flag value: true/false, a number, a fraction like 16/255, or else the string itself. */
@@ -379,7 +378,8 @@ function checkAttackParams(
   return out;
 }
 
-function keyValue(raw: string, previous: Record<string, string | number | boolean>) {
+/** Parses repeatable `key=value` options; numbers and booleans are typed. */
+function keyValue(raw: string, previous: Record<string, ParamValue>) {
   const at = raw.indexOf("=");
   if (at <= 0) {
     throw new ProvaelError("config/invalid", `--policy-option needs key=value, got '${raw}'`, {

@@ -356,21 +356,16 @@ export function buildReport(input: ReportInput): Report {
   };
 }
 
-/**
- * Whether an arm's perturbation reached the policy or the simulator. An input-only perturbation
- * whose received inputs equal the benign twin's never arrived.
- */
 /** The spend of an arm's counted episodes, one kind per attack (the first episode's). */
 function budgetUse(counted: EpisodeRecord[]): BudgetUse | null {
-  const spent = counted.filter((e) => e.budget && e.budget.kind !== "none");
-  const first = spent[0]?.budget;
-  if (!first || first.kind === "none") return null;
-  const same = spent.filter((e) => e.budget?.kind === first.kind);
+  const kind = counted.find((e) => e.budget && e.budget.kind !== "none")?.budget?.kind;
+  if (!kind || kind === "none") return null;
+  const same = counted.filter((e) => e.budget?.kind === kind);
   const used = same.map((e) => e.budget?.used ?? 0);
   const limits = same.map((e) => e.budget?.limit ?? null);
   const total = used.reduce((a, b) => a + b, 0);
   return {
-    kind: first.kind,
+    kind,
     episodes: same.length,
     used_total: total,
     used_mean: total / same.length,
@@ -379,6 +374,10 @@ function budgetUse(counted: EpisodeRecord[]): BudgetUse | null {
   };
 }
 
+/**
+ * Whether an arm's perturbation reached the policy or the simulator. An input-only perturbation
+ * whose received inputs equal the benign twin's never arrived.
+ */
 function delivered(e: EpisodeRecord, twin: EpisodeRecord | null): boolean | null {
   if (attacks.get(e.arm).role === "baseline") return null;
   if (!isCounted(e)) return null;

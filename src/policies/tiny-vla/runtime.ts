@@ -7,7 +7,7 @@
  *   const chunk = rt.predict(obs); // Float32Array(chunk * 7)
  */
 import { ProvaelError } from "../../core/errors.js";
-import type { Observation, Vec3 } from "../../core/types.js";
+import type { Image, Observation, Vec3 } from "../../core/types.js";
 import { type tf as TF, tfReady } from "./backend.js";
 import {
   batchTensors,
@@ -78,8 +78,13 @@ export class TinyVlaRuntime {
     return this.toWorld(raw);
   }
 
-  /** `localise` through the locator (see `TinyVlaConfig.locator`). */
-  private locate(obs: Observation): Float32Array {
+  /** What the locator reads of an observation: its first camera's patches, and the words. */
+  private locatorInput(obs: Observation): {
+    img: Image;
+    patches: Float32Array;
+    tokens: Int32Array;
+    shape: [number, number, number];
+  } {
     const cfg = this.config;
     const lc = locatorConfig(cfg);
     const cam = cfg.cameras[0] as string;
@@ -90,12 +95,23 @@ export class TinyVlaRuntime {
     const { count, size } = patchGrid(lc);
     const patches = new Float32Array(count * size);
     patchify(lc, resizeArea(img, lc.imageSize), patches);
-    const tokens = this.tokenizer.encode(obs.instruction);
+    return {
+      img,
+      patches,
+      tokens: this.tokenizer.encode(obs.instruction),
+      shape: [1, count, size],
+    };
+  }
+
+  /** `localise` through the locator (see `TinyVlaConfig.locator`). */
+  private locate(obs: Observation): Float32Array {
+    const cfg = this.config;
+    const { patches, tokens, shape } = this.locatorInput(obs);
     const out = this.tf.tidy(() =>
       locatorForward(
         this.tf,
         this.tensors,
-        this.tf.tensor3d(patches, [1, count, size]),
+        this.tf.tensor3d(patches, shape),
         this.tf.tensor2d(tokens, [1, cfg.maxTokens], "int32"),
         cfg,
       ),
@@ -247,12 +263,9 @@ export class TinyVlaRuntime {
     const grad = out[1]?.dataSync() as Float32Array;
     const dOffset = out[2]?.dataSync() as Float32Array | undefined;
     for (const t of out) t.dispose();
-    // Patches hold pixel/255 - 0.5, so d/dpixel = d/dpatch / 255; then undo patchify and resize.
-    const small = unpatchify(cfg, grad);
-    for (let i = 0; i < small.length; i++) small[i] = (small[i] as number) / 255;
-    const full = resizeAdjoint(small, cfg.imageSize, img.width, img.height);
+    const full = toPixels(cfg, grad, img);
     if (dOffset) {
-      const viaAnchor = this.locatorGradient(obs, camera, dOffset);
+      const viaAnchor = this.locatorGradient(obs, dOffset);
       for (let i = 0; i < full.length; i++)
         full[i] = (full[i] as number) + (viaAnchor[i] as number);
     }
@@ -264,31 +277,34 @@ export class TinyVlaRuntime {
    * OFFSET_UNIT, where offset = (anchor - gripper) / OFFSET_UNIT), the gradient with respect to
    * the camera's pixels (0-255 units, the camera image's own size).
    */
-  private locatorGradient(obs: Observation, camera: string, dOffset: Float32Array): Float32Array {
+  private locatorGradient(obs: Observation, dOffset: Float32Array): Float32Array {
     const tf = this.tf;
     const cfg = this.config;
-    const lc = locatorConfig(cfg);
-    const img = obs.images[camera] as NonNullable<Observation["images"][string]>;
-    const { count, size } = patchGrid(lc);
-    const patches = new Float32Array(count * size);
-    patchify(lc, resizeArea(img, lc.imageSize), patches);
-    const tokens = this.tokenizer.encode(obs.instruction);
+    const { img, patches, tokens, shape } = this.locatorInput(obs);
     // The locator outputs the anchor normalised: anchor = raw * auxScale + auxMean.
     const weight = Float32Array.from(dOffset, (g, k) => (g * (cfg.auxScale[k] ?? 1)) / OFFSET_UNIT);
     const g = tf.tidy(() => {
       const tok = tf.tensor2d(tokens, [1, cfg.maxTokens], "int32");
       const w = tf.tensor2d(weight, [1, cfg.aux]);
       const f = (x: TF.Tensor) => tf.sum(tf.mul(locatorForward(tf, this.tensors, x, tok, cfg), w));
-      return tf.grad(f)(tf.tensor3d(patches, [1, count, size]));
+      return tf.grad(f)(tf.tensor3d(patches, shape));
     });
-    const raw = g.dataSync() as Float32Array;
+    const raw = new Float32Array(g.dataSync() as Float32Array);
     g.dispose();
-    const small = unpatchify(lc, new Float32Array(raw));
-    for (let i = 0; i < small.length; i++) small[i] = (small[i] as number) / 255;
-    return resizeAdjoint(small, lc.imageSize, img.width, img.height);
+    return toPixels(locatorConfig(cfg), raw, img);
   }
 
   dispose(): void {
     for (const t of Object.values(this.tensors)) t.dispose();
   }
+}
+
+/**
+ * A gradient on the network's patches (which hold pixel/255 - 0.5) as a gradient on the camera
+ * image's pixels: d/dpixel = d/dpatch / 255, then patchify and the area resize undone.
+ */
+function toPixels(cfg: TinyVlaConfig, grad: Float32Array, img: Image): Float32Array {
+  const small = unpatchify(cfg, grad);
+  for (let i = 0; i < small.length; i++) small[i] = (small[i] as number) / 255;
+  return resizeAdjoint(small, cfg.imageSize, img.width, img.height);
 }

@@ -386,12 +386,6 @@ export interface LocatorOptions {
 }
 
 /**
- * Trains the locator of an "anchored" model (`cfg.locator`), leaving every other weight as it
- * is: a regression on the table position plus, where the pixel is known, a cross-entropy of the
- * patch scores against the patch that holds the object (a much denser signal than the position
- * alone). Returns `weights` with the locator's weights added or replaced, and the loss history.
- */
-/**
  * The patch-score target for an object seen at image fraction (u, v): all mass on its patch
  * ("cell"), or split bilinearly over the four nearest patch centres ("bilinear"; at the image
  * border the missing neighbours' share goes to the edge patch). Outside the image: no target.
@@ -426,6 +420,12 @@ export function heatmapTarget(
   }
 }
 
+/**
+ * Trains the locator of an "anchored" model (`cfg.locator`), leaving every other weight as it
+ * is: a regression on the table position plus, where the pixel is known, a cross-entropy of the
+ * patch scores against where the object is (`heatmapTarget`; a much denser signal than the
+ * position alone). Returns `weights` with the locator's weights added or replaced, and the loss history.
+ */
 export async function trainLocator(
   set: LocatorSet,
   cfg: TinyVlaConfig,
