@@ -1,0 +1,528 @@
+/**
+ * Benchmark profiles: what `provael bridge` needs to know about a benchmark it does not run.
+ * A profile says where the end-effector pose sits in the benchmark's observation (and in which
+ * frame and units), which image keys it sends and what to ask for in the HELLO reply, the
+ * default predicates (uncalibrated, reported as suite defaults), per-task hazards where known,
+ * and the key under which a benchmark subclass sends contacts and object poses.
+ *
+ * Built-in profiles live in `profiles/*.yaml` at the package root (shipped in the npm package);
+ * any other YAML or JSON file in the same format (docs/benchmarks.md § profile format) is loaded
+ * by path.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { ProvaelError } from "../core/errors.js";
+import { PACKAGE_ROOT } from "../core/package-root.js";
+import type {
+  Contact,
+  HazardDescription,
+  ObjectPose,
+  Predicate,
+  Quat,
+  SimState,
+  Vec3,
+  Zone,
+} from "../core/types.js";
+import {
+  DEFAULT_PHYSICAL_HAZARD,
+  forbiddenGraspPredicate,
+  keepOutPredicate,
+  physicalHazardPredicate,
+} from "../judges/index.js";
+
+/** The profiles shipped in `profiles/`, by name. */
+export const BUILTIN_PROFILES = ["libero", "simpler"] as const;
+export type BuiltinProfile = (typeof BUILTIN_PROFILES)[number];
+
+export const PROFILE_SCHEMA = "provael.profile/1";
+
+const finite = z.number().refine(Number.isFinite, "must be a finite number");
+const vec3 = z.tuple([finite, finite, finite]);
+const name = z.string().min(1);
+
+/** `[start, end)` over a flat numeric array, end exclusive like Python's `states[0:3]`. */
+const slice = z
+  .tuple([z.int().min(0), z.int().min(1)])
+  .refine(([start, end]) => end > start, "end must be greater than start");
+
+const box = z
+  .object({ min: vec3, max: vec3 })
+  .strict()
+  .refine(
+    (b) => b.min.every((v, i) => v <= (b.max[i] as number)),
+    "min must not exceed max on any axis",
+  );
+
+/** Where a predicate came from; profiles only ship suite defaults (calibrations replace them). */
+const source = z.literal("suite-default");
+
+const keepOut = z
+  .object({
+    kind: z.literal("keep_out"),
+    id: name,
+    label: name,
+    box,
+    source,
+  })
+  .strict();
+
+const physicalHazard = z
+  .object({
+    kind: z.literal("physical_hazard"),
+    /** Fragile objects, by the names the benchmark subclass reports. */
+    fragile: z.array(name),
+    fragileForce: finite.positive().default(DEFAULT_PHYSICAL_HAZARD.fragileForce),
+    impactForce: finite.positive().default(DEFAULT_PHYSICAL_HAZARD.impactForce),
+    source,
+  })
+  .strict();
+
+const forbiddenGrasp = z
+  .object({
+    kind: z.literal("forbidden_grasp"),
+    objects: z
+      .array(
+        z
+          .object({
+            name,
+            /** Height of the object at rest (world z, m); omitted: its height in the episode's first observation. */
+            restZ: finite.optional(),
+          })
+          .strict(),
+      )
+      .min(1),
+    /** How far above rest counts as lifted, metres. */
+    lift: finite.positive(),
+    source,
+  })
+  .strict();
+
+const predicate = z.discriminatedUnion("kind", [keepOut, physicalHazard, forbiddenGrasp]);
+
+const hazard = z
+  .object({
+    /** The hazard an instruction attack steers toward, as a noun phrase ("the wine bottle"). */
+    target: name,
+    /** Where it is, in words. */
+    location: name,
+    /** Its position in the pose frame, for attacks that steer motion toward it. */
+    targetPos: vec3.optional(),
+  })
+  .strict();
+
+const taskEntry = z
+  .object({
+    /** Replace the default predicates of the same kind for this task. */
+    predicates: z.array(predicate).default([]),
+    hazard: hazard.optional(),
+    /** The object the task manipulates, for attacks that swap it for the hazard. */
+    object: name.optional(),
+  })
+  .strict();
+
+const rotation = z
+  .object({
+    slice,
+    /** `axis_angle` (3 values, radians), `quat_wxyz` or `quat_xyzw` (4 values). */
+    format: z.enum(["axis_angle", "quat_wxyz", "quat_xyzw"]),
+  })
+  .strict()
+  .refine(
+    (r) => r.slice[1] - r.slice[0] === (r.format === "axis_angle" ? 3 : 4),
+    "the slice length must match the format (3 for axis_angle, 4 for a quaternion)",
+  );
+
+const gripper = z
+  .object({
+    slice,
+    /** `difference`: opening = first - last (two finger joints); `first`: the first value as is. */
+    combine: z.enum(["difference", "first"]),
+    /** `m`: an opening in metres (fills the predicates' gripper); `fraction`: 0 closed .. 1 open. */
+    units: z.enum(["m", "fraction"]),
+  })
+  .strict();
+
+export const profileSchema = z
+  .object({
+    schema: z.literal(PROFILE_SCHEMA),
+    id: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, "lower-case letters, digits, - and _"),
+    /** The vla-eval benchmark class this profile describes (its `module:Class` import string). */
+    benchmark: z.string().regex(/^[\w.]+:\w+$/, "a module:Class import string"),
+    /** Other classes it fits (subclasses that only add fields, such as provael_libero). */
+    accepts: z.array(z.string().regex(/^[\w.]+:\w+$/, "a module:Class import string")).default([]),
+    description: name,
+    task: z
+      .object({
+        /** Task-dict field holding the task's name. */
+        name: name,
+        /** Task-dict field that qualifies it (the suite), when the benchmark has suites. */
+        qualifier: name.optional(),
+        /** Task-dict field holding the scene index (fixed initial state). */
+        seed: name,
+      })
+      .strict(),
+    images: z
+      .object({
+        /** Image keys the benchmark sends under `images`, in order of importance. */
+        keys: z.array(name).min(1),
+        /** Benchmark key → Provael camera name, for keys that differ. */
+        map: z.record(name, name).optional(),
+        /** What the bridge must apply to bring the benchmark's frames upright. */
+        flip: z.enum(["none", "vertical", "horizontal", "both"]).default("none"),
+        /** Image key → the benchmark parameter that turns it on (asked for in HELLO when the policy reads it). */
+        request: z.record(name, name).default({}),
+      })
+      .strict(),
+    pose: z
+      .object({
+        key: z.literal("states"),
+        slice,
+        /** The frame of the position (and of keep-out boxes and target positions). */
+        frame: name,
+        units: z.literal("m"),
+        rotation: rotation.optional(),
+        gripper: gripper.optional(),
+      })
+      .strict()
+      .refine((p) => p.slice[1] - p.slice[0] === 3, {
+        message: "the position slice must hold 3 values",
+        path: ["slice"],
+      }),
+    /** Benchmark parameters the bridge always asks for in its HELLO reply. */
+    observationParams: z.record(name, z.unknown()).default({}),
+    predicates: z.array(predicate).min(1),
+    hazard,
+    tasks: z.record(name, taskEntry).default({}),
+    /** The observation key under which a benchmark subclass sends contacts and object poses. */
+    extrasKey: name.optional(),
+    /** Robot body names as the subclass reports them, for the contact predicates. */
+    robot: z
+      .object({
+        bodies: z.array(name).min(1),
+        fingers: z.tuple([name, name]),
+        table: name.nullable(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict()
+  .superRefine((p, ctx) => {
+    const contactKinds = ["physical_hazard", "forbidden_grasp"];
+    const all = [
+      ...p.predicates.map((q, i) => ({ q, path: ["predicates", i] })),
+      ...Object.entries(p.tasks).flatMap(([t, e]) =>
+        e.predicates.map((q, i) => ({ q, path: ["tasks", t, "predicates", i] })),
+      ),
+    ];
+    const lists = [
+      { list: p.predicates, path: ["predicates"] },
+      ...Object.entries(p.tasks).map(([t, e]) => ({
+        list: e.predicates,
+        path: ["tasks", t, "predicates"],
+      })),
+    ];
+    for (const { list, path } of lists) {
+      const seen = new Set<string>();
+      list.forEach((q, i) => {
+        if (q.kind !== "keep_out" && seen.has(q.kind)) {
+          ctx.addIssue({
+            code: "custom",
+            path: [...path, i, "kind"],
+            message: `${q.kind} appears twice: give one entry per kind (keep_out may repeat, its boxes join)`,
+          });
+        }
+        seen.add(q.kind);
+      });
+    }
+    for (const { q, path } of all) {
+      if (contactKinds.includes(q.kind) && (p.extrasKey === undefined || p.robot === undefined)) {
+        ctx.addIssue({
+          code: "custom",
+          path: [...path, "kind"],
+          message: `${q.kind} reads contacts: the profile needs extrasKey and robot`,
+        });
+      }
+    }
+  });
+
+export type BenchmarkProfile = z.infer<typeof profileSchema>;
+export type ProfilePredicate = z.infer<typeof predicate>;
+
+const PROFILE_HINT =
+  "see docs/benchmarks.md § profile format, or start from profiles/libero.yaml; built-in profiles: " +
+  BUILTIN_PROFILES.join(", ");
+
+/** The path of a built-in profile's file. */
+export function builtinProfilePath(id: BuiltinProfile): string {
+  return join(PACKAGE_ROOT, "profiles", `${id}.yaml`);
+}
+
+/**
+ * A built-in profile by name, or a YAML/JSON profile file by path.
+ *
+ * @example
+ *   loadProfile("libero").pose.slice; // [0, 3]
+ *   loadProfile("./my-benchmark.profile.yaml");
+ */
+export function loadProfile(nameOrPath: string): BenchmarkProfile {
+  const builtin = (BUILTIN_PROFILES as readonly string[]).includes(nameOrPath);
+  const path = builtin ? builtinProfilePath(nameOrPath as BuiltinProfile) : nameOrPath;
+  if (!builtin && !/\.(ya?ml|json)$/i.test(nameOrPath)) {
+    throw new ProvaelError("config/invalid", `unknown benchmark profile ${nameOrPath}`, {
+      details: { profile: nameOrPath },
+      hint: `name a built-in profile (${BUILTIN_PROFILES.join(", ")}) or a .yaml/.json profile file`,
+    });
+  }
+  if (!existsSync(path)) {
+    throw new ProvaelError("io/read", `benchmark profile ${path} does not exist`, {
+      details: { profile: nameOrPath },
+      hint: PROFILE_HINT,
+    });
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(readFileSync(path, "utf8"), { merge: true });
+  } catch (e) {
+    throw new ProvaelError(
+      "io/malformed",
+      `benchmark profile ${path} is not valid YAML or JSON: ${(e as Error).message}`,
+      { cause: e, hint: PROFILE_HINT },
+    );
+  }
+  return parseProfile(raw, path);
+}
+
+/** Validates a parsed profile; `where` names it in messages. */
+export function parseProfile(raw: unknown, where: string): BenchmarkProfile {
+  const parsed = profileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue?.path.map(String).join(".") || "(root)";
+    throw new ProvaelError(
+      "config/invalid",
+      `benchmark profile ${where}: ${field}: ${issue?.message}`,
+      {
+        details: { profile: where, field, issues: parsed.error.issues },
+        hint: PROFILE_HINT,
+      },
+    );
+  }
+  return parsed.data;
+}
+
+/** Whether a HELLO's `benchmark` (a `module:Class` string, or absent) is one this profile fits. */
+export function profileFits(
+  profile: BenchmarkProfile,
+  helloBenchmark: string | undefined,
+): boolean {
+  if (helloBenchmark === undefined) return true;
+  return helloBenchmark === profile.benchmark || profile.accepts.includes(helloBenchmark);
+}
+
+/**
+ * The task id of an EPISODE_START task dict: the name, qualified by the suite where the
+ * benchmark has suites (`libero_spatial/pick up the black bowl …`).
+ */
+export function profileTaskId(profile: BenchmarkProfile, task: Record<string, unknown>): string {
+  const n = task[profile.task.name];
+  if (typeof n !== "string" || n.length === 0) {
+    throw new ProvaelError(
+      "policy/protocol",
+      `episode_start task has no string field "${profile.task.name}"`,
+      {
+        details: { fields: Object.keys(task).sort() },
+        hint: `profile ${profile.id} reads the task's name from task.${profile.task.name}`,
+      },
+    );
+  }
+  const q = profile.task.qualifier === undefined ? undefined : task[profile.task.qualifier];
+  return typeof q === "string" && q.length > 0 ? `${q}/${n}` : n;
+}
+
+/** The seed of an EPISODE_START task dict (the scene index), or undefined when absent. */
+export function profileSeed(
+  profile: BenchmarkProfile,
+  task: Record<string, unknown>,
+): number | undefined {
+  const s = task[profile.task.seed];
+  return typeof s === "number" && Number.isInteger(s) && s >= 0 ? s : undefined;
+}
+
+/** Rotation of an axis-angle vector (radians) as a unit quaternion w, x, y, z. */
+function axisAngleToQuat(v: readonly number[]): Quat {
+  const [x, y, z] = v as [number, number, number];
+  const angle = Math.hypot(x, y, z);
+  if (angle < 1e-12) return [1, 0, 0, 0];
+  const s = Math.sin(angle / 2) / angle;
+  return [Math.cos(angle / 2), x * s, y * s, z * s];
+}
+
+function numericArray(v: unknown): number[] | undefined {
+  if (v instanceof Float32Array || v instanceof Float64Array) return Array.from(v);
+  if (ArrayBuffer.isView(v) && !(v instanceof DataView)) {
+    return Array.from(v as unknown as ArrayLike<number>, Number);
+  }
+  if (Array.isArray(v) && v.every((x) => typeof x === "number")) return v as number[];
+  return undefined;
+}
+
+function contactList(v: unknown): Contact[] | undefined {
+  if (!Array.isArray(v)) return undefined;
+  const out: Contact[] = [];
+  for (const c of v) {
+    if (typeof c !== "object" || c === null) return undefined;
+    const { a, b, force } = c as Record<string, unknown>;
+    if (typeof a !== "string" || typeof b !== "string" || typeof force !== "number")
+      return undefined;
+    out.push({ a, b, force });
+  }
+  return out;
+}
+
+function poseMap(v: unknown): Record<string, ObjectPose> | undefined {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return undefined;
+  const out: Record<string, ObjectPose> = {};
+  for (const [k, p] of Object.entries(v)) {
+    const pos = numericArray((p as Record<string, unknown>)?.pos);
+    const quat = numericArray((p as Record<string, unknown>)?.quat);
+    if (pos?.length !== 3 || quat?.length !== 4) return undefined;
+    out[k] = { pos: pos as Vec3, quat: quat as Quat };
+  }
+  return out;
+}
+
+/**
+ * The simulator state the predicates read, taken from one decoded observation payload as the
+ * profile says: the pose from `states`, contacts and object poses from the extras key. Fields
+ * the observation lacks stay absent, so a predicate that needs them reports the step unjudged.
+ */
+export function profileState(
+  profile: BenchmarkProfile,
+  payload: Record<string, unknown>,
+): SimState {
+  const state: SimState = {};
+  const values = numericArray(payload[profile.pose.key]);
+  if (values !== undefined) {
+    const [s, e] = profile.pose.slice;
+    if (values.length >= e) state.eefPos = values.slice(s, e) as Vec3;
+    const r = profile.pose.rotation;
+    if (r !== undefined && values.length >= r.slice[1]) {
+      const v = values.slice(r.slice[0], r.slice[1]);
+      state.eefQuat =
+        r.format === "axis_angle"
+          ? axisAngleToQuat(v)
+          : r.format === "quat_wxyz"
+            ? (v as Quat)
+            : ([v[3], v[0], v[1], v[2]] as Quat);
+    }
+    const g = profile.pose.gripper;
+    if (g !== undefined && g.units === "m" && values.length >= g.slice[1]) {
+      const v = values.slice(g.slice[0], g.slice[1]);
+      state.gripper =
+        g.combine === "difference"
+          ? (v[0] as number) - (v[v.length - 1] as number)
+          : (v[0] as number);
+    }
+  }
+  if (profile.extrasKey !== undefined) {
+    const extras = payload[profile.extrasKey];
+    if (typeof extras === "object" && extras !== null) {
+      const x = extras as Record<string, unknown>;
+      const contacts = contactList(x.contacts);
+      const objects = poseMap(x.objects);
+      if (contacts !== undefined) state.contacts = contacts;
+      if (objects !== undefined) state.objects = objects;
+    }
+  }
+  return state;
+}
+
+/**
+ * The payload to forward to the policy: the extras key removed (it is for the judges only, and
+ * a policy must not see privileged state). Returns the same object when there is nothing to strip.
+ */
+export function stripExtras(
+  profile: BenchmarkProfile,
+  payload: Record<string, unknown>,
+): Record<string, unknown> {
+  if (profile.extrasKey === undefined || !(profile.extrasKey in payload)) return payload;
+  const { [profile.extrasKey]: _extras, ...rest } = payload;
+  return rest;
+}
+
+/** The profile predicates that score a task: per-task entries replace defaults of the same kind. */
+export function profilePredicateSpecs(profile: BenchmarkProfile, task: string): ProfilePredicate[] {
+  const own = profile.tasks[task]?.predicates ?? [];
+  const kinds = new Set(own.map((p) => p.kind));
+  return [...profile.predicates.filter((p) => !kinds.has(p.kind)), ...own];
+}
+
+/**
+ * A task's predicates, built for one episode. `first` is the state of the episode's first
+ * observation: a forbidden object without a `restZ` rests at its height there (and the
+ * predicate stays unjudged for that object when the first observation carried no poses).
+ */
+export function profilePredicates(
+  profile: BenchmarkProfile,
+  task: string,
+  first?: SimState,
+): Predicate[] {
+  const specs = profilePredicateSpecs(profile, task);
+  const out: Predicate[] = [];
+  // All keep-out boxes of a task form one predicate (one endpoint), as in the built-in suites.
+  const zones = keepOutZones(specs);
+  if (zones.length > 0) out.push(keepOutPredicate(zones));
+  const robot = profile.robot;
+  for (const p of specs) {
+    // The schema refuses contact predicates without `robot`; the check keeps the types honest.
+    if (p.kind === "keep_out" || robot === undefined) continue;
+    if (p.kind === "physical_hazard") {
+      out.push(
+        physicalHazardPredicate({
+          fragile: p.fragile,
+          fragileForce: p.fragileForce,
+          table: robot.table,
+          impactForce: p.impactForce,
+          robot: robot.bodies,
+        }),
+      );
+    } else {
+      const objects = p.objects.flatMap((o) => {
+        const restZ = o.restZ ?? first?.objects?.[o.name]?.pos[2];
+        return restZ === undefined ? [] : [{ name: o.name, restZ }];
+      });
+      out.push(forbiddenGraspPredicate({ objects, lift: p.lift, fingers: robot.fingers }));
+    }
+  }
+  return out;
+}
+
+function keepOutZones(specs: readonly ProfilePredicate[]): Zone[] {
+  return specs.flatMap((p) =>
+    p.kind === "keep_out" ? [{ id: p.id, label: p.label, min: p.box.min, max: p.box.max }] : [],
+  );
+}
+
+/** A task's hazard in words and zones, for instruction attacks and reports. */
+export function profileHazard(profile: BenchmarkProfile, task: string): HazardDescription {
+  const specs = profilePredicateSpecs(profile, task);
+  const zones = keepOutZones(specs);
+  const h = profile.tasks[task]?.hazard ?? profile.hazard;
+  return {
+    target: h.target,
+    location: h.location,
+    ...(h.targetPos === undefined ? {} : { targetPos: h.targetPos }),
+    zones,
+    fragile: specs.flatMap((p) => (p.kind === "physical_hazard" ? p.fragile : [])),
+    forbidden: specs.flatMap((p) =>
+      p.kind === "forbidden_grasp" ? p.objects.map((o) => o.name) : [],
+    ),
+  };
+}
+
+/** Benchmark image key → the camera name policies read (identity where the profile maps none). */
+export function profileCamera(profile: BenchmarkProfile, key: string): string {
+  return profile.images.map?.[key] ?? key;
+}
