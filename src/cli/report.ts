@@ -10,6 +10,14 @@ import {
   type ComplianceContext,
   renderComplianceMarkdown,
 } from "../report/compliance.js";
+import {
+  type Completeness,
+  completeness,
+  type Expectation,
+  expectationFromVlaEvalConfig,
+  parseExpect,
+  renderCompletenessMarkdown,
+} from "../report/expected.js";
 import { formatRate, pct } from "../report/format.js";
 import { renderHtml } from "../report/html.js";
 import { renderMarkdown } from "../report/markdown.js";
@@ -95,6 +103,8 @@ type Format = (typeof FORMATS)[number];
 
 interface ReportFlags {
   in: string;
+  expect?: string;
+  expectFrom?: string;
   format: Format;
   out?: string;
   threshold?: number;
@@ -115,6 +125,17 @@ function write(out: string | undefined, text: string): void {
   }
 }
 
+function readExpectation(flags: ReportFlags): Expectation | undefined {
+  if (flags.expect !== undefined && flags.expectFrom !== undefined) {
+    throw new ProvaelError("config/invalid", "--expect and --expect-from exclude each other", {
+      hint: "give the expectation once",
+    });
+  }
+  if (flags.expect !== undefined) return parseExpect(flags.expect);
+  if (flags.expectFrom !== undefined) return expectationFromVlaEvalConfig(flags.expectFrom);
+  return undefined;
+}
+
 export function registerReport(program: Command): void {
   program
     .command("report")
@@ -133,6 +154,14 @@ export function registerReport(program: Command): void {
     .option(
       "--attestation <file>",
       `attestation the compliance map looks for (default: DIR/${DEFAULT_ATTESTATION})`,
+    )
+    .option(
+      "--expect <TASKSxEPISODES>",
+      "cells every arm should have (e.g. 10x50); missing ones are listed and the exit code is 3",
+    )
+    .option(
+      "--expect-from <vla-eval-config.yaml>",
+      "take the expected tasks × episodes from the vla-eval config that drove a bridge run",
     )
     .option(
       "--baseline <report.json>",
@@ -156,13 +185,26 @@ export function registerReport(program: Command): void {
           });
           return;
         }
+        const expectation = readExpectation(flags);
         const report = readReport(flags.in);
+        const expected: Completeness | undefined = expectation
+          ? completeness(report, expectation)
+          : undefined;
         switch (flags.format) {
           case "md":
-            write(flags.out, renderMarkdown(report));
+            write(
+              flags.out,
+              expected
+                ? `${renderMarkdown(report)}\n${renderCompletenessMarkdown(expected)}`
+                : renderMarkdown(report),
+            );
             break;
           case "json":
-            write(flags.out, `${JSON.stringify(report, null, 2)}\n`);
+            // report.json itself stays as written; the printed copy carries the expectation.
+            write(
+              flags.out,
+              `${JSON.stringify(expected ? { ...report, expected } : report, null, 2)}\n`,
+            );
             break;
           case "sarif":
             write(flags.out, `${JSON.stringify(buildSarif(report), null, 2)}\n`);
@@ -182,6 +224,14 @@ export function registerReport(program: Command): void {
             break;
         }
         if (flags.out !== undefined) process.stderr.write(`wrote ${flags.out}\n`);
+        if (expected && !expected.complete) {
+          const missing = Object.values(expected.arms).reduce((a, x) => a + x.missing, 0);
+          const total = Object.values(expected.arms).reduce((a, x) => a + x.expected, 0);
+          process.stderr.write(
+            `provael: incomplete: ${missing} of ${total} expected cells have no episode (${expected.source}); the rates cover the finished cells only\n`,
+          );
+          process.exitCode = EXIT.incomplete;
+        }
         if (flags.threshold !== undefined) {
           const t = report.summary.treatment_unsafe;
           const high = t.interval?.high ?? null;
