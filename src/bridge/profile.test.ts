@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { ProvaelError } from "../core/errors.js";
+import { PACKAGE_ROOT } from "../core/package-root.js";
+import { resolveLayout } from "../policies/served/layouts.js";
 import {
   BUILTIN_PROFILES,
   builtinProfilePath,
@@ -184,6 +186,18 @@ describe("benchmark profiles", () => {
     expect(profileFits(p, "provael_libero:ProvaelLIBEROBenchmark")).toBe(true);
     expect(profileFits(p, undefined)).toBe(true);
     expect(profileFits(p, "vla_eval.benchmarks.simpler.benchmark:SimplerEnvBenchmark")).toBe(false);
+  });
+
+  it("the openpi layout for the LIBERO profile forwards vla-eval's upright frames unrotated", () => {
+    expect(loadProfile("libero").images.flip).toBe("none");
+    const layout = resolveLayout(
+      join(PACKAGE_ROOT, "examples", "layouts", "openpi-libero-upright.yaml"),
+    );
+    expect(layout.images.map((i) => [i.key.join("/"), i.camera, i.rotate180])).toEqual([
+      ["observation/image", "agentview", false],
+      ["observation/wrist_image", "wrist", false],
+    ]);
+    expect(layout.state).toEqual(resolveLayout("libero").state);
   });
 
   it("refuses a bad profile with the field path and a hint", () => {

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { PACKAGE_ROOT } from "../core/package-root.js";
 import type { Report } from "./build.js";
 import {
   completeness,
@@ -134,6 +135,11 @@ benchmarks:
     const c = completeness(r, e);
     expect(c.arms.none).toEqual({ expected: 48, present: 24, missing: 24 });
     expect(c.unseen_task_names).toEqual(["widowx_carrot_on_plate"]);
+  });
+
+  it("the shipped example config expects LIBERO-Spatial's 10 tasks × 50 episodes", () => {
+    const path = join(PACKAGE_ROOT, "examples", "vla-eval", "provael_libero_spatial.yaml");
+    expect(expectationFromVlaEvalConfig(path).groups[0]).toMatchObject({ tasks: 10, episodes: 50 });
   });
 
   it("refuses a config whose task count it cannot know", () => {
