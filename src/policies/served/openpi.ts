@@ -51,6 +51,8 @@ export async function openOpenpi(o: ServedOptions): Promise<OpenpiConn> {
     headers: authHeaders(o),
     connectTimeoutMs: o.connectTimeoutMs,
     maxFrameBytes: o.maxFrameBytes,
+    // The metadata frame is the one frame sent unasked; after it, one reply per request.
+    strict: { greeting: 1 },
   });
   try {
     const f = await ws.next(o.connectTimeoutMs, "metadata frame");
@@ -93,6 +95,9 @@ class ConnectionPool {
     for (let c = this.idle.pop(); c; c = this.idle.pop()) {
       if (c.ws.isOpen) return c;
       this.discard(c);
+      // A frame arrived while the connection sat idle (a second reply to its last request): the
+      // server does not pair replies with requests, and the request about to go is told so.
+      if (c.ws.protocolFailure) throw c.ws.protocolFailure;
     }
     const c = await openOpenpi(this.o);
     this.open.add(c);
@@ -166,12 +171,18 @@ class OpenpiInstance implements PolicyInstance {
   }
 
   private async infer(conn: OpenpiConn, request: Uint8Array): Promise<Action[]> {
-    conn.ws.send(request);
+    conn.ws.send(request, 1);
     // A timeout is thrown from here and the caller discards the connection: a late reply
     // would otherwise pair with the next request.
     const f: Frame = await conn.ws.next(this.o.callTimeoutMs);
     if (f.kind === "text") throw await serverError(conn.ws, f.text);
     const reply = decodeOpenpi(f.data);
+    // openpi has no ids: a second reply is told apart from the next request's only if it arrives
+    // first. One turn of the event loop lets frames already read off the socket arrive (they
+    // then have no credit and end the connection) before the connection takes another request.
+    // A frame delayed past that turn cannot be told apart from a reply, by any openpi client.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (conn.ws.protocolFailure) throw conn.ws.protocolFailure;
     if (!isWireMap(reply))
       throw new ProvaelError("policy/protocol", "the reply is not a map with an 'actions' key");
     return decodeActions(this.layout, reply[this.layout.actions.key]);

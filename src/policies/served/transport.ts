@@ -1,7 +1,14 @@
 /**
- * A WebSocket client connection with a receive queue and timeouts, shared by the openpi and
- * vla-eval clients. It turns every way a socket can fail into a ProvaelError, marking the ones a
- * fresh connection may fix (refused, reset, closed, timed out) as retryable.
+ * A WebSocket client connection with a bounded receive queue and timeouts, shared by the openpi
+ * and vla-eval clients. It turns every way a socket can fail into a ProvaelError, marking the
+ * ones a fresh connection may fix (refused, reset, closed, timed out) as retryable.
+ *
+ * A server may not send frames nobody asked for. With `strict` (openpi: no ids, replies pair with
+ * requests by order) every frame needs a credit, granted by `send(data, 1)` or the greeting
+ * count; a frame without one is a protocol error that ends the connection, so a second reply can
+ * never pair with a later request. Without it (vla-eval: frames carry the seq they answer, and an
+ * `error` may follow a notification) frames queue for the protocol to judge, at most
+ * `MAX_QUEUED` of them and a frame cap's worth of bytes; past that the connection ends.
  */
 import WebSocket from "ws";
 import { ProvaelError } from "../../core/errors.js";
@@ -13,6 +20,8 @@ export interface ConnectOptions {
   headers: Record<string, string>;
   connectTimeoutMs: number;
   maxFrameBytes: number;
+  /** Frames must be asked for; `greeting` is how many the server sends unasked on connect. */
+  strict?: { greeting: number };
 }
 
 interface Waiter {
@@ -23,11 +32,18 @@ interface Waiter {
 
 /** The close code `ws` uses when a frame exceeds `maxPayload`. */
 const TOO_BIG = 1009;
+/** Frames held that no one is waiting for; both protocols need at most two. */
+export const MAX_QUEUED = 4;
 
 export class WsConnection {
   private readonly frames: Frame[] = [];
+  private queuedBytes = 0;
   private waiter: Waiter | null = null;
   private failure: ProvaelError | null = null;
+  /** Frames the server may still send (strict mode), else null. */
+  private credits: number | null;
+  /** The protocol error that ended this connection (an unasked or excess frame), if any. */
+  protocolFailure: ProvaelError | null = null;
   /** The close code and reason, once closed. */
   closeInfo: { code: number; reason: string } | null = null;
   private closedWaiters: Array<() => void> = [];
@@ -36,8 +52,11 @@ export class WsConnection {
     private readonly ws: WebSocket,
     readonly url: string,
     private readonly maxFrameBytes: number,
+    strict: { greeting: number } | undefined,
   ) {
+    this.credits = strict ? strict.greeting : null;
     ws.on("message", (data: WebSocket.RawData, isBinary: boolean) => {
+      if (this.failure) return;
       const bytes = rawBytes(data);
       this.push(
         isBinary
@@ -79,7 +98,7 @@ export class WsConnection {
           mask.fill(0);
         },
       });
-      const conn = new WsConnection(ws, url, o.maxFrameBytes);
+      const conn = new WsConnection(ws, url, o.maxFrameBytes, o.strict);
       const timer = setTimeout(() => {
         if (settled) return;
         settled = true;
@@ -131,12 +150,41 @@ export class WsConnection {
   }
 
   private push(f: Frame): void {
+    if (this.credits !== null) {
+      if (this.credits === 0) {
+        this.protocolError(`${this.url} sent a frame no request asked for`);
+        return;
+      }
+      this.credits -= 1;
+    }
     if (this.waiter) {
       const w = this.waiter;
       this.waiter = null;
       clearTimeout(w.timer);
       w.resolve(f);
-    } else this.frames.push(f);
+      return;
+    }
+    const size = f.kind === "binary" ? f.data.length : f.text.length;
+    if (this.frames.length >= MAX_QUEUED || this.queuedBytes + size > this.maxFrameBytes) {
+      this.protocolError(
+        `${this.url} sent more than ${MAX_QUEUED} frames (or ${this.maxFrameBytes} bytes) that no one awaited`,
+      );
+      return;
+    }
+    this.frames.push(f);
+    this.queuedBytes += size;
+  }
+
+  /** Ends the connection for a frame the protocol does not allow; later calls get this error. */
+  private protocolError(message: string): void {
+    const e = new ProvaelError("policy/protocol", message, {
+      hint: "the server broke request/reply pairing; its replies cannot be trusted to match requests",
+    });
+    this.protocolFailure ??= e;
+    this.fail(e);
+    this.frames.length = 0;
+    this.queuedBytes = 0;
+    this.ws.terminate();
   }
 
   private fail(e: ProvaelError): void {
@@ -156,7 +204,10 @@ export class WsConnection {
   /** The next frame, or a retryable `policy/timeout` after `timeoutMs`. */
   next(timeoutMs: number, what = "a reply"): Promise<Frame> {
     const queued = this.frames.shift();
-    if (queued) return Promise.resolve(queued);
+    if (queued) {
+      this.queuedBytes -= queued.kind === "binary" ? queued.data.length : queued.text.length;
+      return Promise.resolve(queued);
+    }
     if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -178,8 +229,15 @@ export class WsConnection {
     });
   }
 
-  send(data: Uint8Array): void {
+  /** The number of frames held that no one has read yet. */
+  get queued(): number {
+    return this.frames.length;
+  }
+
+  /** Sends a frame and, in strict mode, allows `replies` frames in answer to it. */
+  send(data: Uint8Array, replies = 0): void {
     if (this.failure) throw this.failure;
+    if (this.credits !== null) this.credits += replies;
     this.ws.send(data, { binary: true });
   }
 

@@ -37,7 +37,7 @@ import {
   resolveLayout,
 } from "./layouts.js";
 import { authHeaders, type ServedOptions, servedOptions, withRetries } from "./options.js";
-import { WsConnection } from "./transport.js";
+import { type Frame, WsConnection } from "./transport.js";
 
 export const VLA_EVAL_PROTOCOL = 1;
 
@@ -60,40 +60,58 @@ class VlaEvalClient {
     return this.seq;
   }
 
-  /** The reply to request `seq`: skips stale replies to earlier requests (after a timeout). */
+  /**
+   * The reply to request `seq`. Frames come back in order and a timed-out request drops the
+   * connection, so any other frame (an action for another seq, a second action, a reply to a
+   * notification) is the server breaking the pairing: a protocol error that ends the connection,
+   * never a reply to match later. An `error` frame for a seq we sent is the server's failure.
+   */
   private async reply(seq: number, want: VlaEvalType, timeoutMs: number): Promise<Envelope> {
     const conn = this.conn as WsConnection;
-    for (;;) {
-      const f = await conn.next(timeoutMs, `'${want}' reply`);
-      if (f.kind === "text")
-        throw new ProvaelError(
-          "policy/protocol",
-          `text frame from a vla-eval server: ${f.text.slice(0, 200)}`,
-        );
-      let env: Envelope;
-      try {
-        env = decodeEnvelope(f.data);
-      } catch (e) {
-        conn.close();
-        this.conn = null;
-        throw e;
-      }
-      if (env.type === "error") {
-        const msg = typeof env.payload.error === "string" ? env.payload.error : "unspecified error";
-        throw new ProvaelError("policy/error", `the vla-eval server failed: ${msg}`, {
-          details: { seq: env.seq },
-          hint: "read the model server's log; a missing key or wrong shape usually means the wrong --layout",
-        });
-      }
-      if (env.seq < seq) continue;
-      if (env.type !== want || env.seq !== seq) {
-        throw new ProvaelError(
-          "policy/protocol",
-          `expected '${want}' for seq ${seq}, got '${env.type}' seq ${env.seq}`,
-        );
-      }
-      return env;
+    let f: Frame;
+    try {
+      f = await conn.next(timeoutMs, `'${want}' reply`);
+    } catch (e) {
+      // A late reply would otherwise arrive on a connection that has moved on.
+      this.drop();
+      throw e;
     }
+    if (f.kind === "text") {
+      this.drop();
+      throw new ProvaelError(
+        "policy/protocol",
+        `text frame from a vla-eval server: ${f.text.slice(0, 200)}`,
+      );
+    }
+    let env: Envelope;
+    try {
+      env = decodeEnvelope(f.data);
+    } catch (e) {
+      this.drop();
+      throw e;
+    }
+    if (env.type === "error" && env.seq >= 0 && env.seq <= this.seq) {
+      const msg = typeof env.payload.error === "string" ? env.payload.error : "unspecified error";
+      // An error for an earlier notification (episode_start): the reply to `seq` is still on its
+      // way, so this connection is out of step and a fresh one starts the episode again.
+      if (env.seq !== seq) this.drop();
+      throw new ProvaelError("policy/error", `the vla-eval server failed: ${msg}`, {
+        details: { seq: env.seq },
+        hint: "read the model server's log; a missing key or wrong shape usually means the wrong --layout",
+      });
+    }
+    if (env.type !== want || env.seq !== seq) {
+      this.drop();
+      throw new ProvaelError(
+        "policy/protocol",
+        `expected '${want}' for seq ${seq}, got '${env.type}' seq ${env.seq}: a frame no request asked for`,
+        {
+          details: { expected: { type: want, seq }, got: { type: env.type, seq: env.seq } },
+          hint: "the server broke request/reply pairing; its replies cannot be trusted to match requests",
+        },
+      );
+    }
+    return env;
   }
 
   async connect(): Promise<void> {

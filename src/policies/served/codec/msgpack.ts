@@ -3,9 +3,11 @@
  * We own it rather than configure a library so that the bytes are fixed by this file: map keys may
  * be `str` or `bin` (openpi's ndarray markers are bin), floats are always float64 like
  * msgpack-python's, ext types are refused, and a hostile frame cannot make us allocate more than
- * it holds.
+ * its decode budget allows (limits.ts): a container's declared length is charged when its header
+ * is read, before anything is allocated for it. docs/adr/0004-msgpack.md says why not msgpackr.
  */
 import { ProvaelError } from "../../../core/errors.js";
+import { COST, DEFAULT_DECODE_LIMITS, DecodeBudget, type DecodeLimits } from "./limits.js";
 
 /** A decoded msgpack map, keys kept as they came (`str` as string, `bin` as bytes), in order. */
 export class MsgMap {
@@ -281,7 +283,10 @@ class Reader {
   private readonly view: DataView;
   pos = 0;
 
-  constructor(readonly buf: Uint8Array) {
+  constructor(
+    readonly buf: Uint8Array,
+    readonly budget: DecodeBudget,
+  ) {
     this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   }
 
@@ -335,6 +340,8 @@ class Reader {
 
 function readStr(r: Reader, n: number): string {
   const at = r.pos;
+  r.need(n);
+  r.budget.take(0, COST.container + n * COST.stringPerByte);
   try {
     return utf8Strict.decode(r.take(n));
   } catch (e) {
@@ -346,6 +353,7 @@ function readStr(r: Reader, n: number): string {
 function readArray(r: Reader, n: number, depth: number): MsgValue[] {
   // Every element takes at least one byte, so a count beyond the frame is a lie.
   r.need(n);
+  r.budget.take(n, COST.container + n * COST.slot);
   const out: MsgValue[] = new Array(n);
   for (let i = 0; i < n; i++) out[i] = readValue(r, depth + 1);
   return out;
@@ -353,6 +361,7 @@ function readArray(r: Reader, n: number, depth: number): MsgValue[] {
 
 function readMap(r: Reader, n: number, depth: number): MsgMap {
   r.need(2 * n);
+  r.budget.take(2 * n, COST.container + n * COST.mapEntry);
   const entries: Array<[MsgValue, MsgValue]> = new Array(n);
   for (let i = 0; i < n; i++) {
     const k = readValue(r, depth + 1);
@@ -362,7 +371,7 @@ function readMap(r: Reader, n: number, depth: number): MsgMap {
 }
 
 function readValue(r: Reader, depth: number): MsgValue {
-  if (depth > 64) throw decodeError("nested more than 64 levels deep", r.pos);
+  r.budget.depth(depth);
   const at = r.pos;
   const t = r.u8();
   if (t < 0x80) return t;
@@ -430,12 +439,19 @@ function readValue(r: Reader, depth: number): MsgValue {
 
 /**
  * Decodes one msgpack value that must fill the whole frame. `bin` values are views on `bytes`.
+ * `limits` bounds what decoding may build (the defaults unless given); pass a `DecodeBudget` to
+ * keep charging it afterwards (vla-eval's PNGs are paid from the same frame's budget).
  *
  * @example
  *   decodeMsgpack(Uint8Array.of(0x80)); // MsgMap { entries: [] }
  */
-export function decodeMsgpack(bytes: Uint8Array): MsgValue {
-  const r = new Reader(bytes);
+export function decodeMsgpack(
+  bytes: Uint8Array,
+  limits: DecodeLimits | DecodeBudget = DEFAULT_DECODE_LIMITS,
+): MsgValue {
+  const budget = limits instanceof DecodeBudget ? limits : new DecodeBudget(limits, "msgpack");
+  const r = new Reader(bytes, budget);
+  budget.take(1, 0);
   const v = readValue(r, 0);
   if (r.pos !== bytes.length)
     throw decodeError(`${bytes.length - r.pos} trailing byte(s) after the value`, r.pos);

@@ -4,6 +4,7 @@
  * numpy scalars are `__npgeneric__` maps. A str-keyed look-alike is not an array.
  */
 import { ProvaelError } from "../../../core/errors.js";
+import { DEFAULT_DECODE_LIMITS, type DecodeLimits } from "./limits.js";
 import {
   decodeMsgpack,
   type Encodable,
@@ -102,9 +103,15 @@ function fromMsg(v: MsgValue, depth: number): WireValue {
   return out;
 }
 
-/** Decodes one openpi frame into a tree (arrays become NdArray, numpy scalars plain numbers). */
-export function decodeOpenpi(bytes: Uint8Array): WireValue {
-  return fromMsg(decodeMsgpack(bytes), 0);
+/**
+ * Decodes one openpi frame into a tree (arrays become NdArray, numpy scalars plain numbers),
+ * within `limits` (limits.ts); array data stays a view on `bytes`.
+ */
+export function decodeOpenpi(
+  bytes: Uint8Array,
+  limits: DecodeLimits = DEFAULT_DECODE_LIMITS,
+): WireValue {
+  return fromMsg(decodeMsgpack(bytes, limits), 0);
 }
 
 /** A numpy scalar map (`np.float32(x)` and the like), for peers that send them. */

@@ -5,6 +5,7 @@
  */
 import pngjs from "pngjs";
 import { ProvaelError } from "../../../core/errors.js";
+import { DEFAULT_DECODE_LIMITS, DecodeBudget, type DecodeLimits } from "./limits.js";
 import {
   decodeMsgpack,
   type Encodable,
@@ -76,8 +77,25 @@ export function encodePng(
   return pngjs.PNG.sync.write(png, { colorType });
 }
 
-/** Decodes PNG bytes into HWC uint8 with `channels` channels, checking the declared size first. */
-export function decodePng(bytes: Uint8Array, shape: readonly number[]): Uint8Array {
+/**
+ * What decoding a PNG of h x w pixels into c channels allocates: pngjs's inflated scanlines and
+ * RGBA bitmap, then our HWC copy. A 50 KB PNG can declare 4096x4096 pixels, so this is charged
+ * against the frame's budget before a byte is inflated.
+ */
+export function pngDecodeCost(h: number, w: number, c: number): number {
+  // Scanlines at the worst case of 8 bytes a pixel (16-bit RGBA) plus a filter byte a row.
+  return (w * 8 + 1) * h + w * h * 4 + w * h * c;
+}
+
+/**
+ * Decodes PNG bytes into HWC uint8 with `channels` channels, checking the declared size first
+ * (and, given a budget, charging what decoding will allocate before inflating anything).
+ */
+export function decodePng(
+  bytes: Uint8Array,
+  shape: readonly number[],
+  budget?: DecodeBudget,
+): Uint8Array {
   const [h, w, c] = shape;
   if (shape.length !== 3 || !h || !w || !c || ![1, 3, 4].includes(c))
     throw malformed(`image shape [${shape.join(", ")}] is not HWC with 1, 3 or 4 channels`);
@@ -88,6 +106,10 @@ export function decodePng(bytes: Uint8Array, shape: readonly number[]): Uint8Arr
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (dv.getUint32(16) !== w || dv.getUint32(20) !== h)
     throw malformed(`PNG is ${dv.getUint32(16)}x${dv.getUint32(20)}, the shape says ${w}x${h}`);
+  // pngjs bounds the inflated size of non-interlaced images only; an interlaced one could inflate
+  // without limit (a zlib bomb), and no upstream encoder writes them.
+  if (bytes.length < 29 || bytes[28] !== 0) throw malformed("interlaced PNGs are not accepted");
+  budget?.take(0, pngDecodeCost(h, w, c));
   let png: pngjs.PNGWithMetadata;
   try {
     png = pngjs.PNG.sync.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
@@ -131,8 +153,8 @@ export function encodeEnvelope(e: Envelope): Uint8Array {
   );
 }
 
-function fromMsg(v: MsgValue): WireValue {
-  if (Array.isArray(v)) return v.map(fromMsg);
+function fromMsg(v: MsgValue, budget: DecodeBudget): WireValue {
+  if (Array.isArray(v)) return v.map((x) => fromMsg(x, budget));
   if (!(v instanceof MsgMap)) return v;
   if (v.get("__ndarray__") !== undefined) {
     const data = v.get("data");
@@ -154,7 +176,8 @@ function fromMsg(v: MsgValue): WireValue {
     if (!(data instanceof Uint8Array)) throw malformed("image 'data' is not bin");
     if (!Array.isArray(shape) || !shape.every((d) => typeof d === "number"))
       throw malformed("image 'shape' is not a list of ints");
-    if (format === "png") return uint8Array(decodePng(data, shape as number[]), shape as number[]);
+    if (format === "png")
+      return uint8Array(decodePng(data, shape as number[], budget), shape as number[]);
     if (format === "raw") {
       const dtype = v.get("dtype");
       if (typeof dtype !== "string") throw malformed("raw image 'dtype' is not a str");
@@ -169,14 +192,21 @@ function fromMsg(v: MsgValue): WireValue {
   const out = wireMap();
   for (const [k, x] of v.entries) {
     if (typeof k !== "string") throw malformed("a map key is not a str");
-    out[k] = fromMsg(x);
+    out[k] = fromMsg(x, budget);
   }
   return out;
 }
 
-/** Decodes and checks one envelope: all four keys present and typed. */
-export function decodeEnvelope(bytes: Uint8Array): Envelope {
-  const top = decodeMsgpack(bytes);
+/**
+ * Decodes and checks one envelope: all four keys present and typed. Everything it builds, PNGs
+ * decoded included, is paid from one budget under `limits` (limits.ts).
+ */
+export function decodeEnvelope(
+  bytes: Uint8Array,
+  limits: DecodeLimits = DEFAULT_DECODE_LIMITS,
+): Envelope {
+  const budget = new DecodeBudget(limits, "vla-eval frame");
+  const top = decodeMsgpack(bytes, budget);
   if (!(top instanceof MsgMap)) throw malformed("the frame is not a map");
   const type = top.get("type");
   const payload = top.get("payload");
@@ -189,7 +219,7 @@ export function decodeEnvelope(bytes: Uint8Array): Envelope {
   if (typeof timestamp !== "number") throw malformed("'timestamp' is not a number");
   return {
     type: type as VlaEvalType,
-    payload: fromMsg(payload) as WireMap,
+    payload: fromMsg(payload, budget) as WireMap,
     seq,
     timestamp,
   };

@@ -19,6 +19,7 @@ import type {
   PolicyInstance,
   PolicyOptions,
 } from "../../../core/types.js";
+import { type DecodeLimits, decodeLimits } from "../codec/limits.js";
 import type { WireMap } from "../codec/tree.js";
 import { decodeObservation, type Layout, layoutCameras } from "../layouts.js";
 
@@ -31,6 +32,8 @@ export interface HostOptions {
   clock?: Clock;
   /** Largest request accepted, in bytes. */
   maxFrameBytes?: number;
+  /** Bounds on what decoding one request may build (codec/limits.ts); defaults otherwise. */
+  decodeLimits?: Partial<DecodeLimits>;
 }
 
 export const DEFAULT_EPISODE: EpisodeInfo = { task: "", seed: 0, policySeed: 0 };
@@ -49,6 +52,7 @@ export class PolicyHost {
   readonly layout: Layout;
   readonly clock: Clock;
   readonly maxFrameBytes: number;
+  readonly decodeLimits: DecodeLimits;
   private readonly idle: PolicyInstance[] = [];
   private readonly all = new Set<PolicyInstance>();
   private shared: Promise<PolicyInstance> | null = null;
@@ -67,6 +71,7 @@ export class PolicyHost {
     this.layout = options.layout;
     this.clock = options.clock ?? systemClock;
     this.maxFrameBytes = options.maxFrameBytes ?? 64 * 1024 * 1024;
+    this.decodeLimits = decodeLimits(options.decodeLimits);
   }
 
   /** Loads one instance up front so a broken policy fails at start, not at the first request. */

@@ -1,6 +1,7 @@
 /** HTTP plumbing shared by the protocol servers: listening, body limits, JSON replies. */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { WebSocket } from "ws";
 import { ProvaelError } from "../../../core/errors.js";
 
 export interface RunningServer {
@@ -69,4 +70,58 @@ export function sendJson(res: ServerResponse, status: number, body: string): voi
 
 export function hostForUrl(host: string): string {
   return host.includes(":") ? `[${host}]` : host;
+}
+
+/**
+ * The request bytes one WebSocket connection holds before they are answered. Over `cap` the
+ * socket is paused, so TCP pushes back on a peer that sends faster than the policy answers,
+ * instead of queueing its frames in our heap; it resumes once the backlog drains.
+ */
+export class Backlog {
+  private held = 0;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly cap: number,
+  ) {}
+
+  /** Holds `bytes` until the returned function is called (once). */
+  hold(bytes: number): () => void {
+    this.held += bytes;
+    if (this.held > this.cap && !this.ws.isPaused) this.ws.pause();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.held -= bytes;
+      if (this.held <= this.cap && this.ws.isPaused) this.ws.resume();
+    };
+  }
+
+  get bytes(): number {
+    return this.held;
+  }
+}
+
+/**
+ * Request-body bytes a whole HTTP server holds at once. A connection reads one body at a time,
+ * but nothing stops a peer from opening many; past `cap` a request is answered 503 before its
+ * body is read.
+ */
+export class BodyPool {
+  private used = 0;
+
+  constructor(readonly cap: number) {}
+
+  /** Reserves `bytes`, or returns null when the pool cannot hold them now. */
+  reserve(bytes: number): (() => void) | null {
+    if (this.used + bytes > this.cap) return null;
+    this.used += bytes;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.used -= bytes;
+    };
+  }
 }

@@ -9,6 +9,7 @@
  */
 import type { Clock } from "../../../core/clock.js";
 import type { Policy, PolicyOptions } from "../../../core/types.js";
+import type { DecodeLimits } from "../codec/limits.js";
 import { resolveLayout } from "../layouts.js";
 import { PolicyHost } from "./host.js";
 import type { RunningServer } from "./http.js";
@@ -37,6 +38,8 @@ export interface ServeOptions {
   /** [width, height] the policy reads (images resized back to it); default 128x128. */
   imageSize?: [number, number] | null;
   maxFrameBytes?: number;
+  /** Bounds on what decoding one request may build (codec/limits.ts). */
+  decodeLimits?: Partial<DecodeLimits>;
   clock?: Clock;
 }
 
@@ -50,6 +53,7 @@ export async function startPolicyServer(o: ServeOptions): Promise<RunningServer>
     imageSize: o.imageSize === undefined ? [128, 128] : o.imageSize,
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.maxFrameBytes ? { maxFrameBytes: o.maxFrameBytes } : {}),
+    ...(o.decodeLimits ? { decodeLimits: o.decodeLimits } : {}),
   });
   await host.warm();
   const at = { host: o.host, port: o.port };

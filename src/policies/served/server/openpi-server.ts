@@ -11,7 +11,14 @@ import { decodeOpenpi, encodeOpenpi } from "../codec/openpi.js";
 import { isWireMap, type WireMap, wireMap } from "../codec/tree.js";
 import { EPISODE_KEY, encodeActions } from "../layouts.js";
 import type { PolicyHost } from "./host.js";
-import { hostForUrl, listen, newHttpServer, type RunningServer, shutdown } from "./http.js";
+import {
+  Backlog,
+  hostForUrl,
+  listen,
+  newHttpServer,
+  type RunningServer,
+  shutdown,
+} from "./http.js";
 
 /** Upstream's close reason after an error, byte for byte. */
 export const OPENPI_ERROR_REASON = "Internal server error. Traceback included in previous frame.";
@@ -69,6 +76,8 @@ function serve(host: PolicyHost, ws: WebSocket): void {
   let chain: Promise<void> = Promise.resolve();
   let failed = false;
   let prevTotalMs: number | null = null;
+  // openpi is strict request/reply; a peer that pipelines frames is paused, not buffered.
+  const backlog = new Backlog(ws, host.maxFrameBytes);
   const metadata = wireMap();
   metadata.provael = host.describe("openpi");
   ws.send(encodeOpenpi(metadata), { binary: true });
@@ -90,11 +99,15 @@ function serve(host: PolicyHost, ws: WebSocket): void {
       return;
     }
     const started = host.clock.monotonic();
+    const release = backlog.hold(data.length);
     // Replies go out in request order, as openpi pairs them by order.
     chain = chain
       .then(async () => {
         if (failed) return;
-        const req = decodeOpenpi(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+        const req = decodeOpenpi(
+          new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+          host.decodeLimits,
+        );
         if (!isWireMap(req)) throw new ProvaelError("policy/protocol", "the request is not a map");
         const ep = req[EPISODE_KEY];
         const session =
@@ -114,7 +127,8 @@ function serve(host: PolicyHost, ws: WebSocket): void {
         if (ws.readyState === WebSocket.OPEN) ws.send(encodeOpenpi(reply), { binary: true });
         prevTotalMs = host.clock.monotonic() - started;
       })
-      .catch(fail);
+      .catch(fail)
+      .finally(release);
   });
   ws.on("close", () => anonymous.end());
   ws.on("error", () => anonymous.end());

@@ -9,12 +9,14 @@
  * changes.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { ProvaelError } from "../../../core/errors.js";
 import { decodeJsonNumpy, encodeJsonNumpy } from "../codec/json-numpy.js";
 import { float64Array, toFloat64 } from "../codec/ndarray.js";
 import { isWireMap, type WireMap, type WireValue } from "../codec/tree.js";
 import { EPISODE_KEY, encodeActions } from "../layouts.js";
 import type { PolicyHost, Session } from "./host.js";
 import {
+  BodyPool,
   hostForUrl,
   listen,
   newHttpServer,
@@ -42,7 +44,28 @@ export async function startOpenvlaServer(
     return host.episodeSession(id);
   };
 
+  // Bodies held at once across every connection: two full frames, so one client's burst of
+  // large bodies cannot take the heap; others are told to come back (503, Retry-After).
+  const pool = new BodyPool(2 * host.maxFrameBytes);
   const act = async (req: IncomingMessage, res: ServerResponse) => {
+    const declared = Number(req.headers["content-length"] ?? Number.NaN);
+    if (declared > host.maxFrameBytes) {
+      req.resume();
+      return sendJson(res, 413, '{"detail": "request body too large"}');
+    }
+    const release = pool.reserve(Number.isFinite(declared) ? declared : host.maxFrameBytes);
+    if (!release) {
+      req.resume();
+      res.setHeader("retry-after", "1");
+      return sendJson(res, 503, '{"detail": "server busy: too many large requests at once"}');
+    }
+    try {
+      return await answer(req, res);
+    } finally {
+      release();
+    }
+  };
+  const answer = async (req: IncomingMessage, res: ServerResponse) => {
     let text: string;
     try {
       text = (await readBody(req, host.maxFrameBytes)).toString("utf8");
@@ -51,8 +74,15 @@ export async function startOpenvlaServer(
     }
     let body: WireValue;
     try {
-      body = decodeJsonNumpy(text);
-    } catch {
+      body = decodeJsonNumpy(text, host.decodeLimits);
+    } catch (e) {
+      // A body over a decode bound is valid JSON we will not build: too large, not malformed.
+      if (e instanceof ProvaelError && typeof e.details.bound === "string")
+        return sendJson(
+          res,
+          413,
+          JSON.stringify({ detail: `request body too large to decode: ${e.message}` }),
+        );
       return sendJson(
         res,
         422,
@@ -65,7 +95,9 @@ export async function startOpenvlaServer(
     const encoded =
       isWireMap(body) && Object.keys(body).length === 1 && typeof body.encoded === "string";
     try {
-      const payload = encoded ? decodeJsonNumpy((body as WireMap).encoded as string) : body;
+      const payload = encoded
+        ? decodeJsonNumpy((body as WireMap).encoded as string, host.decodeLimits)
+        : body;
       if (!isWireMap(payload)) throw new Error("the body is not a JSON object");
       const session = sessionFor(payload);
       const action = await session.serial(() => session.act(payload));

@@ -18,6 +18,7 @@ import {
 import { readEpisode } from "../layouts.js";
 import type { PolicyHost } from "./host.js";
 import {
+  Backlog,
   hostForUrl,
   listen,
   newHttpServer,
@@ -106,17 +107,28 @@ function serve(host: PolicyHost, ws: WebSocket): void {
     send("error", p, seq);
   };
 
+  // Frames wait undecoded, one decoded at a time; a peer that sends faster than the policy
+  // answers is paused once a frame's worth of bytes is waiting (the protocol lets a client send
+  // episode_start and an observation back to back, so a small backlog is normal).
+  const backlog = new Backlog(ws, host.maxFrameBytes);
   ws.on("message", (data: Buffer, isBinary: boolean) => {
-    let env: Envelope;
-    try {
-      if (!isBinary) throw new Error("text frames are not part of the protocol");
-      env = decodeEnvelope(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
-    } catch (e) {
-      error("decode_failed", e, 0);
-      return;
-    }
+    const release = backlog.hold(data.length);
+    let seq = 0;
     void session
       .serial(async () => {
+        let env: Envelope;
+        try {
+          if (!isBinary) throw new Error("text frames are not part of the protocol");
+          env = decodeEnvelope(
+            new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+            host.decodeLimits,
+          );
+        } catch (e) {
+          // The connection stays open: an error frame, then the next request.
+          error("decode_failed", e, 0);
+          return;
+        }
+        seq = env.seq;
         switch (env.type) {
           case "hello": {
             const p = wireMap();
@@ -161,7 +173,8 @@ function serve(host: PolicyHost, ws: WebSocket): void {
             error("unexpected_message", new Error(`a client does not send '${env.type}'`), env.seq);
         }
       })
-      .catch((e) => error("internal", e, env.seq));
+      .catch((e) => error("internal", e, seq))
+      .finally(release);
   });
   ws.on("close", () => session.end());
   ws.on("error", () => session.end());
