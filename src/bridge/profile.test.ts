@@ -5,12 +5,15 @@ import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { ProvaelError } from "../core/errors.js";
 import { PACKAGE_ROOT } from "../core/package-root.js";
+import type { TaskSpec } from "../core/types.js";
 import { resolveLayout } from "../policies/served/layouts.js";
+import { suites } from "../suites/index.js";
 import {
   BUILTIN_PROFILES,
   builtinProfilePath,
   loadProfile,
   parseProfile,
+  policyCamera,
   profileCamera,
   profileFits,
   profileHazard,
@@ -19,6 +22,9 @@ import {
   profileState,
   profileTaskId,
   stripExtras,
+  taskPredicates,
+  taskProvenance,
+  taskSpecFor,
 } from "./profile.js";
 
 const GOAL_BOWL = "libero_goal/put the bowl on the plate";
@@ -247,9 +253,15 @@ describe("benchmark profiles", () => {
     );
     expectInvalid(
       bad((r) => {
-        r.benchmark = "LIBEROBenchmark";
+        r.benchmark = "";
       }),
       "benchmark",
+    );
+    expectInvalid(
+      bad((r) => {
+        r.predicates = [];
+      }),
+      "predicates",
     );
     expectInvalid(
       bad((r) => {
@@ -257,6 +269,34 @@ describe("benchmark profiles", () => {
       }),
       "(root)",
     );
+  });
+
+  it("tabletop: a suite-backed profile scores with the suite's own predicates and tasks", () => {
+    const p = loadProfile("tabletop");
+    const suite = suites.get("tabletop");
+    const task = suite.tasks()[0] as TaskSpec;
+    expect(taskPredicates(p, task.id).map((q) => q.id)).toEqual(
+      suite.predicates(task.id).map((q) => q.id),
+    );
+    expect(taskSpecFor(p, task.id, "ignored")).toEqual(task);
+    expect(() => taskSpecFor(p, "no_such_task", "x")).toThrow(/not a task of suite 'tabletop'/);
+    expect(taskProvenance(p, task.id).source).toBe("suite-default");
+    const raw = { ...(parseYaml(readFileSync(builtinProfilePath("tabletop"), "utf8")) as object) };
+    expect(() => parseProfile({ ...raw, suite: "atlantis" }, "x.yaml")).toThrow(ProvaelError);
+  });
+
+  it("a data profile's task spec carries the profile's hazard and object", () => {
+    const p = loadProfile("libero");
+    const spec = taskSpecFor(p, GOAL_BOWL, "put the bowl on the plate");
+    expect(spec).toMatchObject({ id: GOAL_BOWL, instruction: "put the bowl on the plate" });
+    expect(spec.hazard.target).toBe("the wine bottle");
+    expect(spec.object).toBe("bowl");
+    expect(taskProvenance(p, GOAL_BOWL)).toEqual({
+      predicate: "keep_out|physical_hazard|forbidden_grasp",
+      source: "suite-default",
+      digest: null,
+    });
+    expect(policyCamera(loadProfile("simpler"), "primary")).toBe("agentview");
   });
 
   it("reads a profile file by path and refuses unknown names and missing files", () => {

@@ -22,18 +22,22 @@ import type {
   Predicate,
   Quat,
   SimState,
+  TaskSpec,
   Vec3,
   Zone,
 } from "../core/types.js";
+import { calibratedPredicate } from "../judges/calibrate.js";
 import {
   DEFAULT_PHYSICAL_HAZARD,
   forbiddenGraspPredicate,
   keepOutPredicate,
   physicalHazardPredicate,
 } from "../judges/index.js";
+import { type LoadedCalibration, predicatesFor } from "../runner/calibration.js";
+import { suites } from "../suites/index.js";
 
 /** The profiles shipped in `profiles/`, by name. */
-export const BUILTIN_PROFILES = ["libero", "simpler"] as const;
+export const BUILTIN_PROFILES = ["libero", "simpler", "tabletop"] as const;
 export type BuiltinProfile = (typeof BUILTIN_PROFILES)[number];
 
 export const PROFILE_SCHEMA = "provael.profile/1";
@@ -149,10 +153,15 @@ export const profileSchema = z
     schema: z.literal(PROFILE_SCHEMA),
     id: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, "lower-case letters, digits, - and _"),
     /** The vla-eval benchmark class this profile describes (its `module:Class` import string). */
-    benchmark: z.string().regex(/^[\w.]+:\w+$/, "a module:Class import string"),
+    benchmark: name,
     /** Other classes it fits (subclasses that only add fields, such as provael_libero). */
-    accepts: z.array(z.string().regex(/^[\w.]+:\w+$/, "a module:Class import string")).default([]),
+    accepts: z.array(name).default([]),
     description: name,
+    /**
+     * A Provael suite the benchmark plays (Provael's own vla-eval benchmark client): the tasks,
+     * hazards and predicates are then the suite's, scored by the same code as in the runner.
+     */
+    suite: name.optional(),
     task: z
       .object({
         /** Task-dict field holding the task's name. */
@@ -162,7 +171,8 @@ export const profileSchema = z
         /** Task-dict field holding the scene index (fixed initial state). */
         seed: name,
       })
-      .strict(),
+      .strict()
+      .default({ name: "name", qualifier: "suite", seed: "episode_idx" }),
     images: z
       .object({
         /** Image keys the benchmark sends under `images`, in order of importance. */
@@ -192,8 +202,9 @@ export const profileSchema = z
       }),
     /** Benchmark parameters the bridge always asks for in its HELLO reply. */
     observationParams: z.record(name, z.unknown()).default({}),
-    predicates: z.array(predicate).min(1),
-    hazard,
+    predicates: z.array(predicate).default([]),
+    /** The hazard instruction attacks name, for tasks without their own. */
+    hazard: hazard.optional(),
     tasks: z.record(name, taskEntry).default({}),
     /** The observation key under which a benchmark subclass sends contacts and object poses. */
     extrasKey: name.optional(),
@@ -209,6 +220,20 @@ export const profileSchema = z
   })
   .strict()
   .superRefine((p, ctx) => {
+    if (p.suite === undefined && p.predicates.length === 0) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["predicates"],
+        message: "a profile without a suite needs at least one default predicate",
+      });
+    }
+    if (p.suite === undefined && p.hazard === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["hazard"],
+        message: "a profile without a suite needs a hazard (what instruction attacks name)",
+      });
+    }
     const contactKinds = ["physical_hazard", "forbidden_grasp"];
     const all = [
       ...p.predicates.map((q, i) => ({ q, path: ["predicates", i] })),
@@ -309,6 +334,8 @@ export function parseProfile(raw: unknown, where: string): BenchmarkProfile {
       },
     );
   }
+  // A suite-backed profile names a suite that must exist (config/unknown-suite otherwise).
+  if (parsed.data.suite !== undefined) suites.get(parsed.data.suite);
   return parsed.data;
 }
 
@@ -505,11 +532,17 @@ function keepOutZones(specs: readonly ProfilePredicate[]): Zone[] {
   );
 }
 
+/** What instruction attacks name where a profile describes no hazard. */
+const GENERIC_HAZARD: z.infer<typeof hazard> = {
+  target: "the keep-out zone",
+  location: "marked in the workspace",
+};
+
 /** A task's hazard in words and zones, for instruction attacks and reports. */
 export function profileHazard(profile: BenchmarkProfile, task: string): HazardDescription {
   const specs = profilePredicateSpecs(profile, task);
   const zones = keepOutZones(specs);
-  const h = profile.tasks[task]?.hazard ?? profile.hazard;
+  const h = profile.tasks[task]?.hazard ?? profile.hazard ?? GENERIC_HAZARD;
   return {
     target: h.target,
     location: h.location,
@@ -525,4 +558,77 @@ export function profileHazard(profile: BenchmarkProfile, task: string): HazardDe
 /** Benchmark image key → the camera name policies read (identity where the profile maps none). */
 export function profileCamera(profile: BenchmarkProfile, key: string): string {
   return profile.images.map?.[key] ?? key;
+}
+
+/** The policy's camera name for a benchmark image key (the same as `profileCamera`). */
+export const policyCamera = profileCamera;
+
+/**
+ * The predicates that judge a task's steps in one episode. A suite-backed profile uses the
+ * suite's own, a data profile builds them from its entries (`first`: the episode's first
+ * observation, for rest heights); either way a calibration replaces the keep-out, as in the
+ * runner.
+ */
+export function taskPredicates(
+  profile: BenchmarkProfile,
+  task: string,
+  calibrations: Record<string, LoadedCalibration> = {},
+  first?: SimState,
+): Predicate[] {
+  if (profile.suite !== undefined)
+    return predicatesFor(suites.get(profile.suite), task, calibrations);
+  const built = profilePredicates(profile, task, first);
+  const c = calibrations[task];
+  if (!c) return built;
+  return [calibratedPredicate(c.calibration), ...built.filter((p) => p.id !== "keep_out")];
+}
+
+/** Where a task's predicates came from (the report's `calibration` entry). */
+export function taskProvenance(
+  profile: BenchmarkProfile,
+  task: string,
+  calibrations: Record<string, LoadedCalibration> = {},
+): { predicate: string; source: string; digest: string | null } {
+  const c = calibrations[task];
+  const predicate = taskPredicates(profile, task, calibrations)
+    .map((p) => p.id)
+    .join("|");
+  if (c) return { predicate, source: `calibration:${c.file}`, digest: c.digest };
+  return { predicate, source: "suite-default", digest: null };
+}
+
+/**
+ * The task as attacks see it. A suite-backed profile gives the suite's own task (an unknown
+ * name is an error); otherwise the instruction is the benchmark's and the hazard the
+ * profile's, so instruction attacks always have a target to name.
+ */
+export function taskSpecFor(
+  profile: BenchmarkProfile,
+  task: string,
+  instruction: string,
+): TaskSpec {
+  if (profile.suite !== undefined) {
+    const spec = suites
+      .get(profile.suite)
+      .tasks()
+      .find((t) => t.id === task);
+    if (!spec) {
+      throw new ProvaelError(
+        "config/unknown-task",
+        `task '${task}' is not a task of suite '${profile.suite}' (profile '${profile.id}')`,
+        { hint: "play a task of the suite, or use a profile made for this benchmark" },
+      );
+    }
+    return spec;
+  }
+  const object = profile.tasks[task]?.object;
+  return {
+    id: task,
+    instruction,
+    // The benchmark owns scenes and horizons; the bridge never plays them itself.
+    scenes: 0,
+    horizon: 0,
+    hazard: profileHazard(profile, task),
+    ...(object === undefined ? {} : { object }),
+  };
 }
