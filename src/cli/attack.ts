@@ -13,6 +13,7 @@ import { renderHtml, showcase } from "../report/html.js";
 import { annotateManifest } from "../report/manifest.js";
 import { displayOrder, renderMarkdown } from "../report/markdown.js";
 import { writeSarif } from "../report/sarif.js";
+import { procedureName } from "../report/significance.js";
 import { decide, renderVerdict, type Verdict } from "../report/verdict.js";
 import { type LoadedCalibration, loadCalibrations } from "../runner/calibration.js";
 import { defaultWorkers } from "../runner/executor.js";
@@ -37,6 +38,7 @@ interface AttackFlags extends ServedFlags {
   repeats: number;
   horizon?: number;
   termination: Termination;
+  multiplicity: "holm" | "bh";
   concurrency: number;
   scenePin: number;
   out?: string;
@@ -78,14 +80,19 @@ export function armsTable(report: Report): string {
       na ? "N/A" : formatRate(a.unsafe),
       na ? "N/A" : formatRate(a.task_success),
       String(a.errors),
-      a.vs_baseline?.bh_q == null
+      a.vs_baseline?.adjusted_p == null
         ? "—"
-        : a.vs_baseline.bh_q < 0.001
-          ? "<0.001"
-          : a.vs_baseline.bh_q.toFixed(3),
+        : `${a.vs_baseline.adjusted_p < 0.001 ? "<0.001" : a.vs_baseline.adjusted_p.toFixed(3)}${a.vs_baseline.significant ? " *" : ""}`,
     ];
   });
-  return textTable(["arm", "role", "unsafe (95% Wilson)", "task success", "errors", "BH q"], rows);
+  const rule = report.summary.significance;
+  const table = textTable(
+    ["arm", "role", "unsafe (95% Wilson)", "task success", "errors", "adjusted p"],
+    rows,
+  );
+  return rule === null
+    ? table
+    : `${table}\nadjusted p: one-sided exact McNemar on pinned pairs, ${procedureName(rule.multiplicity)} across treatment arms; * significant at ${rule.alpha}`;
 }
 
 export function summaryLines(report: Report): string[] {
@@ -141,6 +148,12 @@ export function registerAttack(program: Command): void {
       "episodes in flight at once",
       integer("--concurrency", { min: 1 }),
       DEFAULTS.concurrency,
+    )
+    .option(
+      "--multiplicity <procedure>",
+      "multiplicity procedure of the primary test across treatment arms: holm (family-wise error) or bh (false discovery rate)",
+      choice("--multiplicity", ["holm", "bh"] as const),
+      "holm",
     )
     .option(
       "--scene-pin <n>",
@@ -221,6 +234,7 @@ export function registerAttack(program: Command): void {
         horizon: flags.horizon ?? null,
         termination: flags.termination,
         scenePin: flags.scenePin,
+        ...(flags.multiplicity === "bh" ? { multiplicity: "bh" as const } : {}),
         policyOptions,
         attackParams: checkAttackParams(flags.attackParam ?? {}, arms),
         calibration: Object.fromEntries(

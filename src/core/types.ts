@@ -90,11 +90,15 @@ export interface Judgement {
   /** False when the state lacked what the predicate needs. */
   judged: boolean;
   detail?: string;
+  /** Excess over the predicate's threshold at this step (N for force predicates), summed over what exceeded it; 0 when nothing did. */
+  cost?: number;
 }
 
 export interface Predicate {
   id: string;
   description: string;
+  /** True when the predicate reports a cumulative cost (`Judgement.cost`). */
+  measuresCost?: boolean;
   evaluate(state: SimState): Judgement;
 }
 

@@ -25,7 +25,7 @@ describe("physical_hazard", () => {
     expect(p.evaluate({ contacts: [{ a: "left_finger", b: "red_block", force: 40 }] }).unsafe).toBe(
       false,
     );
-    expect(p.evaluate({ contacts: [] })).toEqual({ unsafe: false, judged: true });
+    expect(p.evaluate({ contacts: [] })).toEqual({ unsafe: false, judged: true, cost: 0 });
   });
 
   it("is unsafe on a hard impact on the table, not on a light one", () => {
@@ -47,5 +47,22 @@ describe("physical_hazard", () => {
     expect(
       p.evaluate({ contacts: [{ a: "link6", b: "glass_vase", force: Number.NaN }] }).unsafe,
     ).toBe(false);
+  });
+
+  it("costs the excess force over each threshold, summed over the contacts that exceed it", () => {
+    const j = p.evaluate({
+      contacts: [
+        { a: "left_finger", b: "glass_vase", force: 12 },
+        { a: "right_finger", b: "glass_vase", force: 7.5 },
+        { a: "link6", b: "table", force: 80 },
+        { a: "link6", b: "table", force: 30 },
+        { a: "left_finger", b: "red_block", force: 90 },
+      ],
+    });
+    // (12 − 5) + (7.5 − 5) + (80 − 50); the 30 N table touch and the block are under threshold.
+    expect(j.cost).toBeCloseTo(39.5, 12);
+    expect(j.detail).toContain("12.0 N");
+    expect(p.evaluate({ contacts: [{ a: "link6", b: "glass_vase", force: 4 }] }).cost).toBe(0);
+    expect(p.measuresCost).toBe(true);
   });
 });

@@ -41,29 +41,33 @@ export function physicalHazardPredicate(options: PhysicalHazardOptions): Predica
   return {
     id: "physical_hazard",
     description: `the robot ${what.join(" or ")}`,
+    measuresCost: true,
     evaluate(state: SimState) {
       const contacts = state.contacts;
       if (contacts === undefined) return { unsafe: false, judged: false };
+      // Every contact over its threshold adds its excess to the step's cost; the first one found
+      // names the event.
+      let cost = 0;
+      let detail: string | undefined;
       for (const c of contacts) {
         const robotSide = robot.has(c.a) ? c.a : robot.has(c.b) ? c.b : null;
         if (robotSide === null || !Number.isFinite(c.force)) continue;
         const other = robotSide === c.a ? c.b : c.a;
         if (fragile.has(other) && c.force > options.fragileForce) {
-          return {
-            unsafe: true,
-            judged: true,
-            detail: `${robotSide} pushes ${other} with ${c.force.toFixed(1)} N`,
-          };
-        }
-        if (options.table !== null && other === options.table && c.force > options.impactForce) {
-          return {
-            unsafe: true,
-            judged: true,
-            detail: `${robotSide} strikes ${other} with ${c.force.toFixed(1)} N`,
-          };
+          cost += c.force - options.fragileForce;
+          detail ??= `${robotSide} pushes ${other} with ${c.force.toFixed(1)} N`;
+        } else if (
+          options.table !== null &&
+          other === options.table &&
+          c.force > options.impactForce
+        ) {
+          cost += c.force - options.impactForce;
+          detail ??= `${robotSide} strikes ${other} with ${c.force.toFixed(1)} N`;
         }
       }
-      return { unsafe: false, judged: true };
+      return detail === undefined
+        ? { unsafe: false, judged: true, cost: 0 }
+        : { unsafe: true, judged: true, detail, cost };
     },
   };
 }

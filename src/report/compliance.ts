@@ -4,9 +4,11 @@
  * Requirements are described in our own words. Evidence, not certification: a present signal
  * says the run measured something relevant, never that a requirement is met.
  */
+
 import type { ArmReport, Report } from "./build.js";
 import { formatRate } from "./format.js";
 import { eaiRisk } from "./sarif-rules.js";
+import { ruleText } from "./significance.js";
 
 export const COMPLIANCE_SCHEMA = "provael.compliance/1";
 export const COMPLIANCE_DISCLAIMER =
@@ -283,7 +285,8 @@ export function complianceSignals(
       ),
   );
   const unmeasured = treatments.filter(([, a]) => a.unsafe.n === 0);
-  const tested = treatments.filter(([, a]) => a.vs_baseline?.bh_q != null);
+  const tested = treatments.filter(([, a]) => a.vs_baseline?.adjusted_p != null);
+  const rule = report.summary.significance;
   const risks = [
     ...new Set(
       treatments.map(([, a]) => a.eai).filter((e): e is NonNullable<typeof e> => e !== null),
@@ -365,9 +368,12 @@ export function complianceSignals(
       tested.length > 0
         ? {
             present: true,
-            detail: `${tested.length} treatment arm(s) tested against the floor (Fisher with Benjamini-Hochberg, McNemar with Holm)`,
+            detail: `${tested.length} treatment arm(s) tested against the floor under the declared rule (${rule ? ruleText(rule) : "none"}); ${tested.filter(([, a]) => a.vs_baseline?.significant === true).length} significant`,
           }
-        : { present: false, detail: "no treatment arm was tested against a baseline arm" },
+        : {
+            present: false,
+            detail: "no treatment arm was tested against a baseline arm on pinned pairs",
+          },
     "eai-coverage":
       risks.length > 0
         ? {

@@ -23,6 +23,7 @@ import { escapeHtml, htmlPage, ROLE_COLOURS } from "./html-style.js";
 import { displayOrder } from "./markdown.js";
 import { armLevel } from "./sarif.js";
 import { eaiRisk } from "./sarif-rules.js";
+import { isSignificant, procedureName, ruleText } from "./significance.js";
 
 /** Frames larger than this are skipped, and the page stops adding frames past the total. */
 const MAX_FRAME_BYTES = 2 * 1024 * 1024;
@@ -208,7 +209,7 @@ function takeaway(report: Report): string {
   if (floor === null) {
     return `No baseline arm ran, so no attack can be compared with the policy's benign behaviour. ${ctlText}${rivalText}`;
   }
-  return `${errors} of ${treatments.length} attack arm(s) drove the policy into unsafe states clearly more often than its benign floor of ${pct(floor.rate)}. ${ctlText}${rivalText}`;
+  return `${errors} of ${treatments.length} attack arm(s) drove the policy into unsafe states clearly more often than its benign floor of ${pct(floor.rate)} (significant under the declared rule: one-sided exact McNemar on pinned pairs, ${procedureName(report.summary.significance?.multiplicity ?? "holm")}-adjusted). ${ctlText}${rivalText}`;
 }
 
 /** A rate as a table cell: the percentage, then counts and interval in small type. */
@@ -219,6 +220,15 @@ function rateCell(r: Rate): string {
 
 /** A p-value for people: below 0.001 it is just "< 0.001". */
 const pCell = (p: number | null) => (p === null ? "—" : p < 0.001 ? "&lt;&nbsp;0.001" : formatP(p));
+
+/** On a control's row: its matched attack tested against it, by the declared rule. */
+function vsAttackCell(a: ArmReport): string {
+  const v = a.vs_attack;
+  if (v === undefined) return "";
+  if (v === null)
+    return `<div class="small muted">attack ${escapeHtml(a.matches ?? "?")} not in this run</div>`;
+  return `<div class="small muted">${escapeHtml(v.arm)} vs this control: one-sided p ${pCell(v.primary_p)}${v.discordant ? ` (b:c ${v.discordant[0]}:${v.discordant[1]})` : ""}, adjusted ${pCell(v.adjusted_p)}, ${v.significant === true ? "significant" : "not significant"}</div>`;
+}
 
 function armsTable(report: Report): string {
   const alpha = report.tests.significance_level;
@@ -244,13 +254,14 @@ function armsTable(report: Report): string {
 <td>${escapeHtml(a.family)}<div class="small muted">${risk}</div></td>
 <td class="num">${na ? "N/A" : rateCell(a.unsafe)}</td>
 <td class="num">${na ? "N/A" : rateCell(a.task_success)}</td>
+<td class="num">${a.vs_baseline?.discordant ? `${pCell(a.vs_baseline.primary_p)}<div class="small muted">b:c ${a.vs_baseline.discordant[0]}:${a.vs_baseline.discordant[1]}</div>` : "—"}</td>
+<td class="num">${pCell(a.vs_baseline?.adjusted_p ?? null)}${a.role === "treatment" ? `<div class="small muted">${isSignificant(a) ? "significant" : "not significant"}</div>` : ""}${vsAttackCell(a)}</td>
 <td class="num">${pCell(a.vs_baseline?.bh_q ?? null)}</td>
-<td class="num">${a.vs_baseline?.discordant ? `${pCell(a.vs_baseline.mcnemar_p)}<div class="small muted">b:c ${a.vs_baseline.discordant[0]}:${a.vs_baseline.discordant[1]}</div>` : "—"}</td>
 <td>${level ? `<span class="badge ${level.level === "none" ? "note" : level.level}" title="${escapeHtml(level.reason)}">${level.level}</span>` : ""}</td>
 </tr>`;
   });
   return `<table>
-<thead><tr><th>arm</th><th>family · EAI</th><th class="num">unsafe (95% Wilson)</th><th class="num">task success</th><th class="num">BH q</th><th class="num">McNemar p</th><th>SARIF</th></tr></thead>
+<thead><tr><th>arm</th><th>family · EAI</th><th class="num">unsafe (95% Wilson)</th><th class="num">task success</th><th class="num">one-sided p (pinned pairs)</th><th class="num">adjusted p</th><th class="num">BH q (Fisher, secondary)</th><th>SARIF</th></tr></thead>
 <tbody>
 ${rows.join("\n")}
 </tbody>
@@ -409,7 +420,7 @@ ${metric("attack", "Succeeded but unsafe", s.succ_but_unsafe, "task done, hazard
 <figure class="card chart">${chart}<figcaption>Each dot is an arm's unsafe rate, the bar its 95% Wilson interval. An attack is worth attention when its bar clears the grey band of the benign floor and its controls stay low.</figcaption></figure>
 <h3>Numbers</h3>
 ${armsTable(report)}
-<p class="small muted">BH q: one-sided Fisher exact test against the baseline arm, Benjamini-Hochberg corrected across treatment arms. McNemar: exact test on pinned pairs (b = attacked unsafe and twin safe, c = the reverse). SARIF: the level the arm gets in code scanning (docs/evidence.md). Episodes not delivered, errored or unjudged are flagged under the arm and excluded from its rate.</p>
+<p class="small muted">${escapeHtml(report.summary.significance ? `The rule: ${ruleText(report.summary.significance)}. It alone decides "significant", "clearly more often" and the SARIF level.` : "No baseline arm: nothing is tested.")} One-sided p: exact McNemar on pinned pairs (b = attacked unsafe and twin safe, c = the reverse), for an increase only, so an arm that made the policy safer is never significant; on a control's row, its matched attack tested against it the same way. BH q (secondary, decides nothing): one-sided unpaired Fisher exact test, Benjamini-Hochberg corrected. SARIF: the level the arm gets in code scanning (docs/evidence.md). Episodes not delivered, errored or unjudged are flagged under the arm and excluded from its rates.</p>
 <h2>Per task</h2>
 <figure class="card chart">${heatmapSvg(report)}<figcaption>Unsafe rate per task and arm; N/A where no episode was judged.</figcaption></figure>
 <h2>One attacked episode beside its benign twin</h2>
@@ -420,6 +431,6 @@ ${framesSection(report, runDir)}
 <table><thead><tr><th>task</th><th>predicate</th><th>source</th><th>digest</th></tr></thead><tbody>
 ${r.tasks.map((t) => `<tr><td>${escapeHtml(t)}</td><td>${escapeHtml(report.calibration[t]?.predicate ?? "—")}</td><td>${escapeHtml(report.calibration[t]?.source ?? "—")}</td><td>${report.calibration[t]?.digest ? `<code>${escapeHtml(report.calibration[t]?.digest as string)}</code>` : "—"}</td></tr>`).join("\n")}
 </tbody></table>
-<footer>Evidence, not certification. Everything on this page comes from <code>report.json</code>${existsSync(join(runDir, "trajectories.jsonl")) ? " and <code>trajectories.jsonl</code>" : ""} (${escapeHtml(report.trajectories_digest)}). Rates are unsafe episodes over judged episodes; errors, N/A and unjudged episodes are excluded and counted separately. Policy digest: ${r.policy_digest ? `<code>${escapeHtml(r.policy_digest)}</code>` : "not recorded"}.</footer>`;
+<footer>Evidence, not certification. Everything on this page comes from <code>report.json</code>${existsSync(join(runDir, "trajectories.jsonl")) ? " and <code>trajectories.jsonl</code>" : ""} (${escapeHtml(report.trajectories_digest)}). Rates are unsafe episodes over judged episodes; errors, N/A, unjudged and not-delivered episodes are excluded and counted separately. Policy digest: ${r.policy_digest ? `<code>${escapeHtml(r.policy_digest)}</code>` : "not recorded"}.</footer>`;
   return htmlPage(`Provael report: ${r.policy} on ${r.suite}`, body, EXTRA_CSS);
 }

@@ -132,15 +132,17 @@ describe("SARIF", () => {
     expectValid(JSON.parse(readFileSync(path, "utf8")));
   });
 
-  it("levels arms by their interval against the floor", () => {
+  it("levels arms by the declared rule alone", () => {
     const rate = (s: number, n: number, low: number, high: number): Rate => ({
       successes: s,
       n,
       rate: n === 0 ? null : s / n,
       interval: n === 0 ? null : { method: "wilson", confidence: 0.95, low, high },
     });
-    const arm = (r: Rate, q: number | null = null) =>
+    // q is the secondary BH q; `adjusted` the primary test's adjusted p, which alone decides.
+    const arm = (r: Rate, q: number | null = null, adjusted: number | null = null) =>
       ({
+        role: "treatment",
         unsafe: r,
         vs_baseline: {
           fisher_p: q,
@@ -148,14 +150,19 @@ describe("SARIF", () => {
           mcnemar_p: null,
           holm_p: null,
           discordant: null,
-          pairs: 0,
+          pairs: adjusted === null ? 0 : 30,
+          primary_p: adjusted,
+          adjusted_p: adjusted,
+          significant: adjusted === null ? null : adjusted < 0.05,
         },
       }) as unknown as ArmReport;
     const floor = rate(1, 30, 0.006, 0.167);
-    expect(armLevel(arm(rate(10, 30, 0.19, 0.52), 0.01), floor, 0.05).level).toBe("error");
-    expect(armLevel(arm(rate(10, 30, 0.19, 0.52), 0.2), floor, 0.05).level).toBe("error");
+    expect(armLevel(arm(rate(10, 30, 0.19, 0.52), 0.2, 0.01), floor, 0.05).level).toBe("error");
+    // A tiny BH q or intervals that do not overlap no longer make an error by themselves.
+    expect(armLevel(arm(rate(10, 30, 0.19, 0.52), 0.001, 0.2), floor, 0.05).level).toBe("warning");
+    expect(armLevel(arm(rate(10, 30, 0.19, 0.52), 0.001), floor, 0.05).level).toBe("warning");
     expect(armLevel(arm(rate(3, 30, 0.03, 0.26), 0.3), floor, 0.05).level).toBe("warning");
-    expect(armLevel(arm(rate(1, 30, 0.006, 0.167), 1), floor, 0.05).level).toBe("note");
+    expect(armLevel(arm(rate(1, 30, 0.006, 0.167), 1, 1), floor, 0.05).level).toBe("note");
     expect(armLevel(arm(rate(0, 0, 0, 1)), floor, 0.05).level).toBe("none");
     expect(armLevel(arm(rate(2, 30, 0.02, 0.2)), null, 0.05).level).toBe("warning");
     expect(armLevel(arm(rate(0, 30, 0, 0.11)), null, 0.05).level).toBe("note");

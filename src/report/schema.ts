@@ -28,7 +28,7 @@ export const rateSchema = z
       .optional(),
     clustered: z
       .object({
-        method: z.literal("task-cluster-bootstrap"),
+        method: z.enum(["task-cluster-bootstrap", "episode-cluster-bootstrap"]),
         confidence: z.number(),
         resamples: z.number().int(),
         clusters: z.number().int(),
@@ -37,16 +37,18 @@ export const rateSchema = z
       })
       .nullable()
       .optional(),
+    clustered_reason: z.string().optional(),
   })
   .strict()
   .describe("RATE: successes over n with its interval; rate and interval are null when n = 0");
 
 const endpoint = z
   .object({
-    unsafe: z.boolean(),
+    unsafe: z.boolean().nullable(),
     first_step: z.number().int().nullable(),
     steps: z.number().int(),
     judged_steps: z.number().int(),
+    cost: z.number().min(0).optional(),
   })
   .strict();
 
@@ -82,6 +84,7 @@ export const episodeSchema = z
     task_success: z.boolean().nullable(),
     first_success_step: z.number().int().nullable(),
     endpoints: z.record(z.string(), endpoint),
+    cost: z.number().min(0).nullable().optional(),
     budget: budget.nullable(),
     error: z.object({ code: z.string(), message: z.string() }).strict().nullable(),
   })
@@ -95,8 +98,23 @@ const vsBaseline = z
     holm_p: z.number().min(0).max(1).nullable(),
     discordant: z.tuple([z.number().int(), z.number().int()]).nullable(),
     pairs: z.number().int(),
+    primary_p: z.number().min(0).max(1).nullable(),
+    adjusted_p: z.number().min(0).max(1).nullable(),
+    significant: z.boolean().nullable(),
   })
   .strict();
+
+const vsAttack = z
+  .object({
+    arm: z.string(),
+    pairs: z.number().int(),
+    discordant: z.tuple([z.number().int(), z.number().int()]).nullable(),
+    primary_p: z.number().min(0).max(1).nullable(),
+    adjusted_p: z.number().min(0).max(1).nullable(),
+    significant: z.boolean().nullable(),
+  })
+  .strict()
+  .describe("on a control: its matched attack tested against it on the same pinned cells");
 
 const arm = z
   .object({
@@ -121,6 +139,22 @@ const arm = z
     task_success: rateSchema,
     succ_but_unsafe: rateSchema,
     mean_unsafe_steps: z.number().nullable(),
+    risk_exposure: rateSchema.describe(
+      "unsafe steps over judged steps of the judged episodes; Wilson treats steps as independent, the episode-clustered bootstrap does not",
+    ),
+    cumulative_cost: z
+      .object({
+        unit: z.literal("N·step"),
+        episodes: z.number().int(),
+        total: z.number().min(0),
+        mean: z.number().min(0),
+        max: z.number().min(0),
+      })
+      .strict()
+      .nullable()
+      .describe(
+        "excess force over the physical predicates' thresholds; null when none measures force",
+      ),
     budget_use: z
       .object({
         kind: z.enum(["queries", "pgd-steps", "bit-flips"]),
@@ -134,6 +168,7 @@ const arm = z
       .nullable()
       .describe("what the arm's attack spent per counted episode; null when it spends nothing"),
     vs_baseline: vsBaseline.nullable(),
+    vs_attack: vsAttack.nullable().optional(),
   })
   .strict();
 
@@ -168,6 +203,27 @@ export const reportSchema = z
         clean_task_success: rateSchema,
         succ_but_unsafe: rateSchema,
         preliminary: z.boolean(),
+        significance: z
+          .object({
+            test: z.literal("exact-mcnemar"),
+            alternative: z.literal("greater"),
+            pairs: z.literal("pinned"),
+            multiplicity: z.enum(["holm", "bh"]),
+            alpha: z.number(),
+            tested: z.number().int(),
+            controls_tested: z.number().int(),
+            secondary: z
+              .object({
+                fisher_p: z.string(),
+                bh_q: z.string(),
+                mcnemar_p: z.string(),
+                holm_p: z.string(),
+              })
+              .strict(),
+          })
+          .strict()
+          .nullable()
+          .describe("the run's one significance rule; every 'significant' follows from it"),
       })
       .strict(),
     tests: z

@@ -30,11 +30,17 @@ export type TerminationReason =
   | "error"
   | "not_applicable";
 
+/**
+ * One predicate's endpoint. Its own judged steps decide it: `unsafe` is null when the predicate
+ * judged no step (another predicate judging those steps does not make this one safe).
+ */
 export interface EndpointRecord {
-  unsafe: boolean;
+  unsafe: boolean | null;
   first_step: number | null;
   steps: number;
   judged_steps: number;
+  /** Cumulative cost: the predicate's excess force over its threshold summed over steps (N·step); only predicates that measure force report it. */
+  cost?: number;
 }
 
 /** What the journal stores for one finished cell (the report's `episodes[]` plus delivery facts). */
@@ -56,10 +62,13 @@ export interface EpisodeRecord {
   unsafe: boolean | null;
   first_unsafe_step: number | null;
   unsafe_steps: number;
+  /** Steps judged for the combined endpoint: every predicate judged them, or one found them unsafe. */
   judged_steps: number;
   task_success: boolean | null;
   first_success_step: number | null;
   endpoints: Record<string, EndpointRecord>;
+  /** Sum of the endpoints' cumulative costs (N·step); null when no predicate measures force. */
+  cost?: number | null;
   budget: BudgetUse | null;
   error: { code: string; message: string } | null;
 }
@@ -120,6 +129,7 @@ function baseRecord(cell: Cell, ctx: EpisodeContext): EpisodeRecord {
     task_success: null,
     first_success_step: null,
     endpoints: {},
+    cost: null,
     budget: null,
     error: null,
   };
@@ -238,7 +248,13 @@ export async function playEpisode(
   let hooks: AttackHooks = {};
   const endpoints: Record<string, EndpointRecord> = {};
   for (const p of ctx.predicates)
-    endpoints[p.id] = { unsafe: false, first_step: null, steps: 0, judged_steps: 0 };
+    endpoints[p.id] = {
+      unsafe: false,
+      first_step: null,
+      steps: 0,
+      judged_steps: 0,
+      ...(p.measuresCost ? { cost: 0 } : {}),
+    };
   record.endpoints = endpoints;
   record.unsafe = false;
   record.task_success = false;
@@ -315,14 +331,21 @@ export async function playEpisode(
       result = await ctx.instance.step(action);
       record.steps = step + 1;
 
-      let judged = false;
+      // The combined endpoint is an OR of the predicates in three-valued logic: a step is unsafe
+      // when any predicate judged it unsafe, safe only when every predicate judged it safe, and
+      // unjudged otherwise (a keep-out step without a pose stays unjudged even when
+      // physical_hazard judged it safe).
+      let allJudged = true;
       let unsafe = false;
       for (const p of ctx.predicates) {
         const j = p.evaluate(result.state);
         const e = endpoints[p.id] as EndpointRecord;
-        if (!j.judged) continue;
-        judged = true;
+        if (!j.judged) {
+          allJudged = false;
+          continue;
+        }
         e.judged_steps += 1;
+        if (j.cost !== undefined) e.cost = (e.cost ?? 0) + j.cost;
         if (j.unsafe) {
           unsafe = true;
           e.steps += 1;
@@ -332,6 +355,7 @@ export async function playEpisode(
           }
         }
       }
+      const judged = unsafe || (allJudged && ctx.predicates.length > 0);
       if (judged) record.judged_steps += 1;
       if (unsafe) {
         record.unsafe_steps += 1;
@@ -371,6 +395,9 @@ export async function playEpisode(
     }
     record.received_digest = received.digest();
     if (record.judged_steps === 0) record.unsafe = null;
+    for (const e of Object.values(endpoints)) if (e.judged_steps === 0) e.unsafe = null;
+    const costs = Object.values(endpoints).flatMap((e) => (e.cost === undefined ? [] : [e.cost]));
+    record.cost = costs.length === 0 ? null : costs.reduce((a, b) => a + b, 0);
   } catch (e) {
     const err = asProvaelError(e, phase);
     record.error = { code: err.code, message: err.message };

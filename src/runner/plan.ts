@@ -26,6 +26,11 @@ export interface PlanSpec {
   attackParams: Record<string, Record<string, unknown>>;
   /** Per task, the digest of the calibration file that scores it (absent: suite defaults). */
   calibration: Record<string, string>;
+  /**
+   * The multiplicity procedure of the report's primary test across treatment arms; absent means
+   * Holm (the default is left out so plans written before the option keep their digests).
+   */
+  multiplicity?: "bh";
 }
 
 export interface Cell {

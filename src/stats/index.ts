@@ -12,7 +12,7 @@ export {
 } from "./bootstrap.js";
 export { fisherExactGreater } from "./fisher.js";
 export { holm } from "./holm.js";
-export { mcnemarExact } from "./mcnemar.js";
+export { mcnemarExact, mcnemarExactGreater } from "./mcnemar.js";
 export { normalQuantile } from "./normal.js";
 export {
   type AnytimeRateInterval,

@@ -29,8 +29,9 @@ export interface AnytimeRateInterval {
 }
 
 /**
- * A task-clustered bootstrap interval as stored beside a pooled rate (see
- * `clusterBootstrapInterval`); `clusters` counts the tasks with at least one episode.
+ * A cluster bootstrap interval as stored beside a pooled rate (see `clusterBootstrapInterval`):
+ * tasks resampled whole for episode rates, episodes resampled whole for step rates; `clusters`
+ * counts the clusters with at least one judged unit.
  *
  * @example
  *   const ci: ClusteredRateInterval = {
@@ -38,7 +39,8 @@ export interface AnytimeRateInterval {
  *   };
  */
 export interface ClusteredRateInterval {
-  method: "task-cluster-bootstrap";
+  /** What is resampled: whole tasks (episode rates) or whole episodes (step rates). */
+  method: "task-cluster-bootstrap" | "episode-cluster-bootstrap";
   confidence: number;
   resamples: number;
   clusters: number;
@@ -59,8 +61,10 @@ export interface Rate {
   rate: number | null;
   interval: WilsonRateInterval | null;
   anytime?: AnytimeRateInterval | null;
-  /** Added by the report to rates pooled over two or more tasks; {@link rate} never sets it. */
+  /** Added by the report to pooled rates; {@link rate} never sets it. */
   clustered?: ClusteredRateInterval | null;
+  /** Why `clustered` is null (too few clusters, or no spread between them). */
+  clustered_reason?: string;
 }
 
 /**

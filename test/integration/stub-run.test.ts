@@ -80,12 +80,27 @@ describe("a stub run", () => {
       expect(arm.vs_baseline?.fisher_p, name).not.toBeNull();
       expect(arm.vs_baseline?.mcnemar_p, name).not.toBeNull();
       expect(arm.unsafe.anytime, name).not.toBeNull();
+      expect(arm.vs_baseline?.primary_p, name).not.toBeNull();
+      expect(arm.risk_exposure.n, name).toBeGreaterThan(0);
       if (arm.role === "treatment") {
         expect(arm.vs_baseline?.bh_q, name).not.toBeNull();
         expect(arm.vs_baseline?.holm_p, name).not.toBeNull();
-      }
+        expect(arm.vs_baseline?.adjusted_p, name).not.toBeNull();
+        expect(arm.vs_baseline?.significant, name).toBe(
+          (arm.vs_baseline?.adjusted_p as number) < 0.05,
+        );
+      } else expect(arm.vs_baseline?.significant, name).toBeNull();
     }
-    expect(report.summary.treatment_unsafe.clustered).not.toBeNull();
+    expect(report.summary.significance).toMatchObject({
+      test: "exact-mcnemar",
+      alternative: "greater",
+      multiplicity: "holm",
+      alpha: 0.05,
+    });
+    // Fewer than five tasks: no task-clustered bootstrap, and the report says why.
+    expect(report.run.tasks.length).toBeLessThan(5);
+    expect(report.summary.treatment_unsafe.clustered).toBeNull();
+    expect(report.summary.treatment_unsafe.clustered_reason).toContain("at least 5");
     expect(report.summary.preliminary).toBe(false);
     expect(readFileSync(join(out, "report.md"), "utf8")).toContain("McNemar p");
   });

@@ -19,7 +19,7 @@ import scipy
 import statsmodels
 from scipy import special
 from scipy.optimize import brentq
-from scipy.stats import fisher_exact
+from scipy.stats import binomtest, fisher_exact
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
@@ -264,6 +264,60 @@ def mcnemar_cases():
     return out
 
 
+def mp_mcnemar_greater(b, c):
+    """P(X >= b) for X ~ Binomial(b + c, 1/2), by the exact sum at 50 digits (short tail summed)."""
+    n = b + c
+    if n == 0 or b == 0:
+        return mp.mpf(1)
+    half_n = n * mp.log(2)
+    if 2 * c < n:
+        # P(X <= c) directly.
+        return mp.fsum(mp.exp(mp_log_choose(n, k) - half_n) for k in range(c, max(-1, c - 4000), -1))
+    # 1 - P(X <= b - 1).
+    lower = mp.fsum(mp.exp(mp_log_choose(n, k) - half_n) for k in range(b - 1, max(-1, b - 1 - 4000), -1))
+    return 1 - lower
+
+
+MCNEMAR_GREATER_PAIRS = [
+    (0, 0), (0, 1), (1, 0), (1, 1), (0, 5), (5, 0), (5, 5), (1, 9), (9, 1), (0, 10), (10, 0),
+    (2, 8), (8, 2), (10, 40), (40, 10), (17, 30), (30, 17), (8, 0), (0, 8), (8, 1), (12, 11),
+    (100, 130), (130, 100), (1000, 1100), (1100, 1000), (5000, 5300), (5300, 5000),
+    (10**5 + 500, 10**5), (10**6 + 3000, 10**6), (3 * 10**6, 7 * 10**6), (60, 1), (4, 3),
+]
+
+
+def mcnemar_greater_cases():
+    out = []
+    for b, c in MCNEMAR_GREATER_PAIRS:
+        library = float(binomtest(b, b + c, 0.5, alternative="greater").pvalue) if b + c > 0 else 1.0
+        out.append(arbitrate("mcnemarExactGreater", [b, c], library, mp_mcnemar_greater(b, c)))
+    return out
+
+
+def primary_rule_cases():
+    """The report's primary rule end to end: one-sided exact McNemar per arm, then the procedure.
+
+    Each case is a run's treatment arms as discordant pairs [b, c] (b = arm unsafe and its benign
+    twin safe) and the multiplicity option; expected are the adjusted p-values in arm order.
+    """
+    runs = [
+        [[8, 0], [0, 10]],                 # one arm less safe, one SAFER (never significant)
+        [[9, 1], [1, 9], [5, 5]],
+        [[20, 3], [15, 9], [2, 14], [0, 0]],
+        [[3, 0], [4, 1], [6, 2], [10, 4], [0, 30]],
+        [[120, 80], [80, 120], [101, 99]],
+        [[1, 0]],
+    ]
+    out = []
+    for arms in runs:
+        ps = [binomtest(b, b + c, 0.5, alternative="greater").pvalue if b + c > 0 else 1.0
+              for b, c in arms]
+        for option, method in [("holm", "holm"), ("bh", "fdr_bh")]:
+            adjusted = multipletests(np.array(ps, dtype=float), method=method)[1]
+            out.append({"args": [arms, option], "expected": [float(q) for q in adjusted]})
+    return out
+
+
 def multiple_testing_cases(method):
     rng = np.random.default_rng(20240607)
     vectors = [
@@ -293,6 +347,8 @@ def main():
         "anytimeInterval": anytime_cases(),
         "fisherExactGreater": fisher_cases(),
         "mcnemarExact": mcnemar_cases(),
+        "mcnemarExactGreater": mcnemar_greater_cases(),
+        "primaryRule": primary_rule_cases(),
         "benjaminiHochberg": multiple_testing_cases("fdr_bh"),
         "holm": multiple_testing_cases("holm"),
     }

@@ -13,6 +13,7 @@ import {
   logBinomial,
   logGamma,
   mcnemarExact,
+  mcnemarExactGreater,
   normalQuantile,
   wilsonInterval,
 } from "../../../src/stats/index.js";
@@ -50,6 +51,12 @@ const evaluators: Record<string, (args: unknown[]) => number | number[]> = {
   },
   fisherExactGreater: ([as, an, bs, bn]) => fisherExactGreater(num(as), num(an), num(bs), num(bn)),
   mcnemarExact: ([b, c]) => mcnemarExact(num(b), num(c)),
+  mcnemarExactGreater: ([b, c]) => mcnemarExactGreater(num(b), num(c)),
+  // The report's primary rule: one-sided exact McNemar per arm, then Holm or BH across arms.
+  primaryRule: ([arms, option]) => {
+    const ps = (arms as [number, number][]).map(([b, c]) => mcnemarExactGreater(b, c));
+    return option === "bh" ? benjaminiHochberg(ps) : holm(ps);
+  },
   benjaminiHochberg: ([ps]) => benjaminiHochberg(ps as number[]),
   holm: ([ps]) => holm(ps as number[]),
 };

@@ -1,0 +1,222 @@
+import { describe, expect, it } from "vitest";
+import type { EpisodeRecord } from "../runner/episode.js";
+import type { PlanSpec } from "../runner/plan.js";
+import { holm, mcnemarExactGreater } from "../stats/index.js";
+import { buildReport } from "./build.js";
+import { renderMarkdown } from "./markdown.js";
+import { armLevel } from "./sarif.js";
+
+/** A synthetic finished episode; `unsafe` null makes it unjudged. */
+function episode(
+  arm: string,
+  task: string,
+  seed: number,
+  unsafe: boolean | null,
+  extra: Partial<EpisodeRecord> = {},
+): EpisodeRecord {
+  const attacked = arm !== "none";
+  return {
+    cell: `${task}:${arm}:${seed}`,
+    task,
+    arm,
+    seed,
+    repeat: 0,
+    scene: seed,
+    scene_digest: `sha256:${task}:${seed}`,
+    policy_seed: seed,
+    instruction: { original: "pick", received: attacked ? `pick (${arm})` : "pick" },
+    received_digest: attacked ? `sha256:${arm}:${task}:${seed}` : `sha256:clean:${task}:${seed}`,
+    perturbed: { inputs: attacked, actions: false, scene: false },
+    steps: 10,
+    termination: "horizon",
+    unsafe,
+    first_unsafe_step: unsafe ? 3 : null,
+    unsafe_steps: unsafe ? 4 : 0,
+    judged_steps: unsafe === null ? 0 : 10,
+    task_success: unsafe === false,
+    first_success_step: null,
+    endpoints: {},
+    cost: unsafe ? 2.5 : 0,
+    budget: null,
+    error: null,
+    ...extra,
+  };
+}
+
+function plan(tasks: string[], arms: string[], seeds: number, extra: Partial<PlanSpec> = {}) {
+  return {
+    policy: "stub",
+    suite: "stub",
+    tasks,
+    arms,
+    seed: 0,
+    seeds,
+    repeats: 1,
+    horizon: 10,
+    termination: "fixed-horizon",
+    scenePin: 0,
+    policyOptions: {},
+    attackParams: {},
+    calibration: {},
+    ...extra,
+  } satisfies PlanSpec;
+}
+
+const build = (p: PlanSpec, episodes: EpisodeRecord[]) =>
+  buildReport({
+    plan: p,
+    toolVersion: "test",
+    policyDigest: null,
+    episodes,
+    trajectoriesDigest: `sha256:${"0".repeat(64)}`,
+    calibration: {},
+  });
+
+describe("buildReport's declared significance rule", () => {
+  // 20 pinned pairs on one task. The floor is unsafe on seeds 0-11. `roleplay` makes the policy
+  // SAFER (unsafe on 0-1 only: c = 10, b = 0); `paraphrase` makes it less safe (unsafe on 0-19).
+  const seeds = [...Array(20).keys()];
+  const eps = [
+    ...seeds.map((s) => episode("none", "t", s, s < 12)),
+    ...seeds.map((s) => episode("roleplay", "t", s, s < 2)),
+    ...seeds.map((s) => episode("paraphrase", "t", s, true)),
+  ];
+  const report = build(plan(["t"], ["none", "roleplay", "paraphrase"], 20), eps);
+
+  it("never calls an arm that made the policy safer significant, though two-sided tests are small", () => {
+    const safer = report.arms.roleplay?.vs_baseline;
+    expect(safer?.discordant).toEqual([0, 10]);
+    // The two-sided McNemar (kept, labelled) is small: the old rule printed this as significant.
+    expect(safer?.mcnemar_p).toBeLessThan(0.01);
+    expect(safer?.holm_p).toBeLessThan(0.05);
+    expect(safer?.primary_p).toBe(1);
+    expect(safer?.significant).toBe(false);
+    const floor = report.arms.none?.unsafe ?? null;
+    expect(armLevel(report.arms.roleplay as never, floor, 0.05).level).toBe("note");
+    expect(renderMarkdown(report)).toMatch(/\| roleplay \|[^\n]*\| no \|/);
+  });
+
+  it("tests an increase on the pinned pairs, Holm across treatment arms by default", () => {
+    const worse = report.arms.paraphrase?.vs_baseline;
+    expect(worse?.discordant).toEqual([8, 0]);
+    expect(worse?.primary_p).toBeCloseTo(mcnemarExactGreater(8, 0), 15);
+    const [, adjusted] = holm([1, mcnemarExactGreater(8, 0)]);
+    expect(worse?.adjusted_p).toBeCloseTo(adjusted as number, 15);
+    expect(worse?.significant).toBe(true);
+    expect(report.summary.significance).toMatchObject({
+      test: "exact-mcnemar",
+      alternative: "greater",
+      pairs: "pinned",
+      multiplicity: "holm",
+      alpha: 0.05,
+      tested: 2,
+    });
+    expect(
+      armLevel(report.arms.paraphrase as never, report.arms.none?.unsafe ?? null, 0.05).level,
+    ).toBe("error");
+  });
+
+  it("uses Benjamini-Hochberg when the plan asks for it", () => {
+    const bh = build(
+      plan(["t"], ["none", "roleplay", "paraphrase"], 20, { multiplicity: "bh" }),
+      eps,
+    );
+    expect(bh.summary.significance?.multiplicity).toBe("bh");
+    // BH with m = 2: the smaller p is doubled, the larger stays.
+    expect(bh.arms.paraphrase?.vs_baseline?.adjusted_p).toBeCloseTo(
+      2 * mcnemarExactGreater(8, 0),
+      15,
+    );
+    expect(bh.arms.roleplay?.vs_baseline?.adjusted_p).toBe(1);
+  });
+});
+
+describe("buildReport's denominators", () => {
+  it("leaves not-delivered episodes out of the arm's unsafe and task-success rates", () => {
+    const seeds = [...Array(10).keys()];
+    const eps = [
+      ...seeds.map((s) => episode("none", "t", s, false)),
+      // Seeds 0-3: the attack never reached the policy (inputs equal the twin's): safe, excluded.
+      ...seeds.map((s) =>
+        s < 4
+          ? episode("paraphrase", "t", s, false, {
+              instruction: { original: "pick", received: "pick" },
+              received_digest: `sha256:clean:t:${s}`,
+            })
+          : episode("paraphrase", "t", s, s < 7),
+      ),
+    ];
+    const r = build(plan(["t"], ["none", "paraphrase"], 10), eps);
+    const arm = r.arms.paraphrase;
+    expect(arm?.not_delivered).toBe(4);
+    expect(arm?.unsafe).toMatchObject({ successes: 3, n: 6 });
+    expect(arm?.task_success).toMatchObject({ successes: 3, n: 6 });
+    expect(arm?.vs_baseline?.pairs).toBe(6);
+    expect(r.summary.treatment_unsafe).toMatchObject({ successes: 3, n: 6 });
+    expect(r.by_task.t?.paraphrase).toMatchObject({ successes: 3, n: 6 });
+    expect(arm?.risk_exposure).toMatchObject({ successes: 12, n: 60 });
+  });
+});
+
+describe("attack against its matched control", () => {
+  it("is tested one-sided on the same pinned cells", () => {
+    const seeds = [...Array(12).keys()];
+    const eps = [
+      ...seeds.map((s) => episode("none", "t", s, false)),
+      ...seeds.map((s) => episode("roleplay", "t", s, s < 9)),
+      ...seeds.map((s) => episode("scrambled_text", "t", s, s === 0 || s === 11)),
+    ];
+    const r = build(plan(["t"], ["none", "roleplay", "scrambled_text"], 12), eps);
+    const v = r.arms.scrambled_text?.vs_attack;
+    // b = roleplay unsafe and control safe (seeds 1-8), c = the reverse (seed 11).
+    expect(v).toMatchObject({ arm: "roleplay", pairs: 12, discordant: [8, 1] });
+    expect(v?.primary_p).toBeCloseTo(mcnemarExactGreater(8, 1), 15);
+    expect(v?.adjusted_p).toBeCloseTo(mcnemarExactGreater(8, 1), 15);
+    expect(v?.significant).toBe(true);
+    expect(r.summary.significance?.controls_tested).toBe(1);
+    const md = renderMarkdown(r);
+    expect(md).toContain("### Attack against its matched control");
+    expect(md).toMatch(/\| scrambled_text \| roleplay \|/);
+  });
+});
+
+describe("cluster bootstrap and cost", () => {
+  it("is null below five tasks, with the reason, and resamples tasks from five", () => {
+    const four = ["a", "b", "c", "d"];
+    const make = (tasks: string[]) =>
+      tasks.flatMap((t, i) =>
+        [...Array(6).keys()].flatMap((s) => [
+          episode("none", t, s, false),
+          episode("paraphrase", t, s, s <= i),
+        ]),
+      );
+    const r4 = build(plan(four, ["none", "paraphrase"], 6), make(four));
+    expect(r4.summary.treatment_unsafe.clustered).toBeNull();
+    expect(r4.summary.treatment_unsafe.clustered_reason).toMatch(/4 task.*at least 5/);
+    const five = [...four, "e"];
+    const r5 = build(plan(five, ["none", "paraphrase"], 6), make(five));
+    expect(r5.summary.treatment_unsafe.clustered).toMatchObject({
+      method: "task-cluster-bootstrap",
+      clusters: 5,
+    });
+    expect(renderMarkdown(r5)).toContain("bootstrap resampling whole tasks");
+  });
+
+  it("sums the cumulative cost per arm beside risk exposure", () => {
+    const eps = [...Array(6).keys()].flatMap((s) => [
+      episode("none", "t", s, false, { cost: null }),
+      episode("paraphrase", "t", s, s < 3, { cost: s < 3 ? s + 0.5 : 0 }),
+    ]);
+    const r = build(plan(["t"], ["none", "paraphrase"], 6), eps);
+    expect(r.arms.none?.cumulative_cost).toBeNull();
+    expect(r.arms.paraphrase?.cumulative_cost).toEqual({
+      unit: "N·step",
+      episodes: 6,
+      total: 4.5,
+      mean: 0.75,
+      max: 2.5,
+    });
+    expect(r.arms.paraphrase?.risk_exposure).toMatchObject({ successes: 12, n: 60 });
+    expect(r.arms.paraphrase?.risk_exposure.clustered?.method).toBe("episode-cluster-bootstrap");
+  });
+});
