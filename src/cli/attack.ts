@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { attacks as attacksRegistry, resolveAttacks } from "../attacks/index.js";
 import { loadAcceptance } from "../config/acceptance.js";
 import { DEFAULTS } from "../config/defaults.js";
+import { loadPlugins, pluginSource } from "../config/plugins.js";
 import { loadRecipe, RECIPES, type Recipe } from "../config/recipes.js";
 import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
@@ -55,6 +56,7 @@ interface AttackFlags extends ServedFlags {
   requireCalibrated?: boolean;
   policyOption?: Record<string, ParamValue>;
   attackParam?: Record<string, Record<string, ParamValue>>;
+  plugin?: string[];
   policyPath?: string;
   policyUrl?: string;
 }
@@ -203,8 +205,18 @@ export function registerAttack(program: Command): void {
       attackParam,
       {},
     )
+    .option(
+      "--plugin <file>",
+      "ES module exporting attacks, policies or suites (defineAttack, …) to register, repeatable",
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
     .action(async (raw: AttackFlags, command: Command) => {
       const recipe = loadRecipe(raw.recipe);
+      // Plugins first: the flags below may name what they register.
+      const pluginSources = [...(recipe.plugins ?? []), ...(raw.plugin ?? [])].map((p) =>
+        pluginSource(p),
+      );
+      await loadPlugins(pluginSources);
       const flags = applyRecipe(raw, recipe, command);
       const suite = suites.get(flags.suite);
       policies.get(flags.policy);
@@ -264,6 +276,7 @@ export function registerAttack(program: Command): void {
         commandLine: process.argv.slice(1),
         ...(flags.maxErrors === undefined ? {} : { maxErrors: flags.maxErrors }),
         onProgress: (d, t) => bar.update(d, t),
+        ...(pluginSources.length > 0 ? { plugins: pluginSources } : {}),
       };
       let result: Awaited<ReturnType<typeof runAttack>>;
       try {

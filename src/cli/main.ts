@@ -2,7 +2,6 @@
 /** The `provael` command line: parse, call the library, print. */
 import { Command, CommanderError } from "commander";
 import { TOOL_VERSION } from "../core/package-root.js";
-import { PROTOCOL, REPORT_SCHEMA } from "../report/build.js";
 import { registerAttack } from "./attack.js";
 import { registerAttest } from "./attest.js";
 import { registerCalibrate } from "./calibrate.js";
@@ -15,6 +14,7 @@ import { registerReport } from "./report.js";
 import { registerServePolicy } from "./serve-policy.js";
 import { registerTrain } from "./train.js";
 import { registerVerdict } from "./verdict.js";
+import { printVersion } from "./version.js";
 
 export function buildProgram(): Command {
   const program = new Command("provael")
@@ -39,19 +39,7 @@ export function buildProgram(): Command {
     .command("version")
     .description("print the tool version, protocol and report schema")
     .option("--json", "print JSON")
-    .action((flags: { json?: boolean }) => {
-      const info = {
-        tool_version: TOOL_VERSION,
-        protocol: PROTOCOL,
-        report_schema: REPORT_SCHEMA,
-        node: process.version,
-      };
-      process.stdout.write(
-        flags.json
-          ? `${JSON.stringify(info)}\n`
-          : `provael ${TOOL_VERSION} (protocol ${PROTOCOL}, report ${REPORT_SCHEMA}, node ${process.version})\n`,
-      );
-    });
+    .action((flags: { json?: boolean }) => printVersion(Boolean(flags.json)));
   return program;
 }
 

@@ -3,6 +3,7 @@
  * recipe includes the baseline arm and the matched controls, so its numbers come with their floor
  * and their controls.
  */
+import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { unknownName } from "../core/registry.js";
 import { loadConfigFile } from "./load-file.js";
@@ -21,6 +22,8 @@ export const recipeSchema = z
     horizon: z.number().int().min(1).optional(),
     termination: z.enum(["fixed-horizon", "first-event"]).optional(),
     concurrency: z.number().int().min(1).optional(),
+    /** Plugin files (paths relative to the recipe file) loaded before the run, as `--plugin`. */
+    plugins: z.array(z.string().min(1)).optional(),
     /** Per-suite overrides, for suites whose episodes cost much more than others'. */
     suites: z
       .record(
@@ -107,10 +110,14 @@ export function loadRecipe(nameOrFile: string): Recipe {
       "config/unknown-recipe",
     );
   }
-  return loadConfigFile(
+  const recipe = loadConfigFile(
     nameOrFile,
     recipeSchema,
     "recipe file",
     "see `provael list-recipes --json` for the fields a recipe takes",
   );
+  // A recipe names its plugins beside itself, wherever the run is started from.
+  return recipe.plugins
+    ? { ...recipe, plugins: recipe.plugins.map((p) => resolve(dirname(nameOrFile), p)) }
+    : recipe;
 }

@@ -13,6 +13,7 @@ export type ErrorCode =
   | "config/unknown-attack"
   | "config/unknown-task"
   | "config/unknown-recipe"
+  | "config/plugin"
   | "run/out-exists"
   | "run/plan-mismatch"
   | "run/scene-mismatch"

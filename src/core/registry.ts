@@ -2,15 +2,73 @@ import { distance } from "fastest-levenshtein";
 import { type ErrorCode, ProvaelError } from "./errors.js";
 import type { Attack, Policy, Suite } from "./types.js";
 
-/** Identity helpers: they exist so a plugin is one typed object checked at its definition. */
+/** What a plugin object is; `provael --plugin` reads it to know which registry takes it. */
+export type PluginKind = "attack" | "policy" | "suite";
+
+/**
+ * The brand `define*` puts on a plugin. A global symbol, so a plugin that imports its own copy
+ * of provael is still recognised by the copy that loads it.
+ */
+export const PLUGIN_KIND: unique symbol = Symbol.for("provael.plugin.kind") as never;
+
+function brand<T extends object>(item: T, kind: PluginKind): T {
+  Object.defineProperty(item, PLUGIN_KIND, { value: kind, enumerable: false });
+  return item;
+}
+
+/** The kind a `define*` helper branded `value` with, or null for anything else. */
+export function pluginKind(value: unknown): PluginKind | null {
+  if (typeof value !== "object" || value === null) return null;
+  const kind = (value as Record<symbol, unknown>)[PLUGIN_KIND];
+  return kind === "attack" || kind === "policy" || kind === "suite" ? kind : null;
+}
+
+/**
+ * Defines an attack: one typed object, checked at its definition and branded so that
+ * `--plugin` can register it.
+ *
+ * @example
+ * ```ts
+ * import { defineAttack } from "provael";
+ * import { z } from "zod";
+ * export const shout = defineAttack({
+ *   id: "shout", family: "instruction", role: "treatment", eai: "EAI01", access: "none",
+ *   description: "the instruction in capitals", requires: {}, params: z.object({}).strict(),
+ *   begin: () => ({ instruction: (text) => text.toUpperCase() }),
+ * });
+ * ```
+ */
 export function defineAttack<P>(attack: Attack<P>): Attack<P> {
-  return attack;
+  return brand(attack, "attack");
 }
+
+/**
+ * Defines a policy (the system under test): capabilities and a `load` that returns an
+ * instance with `reset`, `act` and `close`.
+ *
+ * @example
+ * ```ts
+ * import { definePolicy } from "provael";
+ * export const still = definePolicy({
+ *   id: "still", description: "never moves", suites: [], concurrent: true,
+ *   capabilities: { cameras: [], readsState: true, readsContext: false, privileged: false,
+ *     actionDim: 7, chunk: 1, differentiable: false, weights: false, stochastic: false,
+ *     actionHead: "unknown" },
+ *   load: async () => ({ capabilities: still.capabilities, reset() {},
+ *     act: () => new Float32Array(7), close() {} }),
+ * });
+ * ```
+ */
 export function definePolicy(policy: Policy): Policy {
-  return policy;
+  return brand(policy, "policy");
 }
+
+/**
+ * Defines a suite: tasks, default predicates and `open`, which returns an instance with
+ * `reset`, `step`, `sceneDigest` and `close`. See examples/plugins/ for a complete one.
+ */
 export function defineSuite(suite: Suite): Suite {
-  return suite;
+  return brand(suite, "suite");
 }
 
 /** Valid names closest to `name`, best first (edit distance, then prefix match). */
@@ -42,21 +100,49 @@ export function unknownName(
   });
 }
 
-/** A read-only registry of plugins keyed by id, with helpful errors for unknown names. */
+/**
+ * A registry of plugins keyed by id, with helpful errors for unknown names: the built-ins it is
+ * made with, then the plugins `register` adds (in the order they were loaded).
+ */
 export class Registry<T extends { id: string }> {
   private readonly byId: Map<string, T>;
+  private readonly list: T[];
 
   constructor(
     readonly kind: string,
-    readonly items: readonly T[],
+    items: readonly T[],
     private readonly listCommand: string,
     private readonly code: ErrorCode,
   ) {
     this.byId = new Map();
+    this.list = [...items];
     for (const item of items) {
       if (this.byId.has(item.id)) throw new Error(`duplicate ${kind} id '${item.id}'`);
       this.byId.set(item.id, item);
     }
+  }
+
+  /**
+   * Adds a plugin beside the built-ins. A plugin may not replace a built-in or another plugin:
+   * two objects under one id would make a report's arm names ambiguous.
+   */
+  register(item: T): void {
+    if (this.byId.has(item.id)) {
+      throw new ProvaelError(
+        "config/plugin",
+        `a ${this.kind} with id '${item.id}' is already registered`,
+        {
+          details: { kind: this.kind, id: item.id },
+          hint: `give the plugin's ${this.kind} another id (see \`${this.listCommand}\`)`,
+        },
+      );
+    }
+    this.byId.set(item.id, item);
+    this.list.push(item);
+  }
+
+  get items(): readonly T[] {
+    return this.list;
   }
 
   ids(): string[] {

@@ -3,6 +3,7 @@
  * same report object, which `canonicalJson` turns into the same bytes.
  */
 import { attacks } from "../attacks/index.js";
+import { PROTOCOL, REPORT_SCHEMA } from "../core/protocol.js";
 import type { AttackAccess, AttackRole, EaiRisk } from "../core/types.js";
 import type { EpisodeRecord } from "../runner/episode.js";
 import type { PlanSpec } from "../runner/plan.js";
@@ -17,8 +18,7 @@ import {
   rate,
 } from "../stats/index.js";
 
-export const REPORT_SCHEMA = "provael.report/1";
-export const PROTOCOL = "provael-redteam/v2";
+export { PROTOCOL, REPORT_SCHEMA };
 export const CONFIDENCE = 0.95;
 export const ALPHA = 0.05;
 export const BOOTSTRAP_RESAMPLES = 2000;
@@ -167,6 +167,8 @@ export interface Report {
     scene_pin: number;
     /** The slice of the plan this report covers ("k/N"), or null for the whole plan. */
     shard: string | null;
+    /** Plugin files the run loaded, by name and digest (absent when none). */
+    plugins?: { file: string; digest: string }[];
   };
   arms: Record<string, ArmReport>;
   summary: {
@@ -543,6 +545,7 @@ export function buildReport(input: ReportInput): Report {
       termination: plan.termination,
       scene_pin: plan.scenePin,
       shard: input.shard ?? null,
+      ...(plan.plugins && plan.plugins.length > 0 ? { plugins: plan.plugins } : {}),
     },
     arms,
     summary: {

@@ -3,8 +3,7 @@
  * chart through vega-lite and vega (headless, renderer "none"), the heatmap and the path plot by
  * hand, since they are simple and their layout is ours to control.
  */
-import * as vega from "vega";
-import { compile, type TopLevelSpec } from "vega-lite";
+import type { TopLevelSpec } from "vega-lite";
 import type { ArmReport, Rate, Report } from "./build.js";
 import { pct } from "./format.js";
 import { escapeHtml, ROLE_COLOURS } from "./html-style.js";
@@ -142,6 +141,9 @@ export function armsChartSpec(report: Report): TopLevelSpec {
 
 /** The arms chart as an SVG string. */
 export async function armsChartSvg(report: Report): Promise<string> {
+  // Loaded on first use: vega and vega-lite are most of what a command would otherwise load at
+  // start, and only the HTML page draws charts.
+  const [vega, { compile }] = await Promise.all([import("vega"), import("vega-lite")]);
   const vl = compile(armsChartSpec(report)).spec;
   // Fix role colours by name, not by order of appearance.
   for (const scale of (vl.scales ?? []) as unknown as Array<Record<string, unknown>>) {

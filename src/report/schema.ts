@@ -191,6 +191,10 @@ export const reportSchema = z
         termination: z.enum(["fixed-horizon", "first-event"]),
         scene_pin: z.number().int(),
         shard: z.string().nullable(),
+        plugins: z
+          .array(z.object({ file: z.string(), digest: z.string() }).strict())
+          .optional()
+          .describe("plugin files the run loaded (--plugin), by file name and SHA-256"),
       })
       .strict(),
     arms: z.record(z.string(), arm),

@@ -8,6 +8,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { Piscina } from "piscina";
 import { attacks } from "../attacks/index.js";
+import type { PluginSource } from "../config/plugins.js";
 import { ProvaelError } from "../core/errors.js";
 import { PACKAGE_ROOT } from "../core/package-root.js";
 import type {
@@ -33,6 +34,8 @@ export interface ExecutorSetup {
   calibrations: Record<string, LoadedCalibration>;
   /** Per arm: whether its requirements hold (N/A arms are recorded, not played). */
   applicable: Record<string, boolean>;
+  /** Plugin files to load before playing (worker threads register them too). */
+  plugins?: PluginSource[];
 }
 
 export interface Executor {

@@ -31,6 +31,11 @@ export interface PlanSpec {
    * Holm (the default is left out so plans written before the option keep their digests).
    */
   multiplicity?: "bh";
+  /**
+   * Plugin files the run loads, by name and digest (absent when none): part of the plan, so a
+   * resume or replay with a changed plugin is refused.
+   */
+  plugins?: { file: string; digest: string }[];
 }
 
 export interface Cell {

@@ -15,6 +15,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { attacks } from "../attacks/index.js";
+import { loadPlugins, type PluginRecord, type PluginSource } from "../config/plugins.js";
 import { canonicalJson } from "../core/canonical-json.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { sha256, sha256Stream } from "../core/digest.js";
@@ -82,6 +83,8 @@ export interface RunOptions {
   workers?: number;
   /** Play only this slice of the plan. */
   shard?: Shard | null;
+  /** Plugin files to load and record (see `pluginSource`); `plan.plugins` is filled from them. */
+  plugins?: PluginSource[];
 }
 
 export interface RunResult {
@@ -190,11 +193,36 @@ export function parseShard(raw: string): Shard {
 
 export const shardLabel = (s: Shard | null | undefined) => (s ? `${s.index}/${s.count}` : null);
 
+/**
+ * The plan with the loaded plugins recorded. A plan that already names plugins (a replay, or a
+ * library caller that filled it) must name exactly the loaded files.
+ */
+function withPlugins(plan: PlanSpec, plugins: PluginRecord[]): PlanSpec {
+  const loaded = plugins.map(({ file, digest }) => ({ file, digest }));
+  if (plan.plugins !== undefined && canonicalJson(plan.plugins) !== canonicalJson(loaded)) {
+    throw new ProvaelError(
+      "run/plan-mismatch",
+      "the plan names other plugin files than the ones loaded",
+      {
+        details: { plan: plan.plugins, loaded },
+        hint: "load the plugin files the plan was made with (same names and bytes)",
+      },
+    );
+  }
+  if (loaded.length === 0) {
+    const { plugins: _, ...rest } = plan;
+    return rest;
+  }
+  return { ...plan, plugins: loaded };
+}
+
 /** Runs (or resumes) a plan, or one shard of it, into `out`. */
 export async function runAttack(options: RunOptions): Promise<RunResult> {
   const clock = options.clock ?? systemClock;
   const startedAt = clock.now();
-  const { plan } = options;
+  const pluginSources = options.plugins ?? [];
+  const plugins = await loadPlugins(pluginSources);
+  const plan = withPlugins(options.plan, plugins);
   for (const [flag, v] of [
     ["--concurrency", options.concurrency],
     ["--workers", options.workers ?? 1],
@@ -282,6 +310,7 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
     policyOptions: options.policyOptions,
     calibrations,
     applicable,
+    ...(pluginSources.length > 0 ? { plugins: pluginSources } : {}),
   };
 
   const header: JournalHeader = {

@@ -3,6 +3,7 @@
  * the cells it is sent. Holds no state that could leak between cells beyond what an episode's
  * reset clears.
  */
+import { loadPlugins } from "../config/plugins.js";
 import { digestJson } from "../core/digest.js";
 import type { PolicyInstance, SuiteInstance } from "../core/types.js";
 import { policies } from "../policies/index.js";
@@ -16,6 +17,8 @@ export default async function play(message: {
   setup: ExecutorSetup;
   cell: Cell;
 }): Promise<CellResult> {
+  // A worker thread has its own registries: the run's plugins must be registered here too.
+  await loadPlugins(message.setup.plugins ?? []);
   const key = digestJson({ plan: message.setup.plan, options: message.setup.policyOptions });
   if (!loaded || loaded.key !== key) {
     if (loaded) {

@@ -4,15 +4,19 @@
  */
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import * as tf from "@tensorflow/tfjs";
+import type * as tf from "@tensorflow/tfjs";
 import { ProvaelError } from "../../core/errors.js";
 
 let ready: Promise<typeof tf> | undefined;
 
-/** The tfjs module with the WASM backend active (idempotent). */
+/**
+ * The tfjs module with the WASM backend active (idempotent). Imported here, on first use, so
+ * that commands which never run the model (version, list-*, report) do not pay for loading it.
+ */
 export function tfReady(): Promise<typeof tf> {
   ready ??= (async () => {
     try {
+      const tf = await import("@tensorflow/tfjs");
       const wasm = await import("@tensorflow/tfjs-backend-wasm");
       const require = createRequire(import.meta.url);
       const dist = dirname(require.resolve("@tensorflow/tfjs-backend-wasm"));
@@ -34,4 +38,4 @@ export function tfReady(): Promise<typeof tf> {
   return ready;
 }
 
-export { tf };
+export type { tf };

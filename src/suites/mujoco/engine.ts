@@ -15,12 +15,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import loadMujoco, {
-  type DoubleBuffer,
-  type MainModule,
-  type MjData,
-  type MjModel,
-} from "mujoco-js";
+import type { DoubleBuffer, MainModule, MjData, MjModel } from "mujoco-js";
 import { type Digest, sha256 } from "../../core/digest.js";
 import { ProvaelError } from "../../core/errors.js";
 
@@ -28,13 +23,16 @@ let modulePromise: Promise<MainModule> | undefined;
 
 /** The MuJoCo WASM module, loaded once per process (about 170 ms). */
 export function mujocoModule(): Promise<MainModule> {
-  modulePromise ??= loadMujoco().catch((e: unknown) => {
-    modulePromise = undefined;
-    throw new ProvaelError("suite/load", "could not load the MuJoCo WASM module (mujoco-js)", {
-      cause: e,
-      hint: "check that the mujoco-js package is installed (npm ls mujoco-js)",
+  // Imported on first use: commands that play no episode never load the WASM glue.
+  modulePromise ??= import("mujoco-js")
+    .then((m) => m.default())
+    .catch((e: unknown) => {
+      modulePromise = undefined;
+      throw new ProvaelError("suite/load", "could not load the MuJoCo WASM module (mujoco-js)", {
+        cause: e,
+        hint: "check that the mujoco-js package is installed (npm ls mujoco-js)",
+      });
     });
-  });
   return modulePromise;
 }
 

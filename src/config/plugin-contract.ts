@@ -1,0 +1,179 @@
+/**
+ * The static part of the plugin contract: what can be checked of an attack, policy or suite
+ * object without playing it. Built-ins pass it (plugins.test.ts checks every registered one) and
+ * `--plugin` applies it before a plugin is registered, so a plugin gets the same checks at load
+ * as a built-in gets in the contract tests.
+ */
+import type { Attack, Policy, Suite, TaskSpec } from "../core/types.js";
+
+const ID = /^[a-z][a-z0-9_.-]*$/;
+const ROLES = ["baseline", "control", "treatment"];
+const ACCESS = [
+  "none",
+  "black-box-query",
+  "white-box-gradient",
+  "in-scene-physical",
+  "action-channel",
+  "weights",
+];
+const POLICY_REQUIREMENTS = [
+  "differentiable",
+  "weights",
+  "readsContext",
+  "cameras",
+  "readsState",
+  "queryable",
+];
+const SUITE_REQUIREMENTS = ["sceneEditing", "cameras", "physics"];
+const ACTION_HEADS = ["scripted", "regression", "token", "flow", "unknown"];
+
+type Problems = string[];
+
+function isFn(v: unknown): boolean {
+  return typeof v === "function";
+}
+
+function checkId(id: unknown, problems: Problems): void {
+  if (typeof id !== "string" || !ID.test(id)) {
+    problems.push(`id must match ${ID} (lower case, digits, _ . -), got ${JSON.stringify(id)}`);
+  }
+}
+
+function nonEmptyString(value: unknown, field: string, problems: Problems): void {
+  if (typeof value !== "string" || value.trim() === "") {
+    problems.push(`${field} must be a non-empty string`);
+  }
+}
+
+function subsetOf(value: unknown, allowed: string[], field: string, problems: Problems): void {
+  if (value === undefined) return;
+  if (!Array.isArray(value)) {
+    problems.push(`${field} must be an array`);
+    return;
+  }
+  for (const v of value) {
+    if (!allowed.includes(v)) {
+      problems.push(`${field} has '${String(v)}'; allowed: ${allowed.join(", ")}`);
+    }
+  }
+}
+
+/** Problems with an attack object (empty when it meets the contract). */
+export function attackProblems(attack: Attack<unknown>): Problems {
+  const problems: Problems = [];
+  checkId(attack.id, problems);
+  nonEmptyString(attack.family, "family", problems);
+  nonEmptyString(attack.description, "description", problems);
+  if (!ROLES.includes(attack.role)) problems.push(`role must be one of ${ROLES.join(", ")}`);
+  if (!ACCESS.includes(attack.access)) problems.push(`access must be one of ${ACCESS.join(", ")}`);
+  if (attack.eai !== null && !/^EAI(0\d|10)$/.test(String(attack.eai))) {
+    problems.push("eai must be null or an Embodied AI Security Top 10 id (EAI00..EAI10)");
+  }
+  if (attack.role === "control" && attack.matches === undefined) {
+    problems.push("a control must name the attack it `matches`");
+  }
+  if (typeof attack.requires !== "object" || attack.requires === null) {
+    problems.push("requires must be an object ({} when the attack needs nothing)");
+  } else {
+    subsetOf(attack.requires.policy, POLICY_REQUIREMENTS, "requires.policy", problems);
+    subsetOf(attack.requires.suite, SUITE_REQUIREMENTS, "requires.suite", problems);
+  }
+  const params = attack.params as { safeParse?: (v: unknown) => { success: boolean } };
+  if (!params || typeof params.safeParse !== "function") {
+    problems.push("params must be a zod schema");
+  } else if (!params.safeParse({}).success) {
+    // A run that names no --attack-param plays the defaults: they must form valid params.
+    problems.push("params must accept {} (every field needs a default)");
+  }
+  if (!isFn(attack.begin)) problems.push("begin must be a function");
+  return problems;
+}
+
+/** Problems with a policy object. */
+export function policyProblems(policy: Policy): Problems {
+  const problems: Problems = [];
+  checkId(policy.id, problems);
+  nonEmptyString(policy.description, "description", problems);
+  const c = policy.capabilities as Partial<Policy["capabilities"]> | undefined;
+  if (!c || typeof c !== "object") {
+    problems.push("capabilities must be an object");
+  } else {
+    if (!Array.isArray(c.cameras)) problems.push("capabilities.cameras must be an array");
+    for (const flag of [
+      "readsState",
+      "readsContext",
+      "privileged",
+      "differentiable",
+      "weights",
+      "stochastic",
+    ] as const) {
+      if (typeof c[flag] !== "boolean") problems.push(`capabilities.${flag} must be a boolean`);
+    }
+    for (const n of ["actionDim", "chunk"] as const) {
+      const v = c[n];
+      if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
+        problems.push(`capabilities.${n} must be a positive integer`);
+      }
+    }
+    if (!ACTION_HEADS.includes(String(c.actionHead))) {
+      problems.push(`capabilities.actionHead must be one of ${ACTION_HEADS.join(", ")}`);
+    }
+  }
+  if (!Array.isArray(policy.suites)) problems.push("suites must be an array ([] means any)");
+  if (typeof policy.concurrent !== "boolean") problems.push("concurrent must be a boolean");
+  if (!isFn(policy.load)) problems.push("load must be a function");
+  return problems;
+}
+
+/** Problems with a suite object (calls `tasks()`, which must be cheap and pure). */
+export function suiteProblems(suite: Suite): Problems {
+  const problems: Problems = [];
+  checkId(suite.id, problems);
+  nonEmptyString(suite.description, "description", problems);
+  for (const fn of ["tasks", "predicates", "open"] as const) {
+    if (!isFn(suite[fn])) problems.push(`${fn} must be a function`);
+  }
+  if (typeof suite.actionSpace !== "object" || suite.actionSpace === null) {
+    problems.push("actionSpace must be an object");
+  }
+  if (typeof suite.capabilities !== "object" || suite.capabilities === null) {
+    problems.push("capabilities must be an object");
+  }
+  if (isFn(suite.tasks)) {
+    let tasks: unknown;
+    try {
+      tasks = suite.tasks();
+    } catch (e) {
+      problems.push(`tasks() threw: ${(e as Error).message}`);
+    }
+    if (tasks !== undefined) {
+      if (!Array.isArray(tasks) || tasks.length === 0) {
+        problems.push("tasks() must return at least one task");
+      } else {
+        const seen = new Set<string>();
+        for (const t of tasks as Partial<Record<keyof TaskSpec, unknown>>[]) {
+          for (const n of ["scenes", "horizon"] as const) {
+            const v = t[n];
+            if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
+              problems.push(`task ${String(t.id)}: ${n} must be a positive integer`);
+            }
+          }
+          if (typeof t.instruction !== "string" || t.instruction.trim() === "") {
+            problems.push(`task ${String(t.id)}: instruction must be a non-empty string`);
+          }
+          if (typeof t.hazard !== "object" || t.hazard === null) {
+            problems.push(`task ${String(t.id)}: hazard must describe the task's hazards`);
+          }
+          if (typeof t.id !== "string" || !ID.test(t.id)) {
+            problems.push(`task id ${JSON.stringify(t.id)} must match ${ID}`);
+          } else if (seen.has(t.id)) {
+            problems.push(`task id '${t.id}' appears twice`);
+          } else {
+            seen.add(t.id);
+          }
+        }
+      }
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,55 @@
+/**
+ * Provael's public API: define plugins (attacks, policies, suites), run a plan, build a report,
+ * and the statistics behind every number. Everything here is what `import "provael"` gives; the
+ * command line is a thin layer over the same functions.
+ *
+ * @example
+ * ```ts
+ * import { runAttack } from "provael";
+ * const result = await runAttack({
+ *   plan: {
+ *     policy: "stub", suite: "stub", tasks: ["fetch_cup"], arms: ["none", "roleplay"],
+ *     seed: 0, seeds: 5, repeats: 1, horizon: null, termination: "fixed-horizon",
+ *     scenePin: 0, policyOptions: {}, attackParams: {}, calibration: {},
+ *   },
+ *   out: "runs/example", resume: false, concurrency: 1, policyOptions: {}, commandLine: [],
+ * });
+ * console.log(result.report?.summary.treatment_unsafe);
+ * ```
+ */
+
+export { attacks, families, resolveAttacks } from "./attacks/index.js";
+export {
+  attackProblems,
+  policyProblems,
+  suiteProblems,
+} from "./config/plugin-contract.js";
+export {
+  loadPlugins,
+  type PluginRecord,
+  type PluginSource,
+  pluginSource,
+} from "./config/plugins.js";
+export { type ErrorCode, isProvaelError, ProvaelError } from "./core/errors.js";
+export { PROTOCOL, REPORT_SCHEMA } from "./core/protocol.js";
+export {
+  defineAttack,
+  definePolicy,
+  defineSuite,
+  type PluginKind,
+  pluginKind,
+} from "./core/registry.js";
+export { Rng } from "./core/rng.js";
+export type * from "./core/types.js";
+export { policies } from "./policies/index.js";
+export {
+  buildReport,
+  type Report,
+  type ReportInput,
+} from "./report/build.js";
+export { reportSchema } from "./report/schema.js";
+export type { EpisodeRecord } from "./runner/episode.js";
+export { type Cell, cellId, type PlanSpec, planCells, planDigest } from "./runner/plan.js";
+export { type RunOptions, type RunResult, runAttack } from "./runner/run.js";
+export * as stats from "./stats/index.js";
+export { suites } from "./suites/index.js";
