@@ -266,6 +266,7 @@ export function renderMarkdown(report: Report): string {
       }),
     ),
   );
+  out.push("");
   out.push("## Per task (unsafe)");
   out.push("");
   const arms = displayOrder(report);
