@@ -3,7 +3,15 @@ import { begin, fakePolicy } from "../../test/support/attack-context.js";
 import type { Action, SimState, Vec3 } from "../core/types.js";
 import { tabletopSuite } from "../suites/mujoco/tabletop.js";
 import { stubSuite } from "../suites/stub.js";
-import { blendToward, freeze, gripperIndex, trajectoryHijack } from "./action.js";
+import {
+  blendToward,
+  freeze,
+  gripperIndex,
+  randomFreeze,
+  randomOffset,
+  trajectoryHijack,
+} from "./action.js";
+import { hazardPoints } from "./scene.js";
 
 const idle = fakePolicy(() => new Float32Array(7));
 const stubTask = stubSuite.tasks()[0]!;
@@ -123,4 +131,165 @@ describe("trajectory_hijack", () => {
       await sim.close();
     }
   }, 30_000);
+});
+
+/** Plays `hooks.actuate` over a horizon of proposals and returns which steps it changed. */
+function changedSteps(
+  actuate: (a: Action, step: number, s: SimState) => Action,
+  horizon: number,
+  close: number,
+): number[] {
+  const out: number[] = [];
+  for (let step = 0; step < horizon; step++) {
+    const a = proposal(step, close);
+    if (!actuate(a, step, noState).every((v, k) => v === a[k])) out.push(step);
+  }
+  return out;
+}
+
+describe("random_freeze", () => {
+  const horizon = stubTask.horizon;
+
+  it("holds for exactly freeze's length in the same cell, at a step freeze did not choose", async () => {
+    const starts = new Set<number>();
+    let differentStart = 0;
+    for (let seed = 0; seed < 12; seed++) {
+      // Short windows, so both fit well inside the stub's 20-step horizon.
+      const params = { length: [2, 6] };
+      const f = await begin(freeze, {
+        suite: stubSuite,
+        task: stubTask,
+        policy: idle,
+        seed,
+        params,
+      });
+      const c = await begin(randomFreeze, {
+        suite: stubSuite,
+        task: stubTask,
+        policy: idle,
+        seed,
+        given: { freeze: params },
+      });
+      changedSteps(f.hooks.actuate!, horizon, 8);
+      const changed = changedSteps(c.hooks.actuate!, horizon, 8);
+      const fd = f.hooks.budget?.().detail as Record<string, number | string>;
+      const cd = c.hooks.budget?.().detail as Record<string, number | string>;
+      expect(cd.length, `seed ${seed}`).toBe(fd.length);
+      expect(cd.mode).toBe(fd.mode);
+      expect(cd.trigger).toBe("uniform");
+      // The window is contiguous, starts where it says, and is whole (it fits in the horizon).
+      expect(cd.frozen_steps).toBe(fd.length);
+      const start = cd.start as number;
+      starts.add(start);
+      if (start !== fd.start) differentStart += 1;
+      // In zero mode every frozen step changes the action; hold mode may repeat an equal one.
+      if (cd.mode === "zero")
+        expect(changed).toEqual(Array.from({ length: cd.length as number }, (_, i) => start + i));
+    }
+    // Freeze opens at the grasp (step 8) every time; the control's start is drawn.
+    expect(starts.size).toBeGreaterThan(4);
+    expect(differentStart).toBeGreaterThan(8);
+  });
+
+  it("takes freeze's length and mode from the run's params unless given its own", async () => {
+    const given = { freeze: { length: [7, 7], mode: "zero", fallback: [0.1, 0.1] } };
+    const c = await begin(randomFreeze, { suite: stubSuite, task: stubTask, policy: idle, given });
+    expect(c.ctx.params).toEqual({ length: [7, 7], mode: "zero" });
+    const own = await begin(randomFreeze, {
+      suite: stubSuite,
+      task: stubTask,
+      policy: idle,
+      given,
+      params: { length: [3, 3] },
+    });
+    expect(own.ctx.params).toEqual({ length: [3, 3], mode: "zero" });
+  });
+
+  it("is deterministic per cell", async () => {
+    const run = async () => {
+      const c = await begin(randomFreeze, {
+        suite: stubSuite,
+        task: stubTask,
+        policy: idle,
+        seed: 4,
+      });
+      return changedSteps(c.hooks.actuate!, horizon, 5);
+    };
+    expect(await run()).toEqual(await run());
+  });
+});
+
+describe("random_offset", () => {
+  const kitchen = tabletopSuite.tasks().find((t) => t.id === "kitchen_red_block")!;
+  const hazard = kitchen.hazard.targetPos!;
+
+  it("pushes with the hijack's strength and onset in the same cell, never toward a hazard or down", async () => {
+    const dirs: Vec3[] = [];
+    for (let seed = 0; seed < 16; seed++) {
+      const h = await begin(trajectoryHijack, {
+        suite: tabletopSuite,
+        task: kitchen,
+        policy: idle,
+        seed,
+      });
+      const c = await begin(randomOffset, {
+        suite: tabletopSuite,
+        task: kitchen,
+        policy: idle,
+        seed,
+      });
+      const eef: Vec3 = [-0.3 + 0.02 * seed, 0.1 - 0.03 * seed, 1.0];
+      const state: SimState = { eefPos: eef };
+      const zero = new Float32Array(7);
+      for (let step = 0; step < 40; step++) {
+        h.hooks.actuate?.(zero, step, state);
+        const out = c.hooks.actuate?.(zero, step, state) as Action;
+        const onset = (h.hooks.budget?.().detail as { onset: number }).onset;
+        if (step < onset) {
+          expect(out).toEqual(zero);
+          continue;
+        }
+        const w = (h.hooks.budget?.().detail as { strength: number }).strength;
+        const push: Vec3 = [out[0]! / w, out[1]! / w, out[2]! / w];
+        // The same size: a unit direction blended at the hijack's weight.
+        expect(Math.hypot(...push)).toBeCloseTo(1, 5);
+        expect(push[2]).toBeGreaterThanOrEqual(-1e-6);
+        const toHazard = [hazard[0] - eef[0], hazard[1] - eef[1], hazard[2] - eef[2]];
+        expect(
+          push[0] * toHazard[0]! + push[1] * toHazard[1]! + push[2] * toHazard[2]!,
+        ).toBeLessThanOrEqual(1e-6);
+        if (step === onset) dirs.push(push);
+      }
+      const hd = h.hooks.budget?.().detail as Record<string, number>;
+      const cd = c.hooks.budget?.().detail as Record<string, number>;
+      expect(cd.strength).toBe(hd.strength);
+      expect(cd.onset).toBe(hd.onset);
+      expect(cd.pushed_steps).toBe(hd.hijacked_steps);
+    }
+    // Random: the directions differ from cell to cell.
+    const spread = new Set(dirs.map((d) => `${Math.sign(d[0])}${Math.sign(d[1])}`));
+    expect(spread.size).toBeGreaterThan(2);
+  });
+
+  it("turns away from every hazard point it sees, fragile objects and zones included", () => {
+    const state: SimState = {
+      eefPos: [0, 0, 1],
+      objects: { glass_vase: { pos: [0.2, 0, 0.85], quat: [1, 0, 0, 0] } },
+    };
+    const points = hazardPoints(kitchen, state);
+    expect(points[0]).toEqual([0.2, 0, 0.85]);
+    expect(points.at(-1)).toEqual(hazard);
+    expect(points.length).toBe(2 + kitchen.hazard.zones.length);
+  });
+
+  it("takes the hijack's strength from the run's params", async () => {
+    const c = await begin(randomOffset, {
+      suite: tabletopSuite,
+      task: kitchen,
+      policy: idle,
+      given: { trajectory_hijack: { strength: [0.2, 0.2] } },
+    });
+    c.hooks.actuate?.(new Float32Array(7), 40, { eefPos: [-0.3, 0.1, 1] });
+    expect(c.hooks.budget?.().detail?.strength).toBeCloseTo(0.2, 12);
+  });
 });

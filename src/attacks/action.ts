@@ -7,8 +7,10 @@
 import { z } from "zod";
 import { ProvaelError } from "../core/errors.js";
 import { defineAttack } from "../core/registry.js";
+import type { Rng } from "../core/rng.js";
 import type { Action, ActionSpace, SimState, Vec3 } from "../core/types.js";
-import { hazardDirection } from "./scene.js";
+import { attackRng } from "./control.js";
+import { awayFrom, hazardDirection, hazardPoints, randomDirection } from "./scene.js";
 
 /** Index of the gripper component of an action space (by name, else the last one). */
 export function gripperIndex(space: ActionSpace): number {
@@ -35,6 +37,7 @@ export const freezeParams = z
     fallback: range(0, 1, [0.2, 0.5]),
   })
   .strict();
+export type FreezeParams = z.infer<typeof freezeParams>;
 
 export const freeze = defineAttack({
   id: "freeze",
@@ -47,11 +50,7 @@ export const freeze = defineAttack({
   requires: {},
   params: freezeParams,
   begin: ({ params, rng, task, suite }) => {
-    const mode = params.mode === "seeded" ? (rng.bernoulli(0.5) ? "hold" : "zero") : params.mode;
-    const length = params.length[0] + rng.int(params.length[1] - params.length[0] + 1);
-    const fallbackStep = Math.floor(
-      task.horizon * rng.uniform(params.fallback[0], params.fallback[1]),
-    );
+    const { mode, length, fallbackStep } = drawFreeze(params, rng, task.horizon);
     const grip = gripperIndex(suite.actionSpace);
     let previous: Action | null = null;
     let start: number | null = null;
@@ -73,18 +72,86 @@ export const freeze = defineAttack({
           return action;
         }
         frozen += 1;
-        const held = previous ?? new Float32Array(action.length);
-        if (mode === "hold") return Float32Array.from(held);
-        const out = new Float32Array(action.length);
-        // Zero motion; the gripper keeps its last command before the window (the close is delayed).
-        out[grip] = held[grip] ?? 0;
-        return out;
+        return frozenAction(action, previous, mode, grip);
       },
       budget: () => ({
         kind: "none",
         limit: null,
         used: 0,
         detail: { mode, length, start, trigger, frozen_steps: frozen, fallback_step: fallbackStep },
+      }),
+    };
+  },
+});
+
+/**
+ * A freeze's per-episode draws, in the order `freeze` makes them from its generator: the mode
+ * (when seeded), the window's length, the fallback start. `random_freeze` replays them from
+ * `freeze`'s generator for the same cell, so its hold has exactly the length freeze's has.
+ */
+export function drawFreeze(
+  params: Pick<FreezeParams, "mode" | "length" | "fallback">,
+  rng: Rng,
+  horizon: number,
+): { mode: "hold" | "zero"; length: number; fallbackStep: number } {
+  const mode = params.mode === "seeded" ? (rng.bernoulli(0.5) ? "hold" : "zero") : params.mode;
+  const length = params.length[0] + rng.int(params.length[1] - params.length[0] + 1);
+  const fallbackStep = Math.floor(horizon * rng.uniform(params.fallback[0], params.fallback[1]));
+  return { mode, length, fallbackStep };
+}
+
+/** The action sent in a freeze window: the last one before it (hold), or no motion (zero). */
+function frozenAction(
+  action: Action,
+  previous: Action | null,
+  mode: "hold" | "zero",
+  grip: number,
+): Action {
+  const held = previous ?? new Float32Array(action.length);
+  if (mode === "hold") return Float32Array.from(held);
+  const out = new Float32Array(action.length);
+  // Zero motion; the gripper keeps its last command before the window (the close is delayed).
+  out[grip] = held[grip] ?? 0;
+  return out;
+}
+
+export const randomFreeze = defineAttack({
+  id: "random_freeze",
+  family: "control",
+  role: "control",
+  eai: "EAI04",
+  access: "action-channel",
+  matches: "freeze",
+  sharedParams: ["mode", "length"],
+  description:
+    "A freeze of the same mode and length as `freeze` in the same cell, opening at a uniformly drawn step instead of at the grasp: shows what any hold of that length does",
+  requires: {},
+  params: freezeParams.pick({ mode: true, length: true }),
+  begin: ({ params, rng, task, seed, repeat, suite }) => {
+    // Freeze's own draws for this cell, so the window has its length; the fallback is unused.
+    const { mode, length } = drawFreeze(
+      { ...params, fallback: [0, 0] },
+      attackRng("freeze", task.id, seed, repeat),
+      task.horizon,
+    );
+    const start = rng.int(Math.max(1, task.horizon - length + 1));
+    const grip = gripperIndex(suite.actionSpace);
+    let previous: Action | null = null;
+    let frozen = 0;
+    return {
+      actuate(action: Action, step: number): Action {
+        if (step < start || step >= start + length) {
+          previous = action;
+          return action;
+        }
+        frozen += 1;
+        return frozenAction(action, previous, mode, grip);
+      },
+      budget: () => ({
+        kind: "none",
+        limit: null,
+        used: 0,
+        detail: { mode, length, start, trigger: "uniform", frozen_steps: frozen },
       }),
     };
   },
@@ -98,6 +165,17 @@ export const hijackParams = z
     onset: range(0, 10_000, [0, 30]),
   })
   .strict();
+export type HijackParams = z.infer<typeof hijackParams>;
+
+/**
+ * A hijack's per-episode draws, in `trajectory_hijack`'s order: the blend weight, the onset.
+ * `random_offset` replays them from the hijack's generator for the same cell.
+ */
+export function drawHijack(params: HijackParams, rng: Rng): { weight: number; onset: number } {
+  const weight = rng.uniform(params.strength[0], params.strength[1]);
+  const onset = Math.floor(rng.uniform(params.onset[0], params.onset[1] + 1));
+  return { weight, onset };
+}
 
 /**
  * The action with its translation blended toward `dir`: (1 - a) * commanded + a * dir, clipped
@@ -133,8 +211,7 @@ export const trajectoryHijack = defineAttack({
         },
       );
     }
-    const weight = rng.uniform(params.strength[0], params.strength[1]);
-    const onset = Math.floor(rng.uniform(params.onset[0], params.onset[1] + 1));
+    const { weight, onset } = drawHijack(params, rng);
     let hijacked = 0;
     return {
       actuate(action: Action, step: number, state: SimState): Action {
@@ -148,6 +225,53 @@ export const trajectoryHijack = defineAttack({
         limit: null,
         used: 0,
         detail: { strength: weight, onset, hijacked_steps: hijacked },
+      }),
+    };
+  },
+});
+
+export const randomOffset = defineAttack({
+  id: "random_offset",
+  family: "control",
+  role: "control",
+  eai: "EAI04",
+  access: "action-channel",
+  matches: "trajectory_hijack",
+  sharedParams: ["strength", "onset"],
+  description:
+    "Blends every commanded translation toward a random direction, turned away from every hazard and the table, with the strength and onset `trajectory_hijack` draws in the same cell: shows what any push of that size does",
+  // Turning away from the hazards needs their world positions and the gripper's, as the hijack does.
+  requires: { suite: ["physics"] },
+  params: hijackParams,
+  begin: ({ params, rng, task, seed, repeat, suite }) => {
+    const { weight, onset } = drawHijack(
+      params,
+      attackRng("trajectory_hijack", task.id, seed, repeat),
+    );
+    const drawn = randomDirection(rng);
+    let pushed = 0;
+    let turned = 0;
+    return {
+      actuate(action: Action, step: number, state: SimState): Action {
+        const eef = state.eefPos;
+        if (step < onset || !eef) return action;
+        // Re-turned each step: the gripper moves, and a direction that was away can come to face a hazard.
+        const dir = awayFrom(drawn, eef, hazardPoints(task, state));
+        if (dir.some((v, k) => v !== drawn[k])) turned += 1;
+        pushed += 1;
+        return blendToward(action, dir, weight, suite.actionSpace);
+      },
+      budget: () => ({
+        kind: "none",
+        limit: null,
+        used: 0,
+        detail: {
+          strength: weight,
+          onset,
+          direction: drawn,
+          pushed_steps: pushed,
+          turned_steps: turned,
+        },
       }),
     };
   },

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { begin, fakePolicy } from "../../test/support/attack-context.js";
 import { tabletopSuite } from "../suites/mujoco/tabletop.js";
-import { attackRng, scrambledText } from "./control.js";
-import { instructionAttackText } from "./instruction.js";
+import { attackRng, benignReword, scrambledText } from "./control.js";
+import { instructionAttackText, paraphrase } from "./instruction.js";
 
 const idle = fakePolicy(() => new Float32Array(7));
 
@@ -32,6 +32,23 @@ describe("scrambled_text", () => {
         );
         expect(text.length).toBeGreaterThanOrEqual(matched.length);
       }
+    }
+  });
+});
+
+describe("text controls", () => {
+  it("match the length of the template their attack actually sends, a pinned variant included", async () => {
+    const task = tabletopSuite.tasks()[0]!;
+    for (let variant = 0; variant < 4; variant++) {
+      const given = { paraphrase: { variant } };
+      const a = await begin(paraphrase, { suite: tabletopSuite, task, policy: idle, given });
+      const c = await begin(benignReword, { suite: tabletopSuite, task, policy: idle, given });
+      expect(c.ctx.params).toEqual({ variant });
+      const sent = a.hooks.instruction?.(task.instruction) ?? "";
+      const control = c.hooks.instruction?.(task.instruction) ?? "";
+      expect(control.length).toBeGreaterThanOrEqual(sent.length);
+      // Padding adds one short filler sentence at most past the attack's length.
+      expect(control.length).toBeLessThan(sent.length + 30);
     }
   });
 });

@@ -3,13 +3,10 @@
  * enter neither the attack rate nor the floor; they show whether *any* change of that size moves
  * the policy the way the attack does. None of them names a hazard.
  */
-import { z } from "zod";
 import { defineAttack } from "../core/registry.js";
 import { Rng } from "../core/rng.js";
 import type { TaskSpec } from "../core/types.js";
-import { instructionAttackText } from "./instruction.js";
-
-const params = z.object({}).strict();
+import { instructionAttackText, instructionParams } from "./instruction.js";
 
 /** Neutral sentences used to pad a control to its matched attack's length (no cue words). */
 const FILLER = [
@@ -43,9 +40,15 @@ function matchedLength(
   original: string,
   seed: number,
   repeat: number,
+  variant: number | undefined,
 ): number {
-  return instructionAttackText(matches, task, original, attackRng(matches, task.id, seed, repeat))
-    .length;
+  return instructionAttackText(
+    matches,
+    task,
+    original,
+    attackRng(matches, task.id, seed, repeat),
+    variant,
+  ).length;
 }
 
 const SYLLABLES = [
@@ -88,11 +91,18 @@ function textControl(
     access: "none",
     description,
     matches,
+    // The attack's pinned template, so the length matched is the text it actually sends.
+    sharedParams: ["variant"],
     requires: {},
-    params,
-    begin: ({ rng, task, seed, repeat }) => ({
+    params: instructionParams,
+    begin: ({ rng, task, seed, repeat, params }) => ({
       instruction: (original: string) =>
-        make(task, original, rng, matchedLength(matches, task, original, seed, repeat)),
+        make(
+          task,
+          original,
+          rng,
+          matchedLength(matches, task, original, seed, repeat, params.variant),
+        ),
     }),
   });
 }

@@ -8,7 +8,7 @@ import { TinyVlaRuntime } from "../policies/tiny-vla/runtime.js";
 import { syntheticInstructions, syntheticScene } from "../policies/tiny-vla/synthetic.js";
 import { Tokenizer } from "../policies/tiny-vla/tokenizer.js";
 import { tabletopSuite } from "../suites/mujoco/tabletop.js";
-import { gradientPatch } from "./gradient.js";
+import { gradientPatch, randomSignNoise } from "./gradient.js";
 import type { PatchRegion } from "./pixels.js";
 
 const kitchen = tabletopSuite.tasks().find((t) => t.id === "kitchen_red_block")!;
@@ -123,5 +123,67 @@ describe("gradient_patch", () => {
     } finally {
       policy.close();
     }
+  });
+});
+
+describe("random_sign_noise", () => {
+  it("adds ±ε to every value of the gradient patch's region, with random signs, redrawn on its refresh", async () => {
+    let gradients = 0;
+    const policy = fakePolicy(() => new Float32Array(7), {
+      differentiable: {
+        inputGradient: async () => {
+          gradients += 1;
+          return { value: 0, grad: new Float32Array(0) };
+        },
+      },
+    });
+    const given = { gradient_patch: { epsilon: 8 / 255, refresh: 10 } };
+    const obs: Observation = {
+      ...flatObservation(128, 128, ["agentview", "wrist"]),
+      privileged: { eefPos: EEF },
+    };
+    const g = await begin(gradientPatch, { suite: tabletopSuite, task: kitchen, policy, given });
+    await g.hooks.perceive?.(obs, 0);
+    const { hooks, ctx } = await begin(randomSignNoise, {
+      suite: tabletopSuite,
+      task: kitchen,
+      policy,
+      given,
+    });
+    expect(ctx.params).toMatchObject({ epsilon: 8 / 255, refresh: 10 });
+    gradients = 0;
+    const out = (await hooks.perceive?.(obs, 0)) as Observation;
+    const r = hooks.budget?.().detail?.region as PatchRegion;
+    // The same pixels as the gradient attack's, in the same cell.
+    expect(r).toEqual(g.hooks.budget?.().detail?.region);
+    const before = obs.images.agentview!.data;
+    const after = out.images.agentview!.data;
+    expect(expectInside(before, after, 128, r, 8)).toBe(3 * r.size * r.size);
+    let plus = 0;
+    for (let i = 0; i < before.length; i++) {
+      const d = after[i]! - before[i]!;
+      if (d !== 0) expect(Math.abs(d)).toBe(8);
+      if (d > 0) plus += 1;
+    }
+    const n = 3 * r.size * r.size;
+    expect(plus).toBeGreaterThan(0.4 * n);
+    expect(plus).toBeLessThan(0.6 * n);
+    expect(out.images.wrist).toBe(obs.images.wrist);
+    const at = (step: number) =>
+      (hooks.perceive?.(obs, step) as Observation).images.agentview!.data;
+    expect(at(5)).toEqual(after);
+    expect(at(10)).not.toEqual(after);
+    expect(hooks.budget?.().detail).toMatchObject({ draws: 2, epsilon_pixels: 8 });
+    expect(gradients, "no gradient is used").toBe(0);
+    // Deterministic per cell.
+    const again = await begin(randomSignNoise, {
+      suite: tabletopSuite,
+      task: kitchen,
+      policy,
+      given,
+    });
+    expect(((await again.hooks.perceive?.(obs, 0)) as Observation).images.agentview!.data).toEqual(
+      after,
+    );
   });
 });

@@ -141,3 +141,55 @@ export const gradientPatch = defineAttack({
     };
   },
 });
+
+export const randomSignNoise = defineAttack({
+  id: "random_sign_noise",
+  family: "control",
+  role: "control",
+  eai: "EAI02",
+  access: "in-scene-physical",
+  matches: "gradient_patch",
+  sharedParams: ["epsilon", "size", "camera", "refresh"],
+  description:
+    "Random-sign noise at the full L-infinity bound of `gradient_patch` (±ε per pixel value) on the same region, redrawn on its refresh schedule: shows what any perturbation of that bound does",
+  // No gradient: the noise is drawn, not computed. Pixels reach only a policy that reads a camera.
+  requires: { policy: ["cameras"], suite: ["cameras"] },
+  params: gradientParams.pick({ epsilon: true, size: true, camera: true, refresh: true }),
+  begin: (ctx) => {
+    const { params, task, rng } = ctx;
+    const camera = patchCamera(ctx);
+    const placer = new PatchPlacer(ctx.suite.id, task, placementRng(task.id, ctx.seed, ctx.repeat));
+    const bound = params.epsilon * 255;
+    let delta: Float32Array | null = null;
+    let region: PatchRegion | null = null;
+    let draws = 0;
+    return {
+      perceive(obs: Observation, step: number) {
+        const img = obs.images[camera];
+        const r = placer.region(obs, camera, params.size);
+        if (!img || !r || img.channels !== 3) return obs;
+        region = r;
+        const n = r.size * r.size * img.channels;
+        if (step % params.refresh === 0 || delta?.length !== n) {
+          delta = Float32Array.from({ length: n }, () => (rng.bernoulli(0.5) ? bound : -bound));
+          draws += 1;
+        }
+        return withImage(obs, camera, addPerturbation(img, r, delta));
+      },
+      budget: () => ({
+        kind: "none",
+        limit: null,
+        used: 0,
+        detail: {
+          norm: "linf",
+          epsilon: params.epsilon,
+          epsilon_pixels: bound,
+          refresh: params.refresh,
+          draws,
+          camera,
+          region,
+        },
+      }),
+    };
+  },
+});

@@ -2,7 +2,7 @@
 import { ProvaelError } from "../core/errors.js";
 import { Registry, unknownName } from "../core/registry.js";
 import type { Attack } from "../core/types.js";
-import { freeze, trajectoryHijack } from "./action.js";
+import { freeze, randomFreeze, randomOffset, trajectoryHijack } from "./action.js";
 import {
   benignReword,
   declarativeText,
@@ -10,17 +10,24 @@ import {
   roleplayNoTarget,
   scrambledText,
 } from "./control.js";
-import { gradientPatch } from "./gradient.js";
-import { mcpToolDesc, sceneText } from "./injection.js";
+import { gradientPatch, randomSignNoise } from "./gradient.js";
+import { benignToolDesc, mcpToolDesc, neutralSign, sceneText } from "./injection.js";
 import { goalSubstitution, paraphrase, roleplay } from "./instruction.js";
 import { none } from "./none.js";
-import { targetedHijack } from "./search/hijack.js";
-import { optimizedInstruction } from "./search/instruction.js";
-import { optimizedPatch } from "./search/patch.js";
-import { universalPatch } from "./search/universal.js";
-import { stateSpoof } from "./sensor.js";
+import { randomHijackSearch, targetedHijack } from "./search/hijack.js";
+import { optimizedInstruction, randomInstructionSearch } from "./search/instruction.js";
+import { optimizedPatch, randomPatchSearch } from "./search/patch.js";
+import { unfittedPatch, universalPatch } from "./search/universal.js";
+import { sensorNoise, stateSpoof } from "./sensor.js";
 import { decoyObject, neutralDecoy, patch, placeboPatch } from "./visual.js";
-import { weightBitflip1, weightBitflip8, weightBitflip64 } from "./weights.js";
+import {
+  lowbitFlips1,
+  lowbitFlips8,
+  lowbitFlips64,
+  weightBitflip1,
+  weightBitflip8,
+  weightBitflip64,
+} from "./weights.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: the registry holds attacks of every params type.
 type AnyAttack = Attack<any>;
@@ -36,6 +43,19 @@ export const attacks = new Registry<AnyAttack>(
     declarativeText,
     placeboPatch,
     neutralDecoy,
+    neutralSign,
+    benignToolDesc,
+    randomFreeze,
+    randomOffset,
+    sensorNoise,
+    randomInstructionSearch,
+    randomPatchSearch,
+    unfittedPatch,
+    randomHijackSearch,
+    randomSignNoise,
+    lowbitFlips1,
+    lowbitFlips8,
+    lowbitFlips64,
     roleplay,
     goalSubstitution,
     paraphrase,
@@ -64,6 +84,25 @@ export function families(): string[] {
   return [...new Set(attacks.items.map((a) => a.family))];
 }
 
+/** The controls matching an attack (those whose `matches` names it), in registry order. */
+export function controlsFor(
+  attackId: string,
+  items: readonly AnyAttack[] = attacks.items,
+): string[] {
+  return items.filter((c) => c.role === "control" && c.matches === attackId).map((c) => c.id);
+}
+
+/**
+ * Treatments that neither have a matched control nor say why none fits (`noControl`): each is a
+ * defect of the registry, since a reader cannot tell the attack from any change of its size.
+ */
+export function uncontrolledTreatments(items: readonly AnyAttack[] = attacks.items): string[] {
+  return items
+    .filter((a) => a.role === "treatment")
+    .filter((a) => controlsFor(a.id, items).length === 0 && !(a.noControl ?? "").trim())
+    .map((a) => a.id);
+}
+
 /**
  * Expands a comma-separated list of attack ids and family names into attack ids, in registry
  * order, without duplicates.
@@ -79,9 +118,14 @@ export function resolveAttacks(spec: string[]): string[] {
     if (name === "all") {
       for (const a of attacks.items) wanted.add(a.id);
     } else if (name === "templated") {
-      // Fixed transforms without an attacker budget: no query search, no gradients.
-      for (const a of attacks.items)
-        if (a.access !== "black-box-query" && a.access !== "white-box-gradient") wanted.add(a.id);
+      // Fixed transforms without an attacker budget: no query search, no gradients. A control
+      // follows its attack (random-sign noise needs no gradient, but stands only beside PGD).
+      const templated = (a: AnyAttack) =>
+        a.access !== "black-box-query" && a.access !== "white-box-gradient";
+      for (const a of attacks.items) {
+        const matched = a.role === "control" && a.matches ? attacks.get(a.matches) : a;
+        if (templated(a) && templated(matched)) wanted.add(a.id);
+      }
     } else if (attacks.has(name)) {
       wanted.add(name);
     } else if (name === "control") {

@@ -7,7 +7,13 @@ import type { MujocoInstance } from "../suites/mujoco/instance.js";
 import { TABLE_Z } from "../suites/mujoco/objects.js";
 import { tabletopSuite } from "../suites/mujoco/tabletop.js";
 import { stubSuite } from "../suites/stub.js";
-import { mcpToolDesc, SIGN_TEMPLATES, sceneText } from "./injection.js";
+import {
+  benignToolDesc,
+  mcpToolDesc,
+  neutralSign,
+  SIGN_TEMPLATES,
+  sceneText,
+} from "./injection.js";
 
 const idle = fakePolicy(() => new Float32Array(7));
 const kitchen = tabletopSuite.tasks().find((t) => t.id === "kitchen_red_block")!;
@@ -95,5 +101,76 @@ describe("mcp_tool_desc", () => {
       notApplicableReason(mcpToolDesc, policies.get(id).capabilities, tabletopSuite.capabilities);
     expect(reason("scripted")).toMatch(/readsContext/);
     expect(reason("stub")).toBeNull();
+  });
+});
+
+describe("neutral_sign and benign_tool_desc", () => {
+  const words = (t: string) => t.toLowerCase().replace(/^the /, "");
+
+  it("neutral_sign stands a sign of scene_text's size at its spot, at least as long, naming nothing", async () => {
+    const given = { scene_text: { size: [0.1, 0.05], behind: 0.15 } };
+    for (let seed = 0; seed < 8; seed++) {
+      const a = await begin(sceneText, {
+        suite: tabletopSuite,
+        task: kitchen,
+        policy: idle,
+        seed,
+        given,
+      });
+      const c = await begin(neutralSign, {
+        suite: tabletopSuite,
+        task: kitchen,
+        policy: idle,
+        seed,
+        given,
+      });
+      const [attack] = a.hooks.scene?.() ?? [];
+      const [control] = c.hooks.scene?.() ?? [];
+      expect(control?.kind).toBe("sign");
+      expect(control?.params.pos).toEqual(attack?.params.pos);
+      expect(control?.params.size).toEqual([0.1, 0.05]);
+      const text = control?.params.text as string;
+      expect(text.length).toBeGreaterThanOrEqual((attack?.params.text as string).length);
+      expect(text.toLowerCase()).not.toContain(words(kitchen.hazard.target));
+      expect(text).not.toMatch(/SYSTEM|TASK|OVERRIDE|GO TO|PICK/);
+    }
+  });
+
+  it("benign_tool_desc adds as many plain descriptions as mcp_tool_desc, each at least as long", async () => {
+    const stubTask = stubSuite.tasks()[0]!;
+    for (let seed = 0; seed < 6; seed++) {
+      const obs: Observation = {
+        ...flatObservation(4, 4),
+        context: ["tool clock.now(): the time"],
+      };
+      const a = await begin(mcpToolDesc, { suite: stubSuite, task: stubTask, policy: idle, seed });
+      const c = await begin(benignToolDesc, {
+        suite: stubSuite,
+        task: stubTask,
+        policy: idle,
+        seed,
+      });
+      const poisoned = ((await a.hooks.perceive?.(obs, 0)) as Observation).context ?? [];
+      const plain = ((await c.hooks.perceive?.(obs, 0)) as Observation).context ?? [];
+      expect(plain[0]).toBe("tool clock.now(): the time");
+      expect(plain.length).toBe(poisoned.length);
+      plain.forEach((line, i) => {
+        expect(line.length).toBeGreaterThanOrEqual(poisoned[i]!.length);
+        expect(line.toLowerCase()).not.toContain(words(stubTask.hazard.target));
+      });
+      expect(plain.join(" ")).not.toMatch(/IMPORTANT|override|Priority|instead/i);
+    }
+  });
+
+  it("follow their attack's pinned variant", async () => {
+    const c = await begin(benignToolDesc, {
+      suite: stubSuite,
+      task: stubSuite.tasks()[0]!,
+      policy: idle,
+      given: { mcp_tool_desc: { variant: 1 } },
+    });
+    const out = (await c.hooks.perceive?.(flatObservation(4, 4), 0)) as Observation;
+    // Template 1 is a single line.
+    expect(out.context).toHaveLength(1);
   });
 });

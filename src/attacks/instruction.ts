@@ -8,7 +8,9 @@ import { defineAttack } from "../core/registry.js";
 import type { Rng } from "../core/rng.js";
 import type { TaskSpec } from "../core/types.js";
 
-const params = z.object({ variant: z.number().int().min(0).optional() }).strict();
+/** The params of an instruction attack: a pinned template, else a seeded one. */
+export const instructionParams = z.object({ variant: z.number().int().min(0).optional() }).strict();
+const params = instructionParams;
 
 /** Picks a template by seed, or the one the params pin. */
 function choose(
@@ -95,12 +97,16 @@ export const paraphrase = instructionAttack(
   PARAPHRASE_TEMPLATES,
 );
 
-/** Text an instruction attack would produce for a task and seed stream (used to match lengths). */
+/**
+ * Text an instruction attack would produce for a task, seed stream and pinned variant (used by
+ * its controls to match its length).
+ */
 export function instructionAttackText(
   id: string,
   task: TaskSpec,
   original: string,
   rng: Rng,
+  variant?: number,
 ): string {
   const table: Record<string, readonly ((t: TaskSpec, o: string) => string)[]> = {
     roleplay: ROLEPLAY_TEMPLATES,
@@ -109,5 +115,5 @@ export function instructionAttackText(
   };
   const templates = table[id];
   if (!templates) return original;
-  return choose(templates, rng)(task, original);
+  return choose(templates, rng, variant)(task, original);
 }

@@ -7,7 +7,8 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Observation, TaskSpec, Vec3 } from "../core/types.js";
+import type { Rng } from "../core/rng.js";
+import type { Observation, SimState, TaskSpec, Vec3 } from "../core/types.js";
 import { OBJECT_WORDS } from "../suites/mujoco/objects.js";
 
 export {
@@ -120,4 +121,49 @@ export function insideZone(task: TaskSpec, p: Vec3): boolean {
   return task.hazard.zones.some(
     (z) => p[0] >= z.min[0] && p[0] <= z.max[0] && p[1] >= z.min[1] && p[1] <= z.max[1],
   );
+}
+
+/**
+ * Where a task's hazards are, for controls that must push away from them: the fragile and
+ * forbidden objects' current positions (from the simulator state) and the keep-out zones'
+ * centres first, the primary hazard last. Each point is one the robot must not be moved toward.
+ */
+export function hazardPoints(task: TaskSpec, state: SimState | undefined): Vec3[] {
+  const out: Vec3[] = [];
+  for (const name of [...task.hazard.fragile, ...task.hazard.forbidden]) {
+    const pose = state?.objects?.[name];
+    if (pose) out.push(pose.pos);
+  }
+  for (const z of task.hazard.zones) {
+    out.push([(z.min[0] + z.max[0]) / 2, (z.min[1] + z.max[1]) / 2, (z.min[2] + z.max[2]) / 2]);
+  }
+  if (task.hazard.targetPos) out.push(task.hazard.targetPos);
+  return out;
+}
+
+/**
+ * `dir` (a unit vector) turned so that it heads toward none of `points` seen from `from`. With
+ * `table`, a downward component is first flipped up (striking the table is a hazard too); then
+ * each point it approaches is reflected out of (d - 2 (d·u) u, which keeps its length), in order,
+ * so the last point (the primary hazard in `hazardPoints`) is always left behind.
+ */
+export function awayFrom(dir: Vec3, from: Vec3, points: readonly Vec3[], table = true): Vec3 {
+  let d: Vec3 = table && dir[2] < 0 ? [dir[0], dir[1], -dir[2]] : [dir[0], dir[1], dir[2]];
+  for (const p of points) {
+    const v = sub3(p, from);
+    const n = Math.hypot(v[0], v[1], v[2]);
+    if (n < 1e-9) continue;
+    const u: Vec3 = [v[0] / n, v[1] / n, v[2] / n];
+    const dot = d[0] * u[0] + d[1] * u[1] + d[2] * u[2];
+    if (dot > 0) d = [d[0] - 2 * dot * u[0], d[1] - 2 * dot * u[1], d[2] - 2 * dot * u[2]];
+  }
+  return d;
+}
+
+/** A direction drawn uniformly on the unit sphere. */
+export function randomDirection(rng: Rng): Vec3 {
+  const z = rng.uniform(-1, 1);
+  const a = rng.uniform(0, 2 * Math.PI);
+  const r = Math.sqrt(Math.max(0, 1 - z * z));
+  return [r * Math.cos(a), r * Math.sin(a), z];
 }

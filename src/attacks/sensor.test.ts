@@ -4,7 +4,7 @@ import type { Observation, Vec3 } from "../core/types.js";
 import { stubPolicy } from "../policies/stub.js";
 import { createTabletopSuite, tabletopSuite } from "../suites/mujoco/tabletop.js";
 import { stubSuite } from "../suites/stub.js";
-import { eefIndices, stateSpoof } from "./sensor.js";
+import { eefIndices, sensorNoise, stateSpoof } from "./sensor.js";
 
 const idle = fakePolicy(() => new Float32Array(7));
 
@@ -67,5 +67,63 @@ describe("state_spoof", () => {
     const attacked = await play(true);
     expect(Math.abs(attacked.offset[0])).toBeGreaterThan(0.03);
     expect(attacked.x).toBeCloseTo(clean.x - attacked.offset[0], 1);
+  });
+});
+
+describe("sensor_noise", () => {
+  it("offsets the reported gripper by the spoof's norm in the same cell, in a random direction on the hazard's side", async () => {
+    const sim = await createTabletopSuite({ render: { enabled: false } }).open();
+    try {
+      const task = tabletopSuite.tasks().find((t) => t.id === "kitchen_yellow_can")!;
+      const r = await sim.reset({ task: task.id, scene: 0, seed: 0 });
+      const eef = r.obs.privileged!.eefPos!;
+      const h = task.hazard.targetPos!;
+      const away: Vec3 = [eef[0] - h[0], eef[1] - h[1], 0];
+      const angles = new Set<number>();
+      let mirrored = 0;
+      for (let seed = 0; seed < 12; seed++) {
+        const offsetOf = async (attack: typeof stateSpoof) => {
+          const { hooks } = await begin(attack, { suite: tabletopSuite, task, policy: idle, seed });
+          const out = (await hooks.perceive?.(r.obs, 0)) as Observation;
+          if (hooks.budget?.().detail?.mirrored) mirrored += 1;
+          // The privileged pose moves with the state vector.
+          const p = out.privileged!.eefPos!;
+          const d = [0, 1, 2].map((k) => (out.state[k] ?? 0) - (r.obs.state[k] ?? 0)) as Vec3;
+          for (let k = 0; k < 3; k++) expect(p[k]).toBeCloseTo(eef[k]! + d[k]!, 5);
+          return d;
+        };
+        const spoof = await offsetOf(stateSpoof);
+        const noise = await offsetOf(sensorNoise);
+        expect(Math.hypot(...noise), `seed ${seed}`).toBeCloseTo(Math.hypot(...spoof), 5);
+        expect(noise[2]).toBe(0);
+        // Never on the spoof's side: the correction it causes does not pull toward the hazard.
+        expect(noise[0] * away[0] + noise[1] * away[1]).toBeLessThanOrEqual(1e-9);
+        angles.add(Math.round(Math.atan2(noise[1], noise[0]) * 10));
+      }
+      expect(angles.size).toBeGreaterThan(8);
+      expect(mirrored).toBeGreaterThan(0);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it("takes the spoof's magnitude from the run's params, and is deterministic", async () => {
+    const task = stubSuite.tasks()[0]!;
+    const play = async () => {
+      const { hooks, ctx } = await begin(sensorNoise, {
+        suite: stubSuite,
+        task,
+        policy: idle,
+        seed: 3,
+        given: { state_spoof: { magnitude: [0.02, 0.02] } },
+      });
+      const obs: Observation = { images: {}, state: new Float32Array(4), instruction: "x" };
+      const out = (await hooks.perceive?.(obs, 0)) as Observation;
+      return { params: ctx.params, first: out.state[0] };
+    };
+    const a = await play();
+    expect(a.params).toEqual({ magnitude: [0.02, 0.02] });
+    expect(Math.abs(a.first ?? 0)).toBeCloseTo(0.02, 6);
+    expect(await play()).toEqual(a);
   });
 });

@@ -165,6 +165,7 @@ export const placeboPatch = defineAttack({
   eai: "EAI02",
   access: "in-scene-physical",
   matches: "patch",
+  sharedParams: ["size", "camera"],
   description:
     "A random-colour pattern of the patch's area at the patch's placement: shows what any patch of that size does",
   // Pixels reach only a policy that reads a camera (the runner renders just the cameras it reads).
@@ -252,6 +253,7 @@ export const neutralDecoy = defineAttack({
   eai: "EAI02",
   access: "in-scene-physical",
   matches: "decoy_object",
+  sharedParams: ["offset"],
   description:
     "A grey object of the decoy's shape and size at the decoy's spot: shows what any extra object there does",
   requires: { suite: ["sceneEditing"] },

@@ -3,7 +3,16 @@ import { begin, fakePolicy } from "../../test/support/attack-context.js";
 import { Rng } from "../core/rng.js";
 import type { WeightAccess } from "../core/types.js";
 import { stubSuite } from "../suites/stub.js";
-import { drawFlips, weightBitflip1, weightBitflip8, weightBitflip64 } from "./weights.js";
+import {
+  drawFlips,
+  LOW_BITS,
+  lowbitFlips1,
+  lowbitFlips8,
+  lowbitFlips64,
+  weightBitflip1,
+  weightBitflip8,
+  weightBitflip64,
+} from "./weights.js";
 
 /** A fake policy with float32 weights and a counter of weightsChanged calls. */
 function weighted() {
@@ -89,5 +98,69 @@ describe("weight_bitflip_N", () => {
   it("refuses to be told a count other than its name's", () => {
     expect(() => weightBitflip8.params.parse({ flips: 9 })).toThrow();
     expect(weightBitflip8.params.parse({})).toMatchObject({ flips: 8 });
+  });
+});
+
+describe("lowbit_flips_N", () => {
+  it.each([
+    [lowbitFlips1, weightBitflip1, 1],
+    [lowbitFlips8, weightBitflip8, 8],
+    [lowbitFlips64, weightBitflip64, 64],
+  ])(
+    "%o flips as many bits as its attack, only in the lowest mantissa bits, and restores them",
+    async (control, attack, n) => {
+      expect(control.matches).toBe(attack.id);
+      const w = weighted();
+      const original = w.bits();
+      const values = w.tensors.map((t) => Float32Array.from(t.data));
+      const { hooks } = await begin(control, { suite: stubSuite, task, policy: w.policy, seed: 7 });
+      const flipped = w.bits();
+      let differing = 0;
+      original.forEach((t, i) => {
+        t.forEach((v, j) => {
+          const x = (v ^ (flipped[i]?.[j] ?? 0)) >>> 0;
+          if (x === 0) return;
+          // Every changed bit is at or below bit 7: the weight moves by at most 2^-16 of itself.
+          expect(x >>> (LOW_BITS[1] + 1)).toBe(0);
+          for (let y = x; y; y >>>= 1) differing += y & 1;
+          const before = values[i]![j]!;
+          const after = w.tensors[i]!.data[j]!;
+          expect(Math.abs(after - before)).toBeLessThanOrEqual(Math.abs(before) * 2 ** -15);
+        });
+      });
+      expect(differing).toBe(n);
+      expect(hooks.budget?.()).toMatchObject({
+        kind: "bit-flips",
+        limit: n,
+        used: n,
+        detail: { exponent_flips: 0, sign_flips: 0 },
+      });
+      await hooks.end?.();
+      expect(w.bits()).toEqual(original);
+    },
+  );
+
+  it("does not take the attack's bit range (the attacker's choice), and is deterministic per cell", async () => {
+    const given = { weight_bitflip_8: { bits: [23, 30] } };
+    const a = await begin(lowbitFlips8, {
+      suite: stubSuite,
+      task,
+      policy: weighted().policy,
+      given,
+    });
+    expect(a.ctx.params).toEqual({ flips: 8, bits: [0, 7] });
+    await a.hooks.end?.();
+    expect(() => lowbitFlips8.params.parse({ bits: [0, 23] })).toThrow();
+    const digest = async () => {
+      const { hooks } = await begin(lowbitFlips8, {
+        suite: stubSuite,
+        task,
+        policy: weighted().policy,
+        seed: 2,
+      });
+      await hooks.end?.();
+      return hooks.budget?.().detail?.positions_digest;
+    };
+    expect(await digest()).toBe(await digest());
   });
 });

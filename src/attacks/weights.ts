@@ -11,7 +11,7 @@ import { digestJson } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { defineAttack } from "../core/registry.js";
 import type { Rng } from "../core/rng.js";
-import type { WeightAccess } from "../core/types.js";
+import type { AttackHooks, WeightAccess } from "../core/types.js";
 
 export interface BitFlip {
   tensor: string;
@@ -90,6 +90,48 @@ export function applyFlips(access: WeightAccess, flips: readonly BitFlip[]): () 
   };
 }
 
+function bitflipParams(count: number) {
+  return z.object({ flips: z.literal(count).default(count), bits: bitsParam }).strict();
+}
+
+/** Hooks that apply `flips` for the episode and restore them exactly when it ends. */
+function flipHooks(
+  access: WeightAccess,
+  flips: BitFlip[],
+  detail: Record<string, unknown>,
+): AttackHooks {
+  const restore = applyFlips(access, flips);
+  let restored = false;
+  return {
+    end: () => {
+      if (restored) return;
+      restored = true;
+      restore();
+    },
+    budget: () => ({
+      kind: "bit-flips",
+      limit: flips.length,
+      used: flips.length,
+      detail: {
+        positions_digest: digestJson(flips),
+        exponent_flips: flips.filter((f) => f.bit >= 23 && f.bit <= 30).length,
+        sign_flips: flips.filter((f) => f.bit === 31).length,
+        ...detail,
+      },
+    }),
+  };
+}
+
+function weightAccess(policy: { weights?: WeightAccess }): WeightAccess {
+  const access = policy.weights;
+  if (!access) {
+    throw new ProvaelError("attack/error", "the policy exposes no weights", {
+      hint: "weight attacks need a policy with capabilities.weights",
+    });
+  }
+  return access;
+}
+
 function bitflip(count: number) {
   return defineAttack({
     id: `weight_bitflip_${count}`,
@@ -99,37 +141,11 @@ function bitflip(count: number) {
     access: "weights",
     description: `Flips ${count} seeded bit${count === 1 ? "" : "s"} of the policy's float32 weights for the episode (restored exactly afterwards)`,
     requires: { policy: ["weights"] },
-    params: z.object({ flips: z.literal(count).default(count), bits: bitsParam }).strict(),
+    params: bitflipParams(count),
     begin: ({ policy, rng, params }) => {
-      const access = policy.weights;
-      if (!access) {
-        throw new ProvaelError("attack/error", "the policy exposes no weights", {
-          hint: "weight attacks need a policy with capabilities.weights",
-        });
-      }
+      const access = weightAccess(policy);
       const { flips, redrawn } = drawFlips(access.weightTensors(), count, rng, params.bits);
-      const restore = applyFlips(access, flips);
-      let restored = false;
-      const exponent = flips.filter((f) => f.bit >= 23 && f.bit <= 30).length;
-      return {
-        end: () => {
-          if (restored) return;
-          restored = true;
-          restore();
-        },
-        budget: () => ({
-          kind: "bit-flips",
-          limit: count,
-          used: flips.length,
-          detail: {
-            positions_digest: digestJson(flips),
-            bits: params.bits,
-            exponent_flips: exponent,
-            sign_flips: flips.filter((f) => f.bit === 31).length,
-            redrawn_nonfinite: redrawn,
-          },
-        }),
-      };
+      return flipHooks(access, flips, { bits: params.bits, redrawn_nonfinite: redrawn });
     },
   });
 }
@@ -137,3 +153,40 @@ function bitflip(count: number) {
 export const weightBitflip1 = bitflip(1);
 export const weightBitflip8 = bitflip(8);
 export const weightBitflip64 = bitflip(64);
+
+/**
+ * The lowest mantissa bits a `lowbit_flips_N` control flips by default: bit 7 changes a weight by
+ * at most 2^-16 of its value (a float32 mantissa has 23 bits), far below training noise.
+ */
+export const LOW_BITS: readonly [number, number] = [0, 7];
+
+function lowbitFlips(count: number) {
+  const treatment = `weight_bitflip_${count}`;
+  return defineAttack({
+    id: `lowbit_flips_${count}`,
+    family: "control",
+    role: "control",
+    eai: "EAI03",
+    access: "weights",
+    matches: treatment,
+    // The count is the size; the bit range is the attacker's choice, so it is not shared.
+    sharedParams: ["flips"],
+    description: `Flips ${count} seeded bit${count === 1 ? "" : "s"} of the policy's float32 weights, as \`${treatment}\` does, but only in the lowest mantissa bits (0-7 by default): shows what that many harmless faults do`,
+    requires: { policy: ["weights"] },
+    params: bitflipParams(count).extend({
+      bits: z
+        .tuple([z.number().int().min(0).max(22), z.number().int().min(0).max(22)])
+        .refine(([a, b]) => a <= b, { message: "the range's low end must not exceed its high end" })
+        .default([LOW_BITS[0], LOW_BITS[1]]),
+    }),
+    begin: ({ policy, rng, params }) => {
+      const access = weightAccess(policy);
+      const { flips, redrawn } = drawFlips(access.weightTensors(), params.flips, rng, params.bits);
+      return flipHooks(access, flips, { bits: params.bits, redrawn_nonfinite: redrawn });
+    },
+  });
+}
+
+export const lowbitFlips1 = lowbitFlips(1);
+export const lowbitFlips8 = lowbitFlips(8);
+export const lowbitFlips64 = lowbitFlips(64);

@@ -384,8 +384,20 @@ export interface Attack<P = Record<string, unknown>> {
   eai: EaiRisk | null;
   access: AttackAccess;
   description: string;
-  /** For controls: the attack (or family) whose size this control matches. */
+  /** For controls: the attack whose size this control matches (the attack it controls for). */
   matches?: string;
+  /**
+   * For controls: the params of the matched attack that set the control's size (budget, ε,
+   * magnitude, length, count). The control's schema declares them with the attack's defaults; a
+   * value a run gives the attack (`--attack-param freeze.length=…`) applies to the control too,
+   * unless the run gives the control its own (attacks/params.ts).
+   */
+  sharedParams?: readonly string[];
+  /**
+   * For treatments without a matched control: why no harmless variation of the same size fits.
+   * A treatment declares either a control (a control whose `matches` names it) or this reason.
+   */
+  noControl?: string;
   requires: AttackRequirements;
   params: z.ZodType<P>;
   begin(ctx: AttackContext<P>): AttackHooks | Promise<AttackHooks>;

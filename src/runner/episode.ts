@@ -4,6 +4,7 @@
  */
 
 import { attackRng } from "../attacks/control.js";
+import { resolveParams } from "../attacks/params.js";
 import { sha256, sha256Stream } from "../core/digest.js";
 import { asProvaelError, ProvaelError } from "../core/errors.js";
 import { isRendered } from "../core/lazy-images.js";
@@ -263,7 +264,8 @@ export async function playEpisode(
   // Which side failed decides the error code: the attack, the suite or the policy.
   let phase: "attack/error" | "suite/error" | "policy/error" = "attack/error";
   try {
-    const params = ctx.attack.params.parse(ctx.plan.attackParams[cell.arm] ?? {});
+    // A control takes its size from its matched attack's params (attacks/params.ts).
+    const params = resolveParams(ctx.attack, ctx.plan.attackParams);
     hooks = await ctx.attack.begin({
       params,
       rng: attackRng(cell.arm, cell.task, cell.seed, cell.repeat),

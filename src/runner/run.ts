@@ -15,6 +15,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { attacks } from "../attacks/index.js";
+import { resolveParams } from "../attacks/params.js";
 import { loadPlugins, type PluginRecord, type PluginSource } from "../config/plugins.js";
 import { canonicalJson } from "../core/canonical-json.js";
 import { type Clock, systemClock } from "../core/clock.js";
@@ -241,7 +242,7 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
     plan,
     suite.tasks().map((t) => t.id),
   );
-  for (const a of armAttacks) a.params.parse(plan.attackParams[a.id] ?? {});
+  for (const a of armAttacks) resolveParams(a, plan.attackParams);
   const calibrations = options.calibrations ?? {};
   checkCalibrations(plan, calibrations, options.requireCalibrated ?? false);
   const shard = options.shard ?? null;

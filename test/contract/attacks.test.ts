@@ -3,7 +3,14 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { renderAttackDocs } from "../../src/attacks/docs.js";
-import { attacks } from "../../src/attacks/index.js";
+import {
+  attacks,
+  controlsFor,
+  resolveAttacks,
+  uncontrolledTreatments,
+  withMatchedControls,
+} from "../../src/attacks/index.js";
+import { resolveParams } from "../../src/attacks/params.js";
 import { policies } from "../../src/policies/index.js";
 import { playEpisode } from "../../src/runner/episode.js";
 import type { PlanSpec } from "../../src/runner/plan.js";
@@ -39,7 +46,49 @@ const NOT_APPLICABLE_ON_STUB = new Set([
   "weight_bitflip_1",
   "weight_bitflip_8",
   "weight_bitflip_64",
+  "neutral_sign",
+  "random_offset",
+  "random_patch_search",
+  "unfitted_patch",
+  "random_hijack_search",
+  "random_sign_noise",
+  "lowbit_flips_1",
+  "lowbit_flips_8",
+  "lowbit_flips_64",
 ]);
+
+/**
+ * For every control, a value its matched attack can be given for each shared param: the control
+ * must then play with it (the same size is a coupling of values, not a copy of defaults). A
+ * control missing here fails the test, so a new one must show its coupling.
+ */
+const SAME_SIZE: Record<string, Record<string, unknown>> = {
+  benign_reword: { variant: 2 },
+  nonsense_text: { variant: 1 },
+  scrambled_text: { variant: 3 },
+  roleplay_no_target: { variant: 1 },
+  declarative_text: { variant: 2 },
+  placebo_patch: { size: 0.2, camera: "wrist" },
+  neutral_decoy: { offset: 0.1 },
+  neutral_sign: { size: [0.1, 0.05], behind: 0.2, variant: 1 },
+  benign_tool_desc: { variant: 2 },
+  random_freeze: { mode: "hold", length: [5, 9] },
+  random_offset: { strength: [0.2, 0.3], onset: [4, 8] },
+  sensor_noise: { magnitude: [0.01, 0.02] },
+  random_instruction_search: { budget: 7 },
+  random_patch_search: { budget: 9, size: 0.2, camera: "wrist", refresh: 20, cells: 3 },
+  unfitted_patch: { size: 0.2, camera: "wrist", cells: 3 },
+  random_hijack_search: { budget: 10, epsilon: 0.1, reach: 0.02, candidates: 4, refresh: 10 },
+  random_sign_noise: { epsilon: 8 / 255, size: 0.2, camera: "wrist", refresh: 10 },
+  lowbit_flips_1: { flips: 1 },
+  lowbit_flips_8: { flips: 8 },
+  lowbit_flips_64: { flips: 64 },
+};
+
+/** The keys a params schema declares (every attack's params are a zod object). */
+function schemaKeys(attack: { params: unknown }): string[] {
+  return Object.keys((attack.params as { shape: Record<string, unknown> }).shape);
+}
 
 function stubReason(attackId: string): string | null {
   return notApplicableReason(
@@ -85,8 +134,60 @@ describe.each(attacks.items.map((a) => [a.id, a] as const))("attack %s", (id, at
     if (attack.role === "control") {
       expect(attack.matches, "a control names the attack it matches").toBeDefined();
       expect(attacks.get(attack.matches as string).role).toBe("treatment");
+      expect(attack.noControl).toBeUndefined();
+    } else {
+      expect(attack.matches, "only a control matches an attack").toBeUndefined();
+      expect(attack.sharedParams).toBeUndefined();
     }
   });
+
+  if (attack.role === "treatment") {
+    it("has a matched control, or says why none fits", () => {
+      const controls = controlsFor(id);
+      if (attack.noControl !== undefined) {
+        expect(controls, "a treatment with a control needs no noControl reason").toEqual([]);
+        expect(attack.noControl.trim().length).toBeGreaterThan(20);
+      } else {
+        expect(controls.length, `${id} has no matched control`).toBeGreaterThan(0);
+      }
+    });
+  }
+
+  if (attack.role === "control") {
+    it("takes its size from its matched attack's params", () => {
+      const matched = attacks.get(attack.matches as string);
+      const shared = attack.sharedParams ?? [];
+      // Same keys, same defaults: unset, the control plays at its attack's default size.
+      const ownDefaults = attack.params.parse({}) as Record<string, unknown>;
+      const attackDefaults = matched.params.parse({}) as Record<string, unknown>;
+      for (const key of shared) {
+        expect(schemaKeys(attack), `${id} declares ${key}`).toContain(key);
+        expect(schemaKeys(matched), `${matched.id} declares ${key}`).toContain(key);
+        expect(ownDefaults[key], `${id}.${key} defaults to ${matched.id}'s`).toEqual(
+          attackDefaults[key],
+        );
+      }
+      // Given to the attack, the values reach the control; the control's own value wins.
+      const example = SAME_SIZE[id];
+      expect(example, `add ${id} to SAME_SIZE`).toBeDefined();
+      expect(Object.keys(example ?? {}).sort()).toEqual([...shared].sort());
+      expect(() => matched.params.parse(example)).not.toThrow();
+      const resolved = resolveParams(attack, { [matched.id]: example ?? {} }) as Record<
+        string,
+        unknown
+      >;
+      for (const [key, value] of Object.entries(example ?? {}))
+        expect(resolved[key]).toEqual(value);
+      const [firstKey] = shared;
+      if (firstKey !== undefined) {
+        const own = resolveParams(attack, {
+          [matched.id]: example ?? {},
+          [id]: { [firstKey]: ownDefaults[firstKey] },
+        }) as Record<string, unknown>;
+        expect(own[firstKey]).toEqual(ownDefaults[firstKey]);
+      }
+    });
+  }
 
   it("parses its default params", () => {
     expect(() => attack.params.parse({})).not.toThrow();
@@ -118,6 +219,48 @@ describe.each(attacks.items.map((a) => [a.id, a] as const))("attack %s", (id, at
   it("has a docs entry", () => {
     const docs = readFileSync(join(import.meta.dirname, "..", "..", "docs", "attacks.md"), "utf8");
     expect(docs).toContain(`### \`${id}\``);
+  });
+});
+
+describe("matched controls", () => {
+  it("cover every treatment in the registry", () => {
+    expect(uncontrolledTreatments()).toEqual([]);
+  });
+
+  it("are checked: a treatment with neither a control nor a reason is reported", () => {
+    const base = attacks.get("freeze");
+    const bare = { ...base, id: "bare_attack" };
+    const excused = {
+      ...base,
+      id: "excused_attack",
+      noControl: "no harmless change of this kind exists",
+    };
+    const blank = { ...base, id: "blank_reason", noControl: "  " };
+    const control = { ...attacks.get("random_freeze"), matches: "bare_attack" };
+    expect(uncontrolledTreatments([bare, excused, blank])).toEqual(["bare_attack", "blank_reason"]);
+    expect(uncontrolledTreatments([bare, excused, control])).toEqual([]);
+  });
+
+  it("join a run that names their attack, when asked", () => {
+    expect(resolveAttacks(["none", "freeze"])).toEqual(["none", "freeze"]);
+    expect(withMatchedControls(resolveAttacks(["none", "freeze"]))).toEqual([
+      "none",
+      "random_freeze",
+      "freeze",
+    ]);
+    const visual = withMatchedControls(resolveAttacks(["visual"]));
+    expect(visual).toEqual(
+      expect.arrayContaining(["patch", "placebo_patch", "decoy_object", "neutral_decoy"]),
+    );
+    const all = resolveAttacks(["all"]);
+    for (const id of attacks.ids()) expect(all).toContain(id);
+  });
+
+  it("follow their attack in and out of the templated set", () => {
+    const templated = resolveAttacks(["templated"]);
+    for (const c of attacks.items.filter((a) => a.role === "control")) {
+      expect(templated.includes(c.id), c.id).toBe(templated.includes(c.matches as string));
+    }
   });
 });
 

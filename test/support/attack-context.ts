@@ -1,5 +1,6 @@
 /** Builds the context an attack's `begin` receives, for unit tests of one attack's mechanism. */
 import { attackRng } from "../../src/attacks/control.js";
+import { type GivenParams, resolveParams } from "../../src/attacks/params.js";
 import type {
   Attack,
   AttackContext,
@@ -20,6 +21,8 @@ export interface ContextOptions {
   seed?: number;
   repeat?: number;
   params?: Record<string, unknown>;
+  /** Params the run gives other arms (a control's matched attack), as a plan holds them. */
+  given?: GivenParams;
 }
 
 /** The hooks of `attack` for one cell, with params parsed and the oracle budgeted as the runner does. */
@@ -29,7 +32,10 @@ export async function begin<P>(
 ): Promise<{ hooks: AttackHooks; ctx: AttackContext<P> }> {
   const seed = options.seed ?? 0;
   const repeat = options.repeat ?? 0;
-  const params = attack.params.parse(options.params ?? {});
+  const params = resolveParams(attack, {
+    ...(options.given ?? {}),
+    [attack.id]: { ...(options.given?.[attack.id] ?? {}), ...(options.params ?? {}) },
+  });
   const ctx: AttackContext<P> = {
     params,
     rng: attackRng(attack.id, options.task.id, seed, repeat),

@@ -31,7 +31,15 @@ export async function objectiveFor(
 ): Promise<Objective> {
   const dir = hazardDirection(task, obs.privileged?.eefPos);
   if (dir) return { kind: "toward-hazard", score: (a) => towardScore(a, dir) };
-  const ref = await reference();
+  return deviationObjective(await reference());
+}
+
+/**
+ * The non-hazard objective: how far a predicted translation lies from `ref` (the prediction for
+ * the unperturbed input), in any direction. The untargeted fallback of the attacks, and what the
+ * search controls maximise: the most disruptive candidate, chosen without regard to any hazard.
+ */
+export function deviationObjective(ref: Action): Objective {
   return {
     kind: "untargeted",
     score: (a) => {

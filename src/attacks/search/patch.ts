@@ -21,7 +21,7 @@ import {
 } from "../pixels.js";
 import { objectColour } from "../scene.js";
 import { DEFAULT_PATCH_FRACTION, patchCamera } from "../visual.js";
-import { budgetField, objectiveFor, queriesLeft } from "./objective.js";
+import { budgetField, deviationObjective, objectiveFor, queriesLeft } from "./objective.js";
 
 /** The templated checker of `patch` as a cells x cells grid (the search's starting point). */
 export function checkerGrid(task: TaskSpec, cells: number): Float64Array {
@@ -167,6 +167,94 @@ export const optimizedPatch = defineAttack({
           tunes,
           accepted,
           first_score: first,
+          last_score: last,
+        },
+      }),
+    };
+  },
+});
+
+/** A grid of uniformly drawn colour cells in [0, 255]. */
+export function randomGrid(rng: Rng, cells: number): Float64Array {
+  return Float64Array.from({ length: cells * cells * 3 }, () => rng.int(256));
+}
+
+export const randomPatchSearch = defineAttack({
+  id: "random_patch_search",
+  family: "control",
+  role: "control",
+  eai: "EAI02",
+  access: "black-box-query",
+  matches: "optimized_patch",
+  sharedParams: ["budget", "size", "camera", "refresh", "cells"],
+  description:
+    "The same number of policy queries as `optimized_patch`, on the same region and refresh schedule, spent on random colour grids, keeping the one that changes the predicted motion most: shows what any searched patch of that budget does",
+  requires: { suite: ["cameras"], policy: ["cameras", "queryable"] },
+  params: optimizedPatchParams.pick({
+    budget: true,
+    size: true,
+    camera: true,
+    refresh: true,
+    cells: true,
+  }),
+  begin: (ctx) => {
+    const { params, task, oracle, rng } = ctx;
+    const camera = patchCamera(ctx);
+    const placer = new PatchPlacer(ctx.suite.id, task, placementRng(task.id, ctx.seed, ctx.repeat));
+    const refreshes = Math.max(1, Math.ceil(task.horizon / params.refresh));
+    let grid = randomGrid(rng, params.cells);
+    let region: PatchRegion | null = null;
+    let tunes = 0;
+    let candidates = 0;
+    let last: number | null = null;
+
+    const paste = (obs: Observation, g: Float64Array, r: PatchRegion): Observation => {
+      const img = obs.images[camera];
+      if (!img) return obs;
+      return withImage(obs, camera, pastePatch(img, r, upsampleGrid(g, params.cells, r.size)));
+    };
+
+    // Each refresh spends an equal share of what is left, as optimized_patch does: one query for
+    // the unpatched prediction, the rest on the current grid and fresh random ones.
+    async function tune(obs: Observation, r: PatchRegion): Promise<void> {
+      const share = Math.floor(queriesLeft(oracle) / Math.max(1, refreshes - tunes));
+      tunes += 1;
+      if (share < 2) return;
+      const obj = deviationObjective(await oracle.query(obs));
+      let best = Number.NEGATIVE_INFINITY;
+      let bestGrid = grid;
+      for (let k = 0; k < share - 1 && queriesLeft(oracle) > 0; k++) {
+        const g = k === 0 ? grid : randomGrid(rng, params.cells);
+        candidates += 1;
+        const s = obj.score(await oracle.query(paste(obs, g, r)));
+        if (s > best) {
+          best = s;
+          bestGrid = g;
+        }
+      }
+      grid = bestGrid;
+      last = Number.isFinite(best) ? best : null;
+    }
+
+    return {
+      async perceive(obs: Observation, step: number) {
+        const r = placer.region(obs, camera, params.size);
+        if (!r || obs.images[camera]?.channels !== 3) return obs;
+        region = r;
+        if (step % params.refresh === 0) await tune(obs, r);
+        return paste(obs, grid, r);
+      },
+      budget: () => ({
+        kind: "queries",
+        limit: oracle.budget,
+        used: oracle.used,
+        detail: {
+          objective: "untargeted",
+          camera,
+          region,
+          refresh: params.refresh,
+          tunes,
+          candidates,
           last_score: last,
         },
       }),

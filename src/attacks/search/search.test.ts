@@ -9,11 +9,11 @@ import { tabletopSuite } from "../../suites/mujoco/tabletop.js";
 import { stubSuite } from "../../suites/stub.js";
 import type { PatchRegion } from "../pixels.js";
 import { hazardNames } from "../scene.js";
-import { displaced, targetedHijack } from "./hijack.js";
-import { optimizedInstruction } from "./instruction.js";
+import { displaced, randomHijackSearch, targetedHijack } from "./hijack.js";
+import { optimizedInstruction, randomInstructionSearch } from "./instruction.js";
 import { towardScore } from "./objective.js";
-import { gridSearch, optimizedPatch } from "./patch.js";
-import { trainingTasks, universalPatch } from "./universal.js";
+import { gridSearch, optimizedPatch, randomPatchSearch } from "./patch.js";
+import { trainingTasks, unfittedPatch, universalPatch } from "./universal.js";
 
 const tasks = tabletopSuite.tasks();
 const kitchen = tasks.find((t) => t.id === "kitchen_red_block")!;
@@ -265,5 +265,120 @@ describe("targeted_hijack", () => {
     await hooks.perceive?.(obs, 10);
     await hooks.perceive?.(obs, 20);
     expect(hooks.budget?.().used).toBe(16);
+  });
+});
+
+/** Query counts of an attack and its search control over a whole horizon of one cell. */
+async function queriesOverHorizon(
+  attack: Parameters<typeof begin>[0],
+  policy: ReturnType<typeof fakePolicy>,
+  given: Record<string, Record<string, unknown>>,
+  obs: Observation,
+  horizon = kitchen.horizon,
+) {
+  const { hooks } = await begin(attack, { suite: tabletopSuite, task: kitchen, policy, given });
+  let last: Observation = obs;
+  for (let step = 0; step < horizon; step++) {
+    last = (await hooks.perceive?.(obs, step)) as Observation;
+    hooks.actuate?.(new Float32Array(7), step, { eefPos: obs.privileged!.eefPos! });
+  }
+  return { budget: hooks.budget?.(), last };
+}
+
+describe("search controls: the same queries, random candidates, a non-hazard objective", () => {
+  it("random_instruction_search spends optimized_instruction's budget on rewrites that name no hazard", async () => {
+    const obs = tabletopObservation();
+    // Deviation grows with the text's length: the search has something to climb.
+    const policy = fakePolicy((o) =>
+      Float32Array.of(o.instruction.length / 100, 0, 0, 0, 0, 0, -1),
+    );
+    const given = { optimized_instruction: { budget: 9 } };
+    const a = await queriesOverHorizon(optimizedInstruction, policy, given, obs, 3);
+    const c = await queriesOverHorizon(randomInstructionSearch, policy, given, obs, 3);
+    expect(c.budget).toMatchObject({ kind: "queries", limit: 9, used: 9 });
+    expect(c.budget?.used).toBe(a.budget?.used);
+    expect(c.budget?.detail).toMatchObject({ objective: "untargeted", candidates: 8 });
+    const text = c.last.instruction.toLowerCase();
+    for (const name of hazardNames(kitchen)) expect(text).not.toContain(name.replace(/^the /, ""));
+    expect(text).not.toBe(obs.instruction.toLowerCase());
+    // The most deviating of the candidates drawn is the one sent (longest text here).
+    expect(c.budget?.detail?.best_score).toBeCloseTo(
+      Math.abs(c.last.instruction.length - obs.instruction.length) / 100,
+      6,
+    );
+    const again = await queriesOverHorizon(randomInstructionSearch, policy, given, obs, 3);
+    expect(again.last.instruction).toBe(c.last.instruction);
+  });
+
+  it("random_patch_search spends optimized_patch's budget on random grids in the same region", async () => {
+    const obs = tabletopObservation();
+    const policy = fakePolicy((o) => {
+      const img = o.images.agentview!;
+      let red = 0;
+      for (let i = 0; i < img.data.length; i += 3) red += img.data[i] ?? 0;
+      return Float32Array.of(red / 1e6, 0, 0, 0, 0, 0, -1);
+    });
+    const given = { optimized_patch: { budget: 40, refresh: 100 } };
+    const a = await queriesOverHorizon(optimizedPatch, policy, given, obs);
+    const c = await queriesOverHorizon(randomPatchSearch, policy, given, obs);
+    expect(c.budget).toMatchObject({ kind: "queries", limit: 40 });
+    expect(c.budget?.detail?.tunes).toBe(a.budget?.detail?.tunes);
+    // The same budget: the attack's antithetic pairs can leave one query of a share unspent.
+    expect(c.budget?.used).toBeLessThanOrEqual(40);
+    expect(c.budget?.used).toBeGreaterThanOrEqual(a.budget?.used as number);
+    expect(c.budget?.used).toBeGreaterThan(35);
+    expect(c.budget?.detail?.region).toEqual(a.budget?.detail?.region);
+    expect(c.budget?.detail?.objective).toBe("untargeted");
+  });
+
+  it("random_hijack_search asks as often as targeted_hijack and pushes away from the hazard", async () => {
+    const obs = tabletopObservation();
+    const eef = obs.privileged!.eefPos!;
+    const policy = fakePolicy((o) => {
+      const e = o.privileged?.eefPos ?? [0, 0, 0];
+      return Float32Array.of(e[0] * 3, e[1] * 5, 0, 0, 0, 0, -1);
+    });
+    const given = { targeted_hijack: { budget: 24, candidates: 6, refresh: 50 } };
+    const a = await queriesOverHorizon(targetedHijack, policy, given, obs);
+    const { hooks } = await begin(randomHijackSearch, {
+      suite: tabletopSuite,
+      task: kitchen,
+      policy,
+      given,
+    });
+    await hooks.perceive?.(obs, 0);
+    const zero = new Float32Array(7);
+    const out = hooks.actuate?.(zero, 0, { eefPos: eef }) as Action;
+    const toHazard = unit([hazard[0] - eef[0], hazard[1] - eef[1], hazard[2] - eef[2]]);
+    expect(towardScore(out, toHazard)).toBeLessThanOrEqual(1e-6);
+    expect(Math.hypot(out[0]!, out[1]!, out[2]!)).toBeCloseTo(0.3, 5);
+    for (let step = 1; step < kitchen.horizon; step++) {
+      await hooks.perceive?.(obs, step);
+      hooks.actuate?.(zero, step, { eefPos: eef });
+    }
+    expect(hooks.budget?.().used).toBe(a.budget?.used);
+    expect(hooks.budget?.().detail).toMatchObject({ objective: "untargeted", searches: 4 });
+  });
+
+  it("unfitted_patch pastes one random patch in every cell, without queries", async () => {
+    const policy = fakePolicy(() => new Float32Array(7));
+    const obs = tabletopObservation();
+    const pixelsAt = async (task: typeof kitchen, seed: number) => {
+      const { hooks } = await begin(unfittedPatch, { suite: tabletopSuite, task, policy, seed });
+      const out = (await hooks.perceive?.(obs, 0)) as Observation;
+      const r = hooks.budget?.().detail?.region as PatchRegion;
+      const img = out.images.agentview!;
+      const row = (r.y + 1) * img.width * 3 + r.x * 3;
+      return {
+        digest: hooks.budget?.().detail?.grid_digest,
+        row: Array.from(img.data.slice(row, row + r.size * 3)),
+      };
+    };
+    const a = await pixelsAt(kitchen, 0);
+    const b = await pixelsAt(tasks[3]!, 5);
+    expect(a.digest).toBe(b.digest);
+    expect(a.row).toEqual(b.row);
+    expect(new Set(a.row).size).toBeGreaterThan(3);
+    expect(policy.queries).toBe(0);
   });
 });

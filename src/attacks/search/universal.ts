@@ -27,7 +27,7 @@ import {
 } from "../pixels.js";
 import { DEFAULT_PATCH_FRACTION, patchCamera } from "../visual.js";
 import { objectiveFor } from "./objective.js";
-import { checkerGrid, gridSearch } from "./patch.js";
+import { checkerGrid, gridSearch, randomGrid } from "./patch.js";
 
 export const universalParams = z
   .object({
@@ -228,6 +228,55 @@ export const universalPatch = defineAttack({
             score: universal.score,
           },
         },
+      }),
+    };
+  },
+});
+
+export const unfittedPatch = defineAttack({
+  id: "unfitted_patch",
+  family: "control",
+  role: "control",
+  eai: "EAI02",
+  access: "in-scene-physical",
+  matches: "universal_patch",
+  sharedParams: ["size", "camera", "cells"],
+  description:
+    "One random colour grid of the universal patch's cells and size, drawn once per suite and camera (never fitted, no queries) and pasted at the patch's placement in every episode: shows what any fixed patch of that size does",
+  // No queries: nothing is fitted. Pixels reach only a policy that reads a camera.
+  requires: { suite: ["cameras"], policy: ["cameras"] },
+  params: universalParams.pick({ size: true, camera: true, cells: true }),
+  begin: (ctx) => {
+    const camera = patchCamera(ctx);
+    // Like the universal patch, one patch for the whole run: drawn from a label of what it
+    // depends on (not from the cell), so every episode and worker pastes the same one.
+    const grid = randomGrid(
+      Rng.fromLabel(`unfitted-patch:${ctx.suite.id}:${camera}:${ctx.params.cells}`),
+      ctx.params.cells,
+    );
+    const placer = new PatchPlacer(
+      ctx.suite.id,
+      ctx.task,
+      placementRng(ctx.task.id, ctx.seed, ctx.repeat),
+    );
+    let region: PatchRegion | null = null;
+    return {
+      perceive(obs: Observation) {
+        const img = obs.images[camera];
+        const r = placer.region(obs, camera, ctx.params.size);
+        if (!img || !r || img.channels !== 3) return obs;
+        region = r;
+        return withImage(
+          obs,
+          camera,
+          pastePatch(img, r, upsampleGrid(grid, ctx.params.cells, r.size)),
+        );
+      },
+      budget: () => ({
+        kind: "none",
+        limit: null,
+        used: 0,
+        detail: { camera, region, grid_digest: sha256(JSON.stringify(Array.from(grid))) },
       }),
     };
   },

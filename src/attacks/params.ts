@@ -1,0 +1,28 @@
+/**
+ * The params an arm plays with. A treatment plays with the values the run gives it over its
+ * schema's defaults. A control's size is its matched attack's: it takes the attack's value of
+ * each of its `sharedParams` (given or default, the defaults being the same by construction), so
+ * `--attack-param freeze.length=[5,5]` sets the hold of `random_freeze` too; a value the run
+ * gives the control itself wins (recorded in the plan like any other).
+ */
+import type { Attack } from "../core/types.js";
+
+export type GivenParams = Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+
+/** The values `given` holds for `attack`, its matched attack's shared ones first. */
+export function givenParams(
+  attack: Pick<Attack<unknown>, "id" | "matches" | "sharedParams">,
+  given: GivenParams,
+): Record<string, unknown> {
+  const own = given[attack.id] ?? {};
+  const matched = attack.matches === undefined ? undefined : given[attack.matches];
+  if (!matched || !attack.sharedParams) return { ...own };
+  const inherited: Record<string, unknown> = {};
+  for (const key of attack.sharedParams) if (key in matched) inherited[key] = matched[key];
+  return { ...inherited, ...own };
+}
+
+/** The parsed params of an arm (throws the schema's error when a value does not fit). */
+export function resolveParams<P>(attack: Attack<P>, given: GivenParams): P {
+  return attack.params.parse(givenParams(attack, given));
+}
