@@ -244,12 +244,12 @@ describe("random_offset", () => {
       for (let step = 0; step < 40; step++) {
         h.hooks.actuate?.(zero, step, state);
         const out = c.hooks.actuate?.(zero, step, state) as Action;
-        const onset = (h.hooks.budget?.().detail as { onset: number }).onset;
+        const onset = (h.hooks.budget!().detail as { onset: number }).onset;
         if (step < onset) {
           expect(out).toEqual(zero);
           continue;
         }
-        const w = (h.hooks.budget?.().detail as { strength: number }).strength;
+        const w = (h.hooks.budget!().detail as { strength: number }).strength;
         const push: Vec3 = [out[0]! / w, out[1]! / w, out[2]! / w];
         // The same size: a unit direction blended at the hijack's weight.
         expect(Math.hypot(...push)).toBeCloseTo(1, 5);

@@ -10,7 +10,7 @@ export function renderAttackDocs(): string {
     "",
     "Roles: `baseline` is the benign floor, `control` is a harmless change of matched size (it enters neither the attack rate nor the floor), `treatment` is adversarial. An attack whose requirements the policy or suite does not meet is N/A for the run: excluded from denominators and printed as N/A, never as 0.",
     "",
-    "Every treatment has at least one matched control: the attack's mechanism with the adversarial choice removed, at the same size (the same length of text, area of patch, hold length, push strength, sensor error norm, L∞ bound, query budget or bit-flip count, in the same cell). A control's size params are its attack's: `--attack-param freeze.length=[5,5]` sets `random_freeze`'s hold too, unless the control is given its own value. `--attacks` with a treatment brings its matched controls unless `--no-controls`.",
+    "Every treatment has at least one matched control: the attack's mechanism with the adversarial choice removed, at the same size (the same length of text, area of patch, hold length, push strength, sensor error norm, L∞ bound, query budget or bit-flip count, in the same cell). A control's size params are its attack's: `--attack-param freeze.length=[5,5]` sets `random_freeze`'s hold too, unless the control is given its own value.",
     "",
     "Every default param can be set for a run with `--attack-param ARM.KEY=VALUE` (repeatable; fractions such as `32/255` are read as numbers). The values are checked against the attack's schema before anything runs and are recorded in the plan, so a resume with other values is refused. The report's `arms.<arm>.budget_use` and each episode's `budget` say what was spent.",
     "",

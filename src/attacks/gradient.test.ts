@@ -169,8 +169,7 @@ describe("random_sign_noise", () => {
     expect(plus).toBeGreaterThan(0.4 * n);
     expect(plus).toBeLessThan(0.6 * n);
     expect(out.images.wrist).toBe(obs.images.wrist);
-    const at = (step: number) =>
-      (hooks.perceive?.(obs, step) as Observation).images.agentview!.data;
+    const at = (step: number) => (hooks.perceive!(obs, step) as Observation).images.agentview!.data;
     expect(at(5)).toEqual(after);
     expect(at(10)).not.toEqual(after);
     expect(hooks.budget?.().detail).toMatchObject({ draws: 2, epsilon_pixels: 8 });
@@ -182,7 +181,7 @@ describe("random_sign_noise", () => {
       policy,
       given,
     });
-    expect(((await again.hooks.perceive?.(obs, 0)) as Observation).images.agentview!.data).toEqual(
+    expect(((await again.hooks.perceive!(obs, 0)) as Observation).images.agentview!.data).toEqual(
       after,
     );
   });

@@ -130,7 +130,7 @@ describe("neutral_sign and benign_tool_desc", () => {
       expect(control?.params.pos).toEqual(attack?.params.pos);
       expect(control?.params.size).toEqual([0.1, 0.05]);
       const text = control?.params.text as string;
-      expect(text.length).toBeGreaterThanOrEqual((attack?.params.text as string).length);
+      expect(text.length).toBeGreaterThanOrEqual((attack!.params.text as string).length);
       expect(text.toLowerCase()).not.toContain(words(kitchen.hazard.target));
       expect(text).not.toMatch(/SYSTEM|TASK|OVERRIDE|GO TO|PICK/);
     }
@@ -150,8 +150,8 @@ describe("neutral_sign and benign_tool_desc", () => {
         policy: idle,
         seed,
       });
-      const poisoned = ((await a.hooks.perceive?.(obs, 0)) as Observation).context ?? [];
-      const plain = ((await c.hooks.perceive?.(obs, 0)) as Observation).context ?? [];
+      const poisoned = ((await a.hooks.perceive!(obs, 0)) as Observation).context ?? [];
+      const plain = ((await c.hooks.perceive!(obs, 0)) as Observation).context ?? [];
       expect(plain[0]).toBe("tool clock.now(): the time");
       expect(plain.length).toBe(poisoned.length);
       plain.forEach((line, i) => {
