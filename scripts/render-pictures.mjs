@@ -11,8 +11,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { encodePng } from "../dist/core/png.js";
 import { scriptedPolicy } from "../dist/policies/scripted.js";
-import { imageToPng } from "../dist/suites/mujoco/png.js";
 import { createReachSuite } from "../dist/suites/mujoco/reach.js";
 import { createTabletopSuite } from "../dist/suites/mujoco/tabletop.js";
 
@@ -25,7 +25,7 @@ mkdirSync(OUT, { recursive: true });
 function save(prefix, images) {
   for (const [camera, image] of Object.entries(images)) {
     const file = join(OUT, `${prefix}-${camera}.png`);
-    writeFileSync(file, imageToPng(image));
+    writeFileSync(file, encodePng(image));
     console.log(`wrote ${file}`);
   }
 }

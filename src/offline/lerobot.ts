@@ -26,8 +26,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join } from "node:path";
 import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
 import { parquetWriteFile } from "hyparquet-writer";
-import pngjs from "pngjs";
 import { ProvaelError } from "../core/errors.js";
+import { decodePng as decodeImagePng, encodePng as encodeImagePng } from "../core/png.js";
 import type { Image } from "../core/types.js";
 
 export const CODEBASE_VERSION = "v3.0";
@@ -154,37 +154,20 @@ function finishStat(s: Stat, image: boolean): Record<string, unknown> {
   };
 }
 
-/** PNG bytes of an RGB image (colour type 2 keeps files small). */
+/** PNG bytes of an RGB frame as datasets store them. */
 export function encodePng(image: Image): Uint8Array {
-  const { width, height, channels, data } = image;
-  if (channels !== 3 || data.length !== width * height * 3) {
+  if (image.channels !== 3) {
     throw new ProvaelError("internal/invariant", "images must be HWC RGB with 3 channels", {
-      details: { width, height, channels, bytes: data.length },
+      details: { width: image.width, height: image.height, channels: image.channels },
     });
   }
-  const png = new pngjs.PNG({ width, height });
-  const out = png.data;
-  for (let i = 0, n = width * height; i < n; i++) {
-    out[4 * i] = data[3 * i] as number;
-    out[4 * i + 1] = data[3 * i + 1] as number;
-    out[4 * i + 2] = data[3 * i + 2] as number;
-    out[4 * i + 3] = 255;
-  }
   // Paeth filtering: half the time of pngjs's adaptive default and smaller files here.
-  return new Uint8Array(pngjs.PNG.sync.write(png, { colorType: 2, filterType: 4 }));
+  return new Uint8Array(encodeImagePng(image, { filterType: 4 }));
 }
 
-/** An RGB image from PNG bytes. */
+/** An RGB frame from PNG bytes. */
 export function decodePng(bytes: Uint8Array): Image {
-  const png = pngjs.PNG.sync.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-  const n = png.width * png.height;
-  const data = new Uint8Array(n * 3);
-  for (let i = 0; i < n; i++) {
-    data[3 * i] = png.data[4 * i] as number;
-    data[3 * i + 1] = png.data[4 * i + 1] as number;
-    data[3 * i + 2] = png.data[4 * i + 2] as number;
-  }
-  return { width: png.width, height: png.height, channels: 3, data };
+  return decodeImagePng(bytes, 3);
 }
 
 /** Fills a LeRobot path template such as `data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet`. */

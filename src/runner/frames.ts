@@ -7,10 +7,10 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { attacks } from "../attacks/index.js";
+import { encodePng } from "../core/png.js";
 import type { Image, PolicyOptions } from "../core/types.js";
 import { policies } from "../policies/index.js";
 import { suites } from "../suites/index.js";
-import { imageToPng } from "../suites/mujoco/png.js";
 import type { LoadedCalibration } from "./calibration.js";
 import { predicatesFor } from "./calibration.js";
 import { playEpisode } from "./episode.js";
@@ -71,7 +71,7 @@ export async function saveFrames(
       for (const [step, camera, image] of keep) {
         writeFileAtomic(
           join(dir, `${camera}-${String(step).padStart(4, "0")}.png`),
-          imageToPng(image),
+          encodePng(image),
         );
         written += 1;
       }

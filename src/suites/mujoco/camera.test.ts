@@ -5,9 +5,9 @@ import loadMujoco from "mujoco-js";
 import pngjs from "pngjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProvaelError } from "../../core/errors.js";
+import { encodePng } from "../../core/png.js";
 import type { Image } from "../../core/types.js";
 import { RayCamera, type RayCameraOptions } from "./camera.js";
-import { imageToPng } from "./png.js";
 
 // A small scene: every primitive the camera shades analytically, a mesh (finite-difference
 // normals), a translucent box, a hidden collision-group box, a sign for the surface shader, a
@@ -84,7 +84,7 @@ function pixel(img: Image, row: number, col: number): [number, number, number] {
 function save(name: string, img: Image): void {
   if (pngDir === undefined) return;
   mkdirSync(pngDir, { recursive: true });
-  writeFileSync(join(pngDir, `${name}.png`), imageToPng(img));
+  writeFileSync(join(pngDir, `${name}.png`), encodePng(img));
 }
 
 function setSlider(y: number): void {
@@ -361,7 +361,7 @@ describe("RayCamera", () => {
     const img = small.render(data).rgb;
     expect(img.data.length).toBe(64 * 48 * 3);
     save("front-64x48", img);
-    const decoded = pngjs.PNG.sync.read(imageToPng(img));
+    const decoded = pngjs.PNG.sync.read(encodePng(img));
     expect(decoded.width).toBe(64);
     expect(decoded.height).toBe(48);
     for (let i = 0; i < 64 * 48; i++) {

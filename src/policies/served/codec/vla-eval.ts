@@ -3,8 +3,12 @@
  * `{type, payload, seq, timestamp}` with str keys; arrays are str-keyed `__ndarray__` maps
  * (dtype kinds b, i, u, f only) and HWC uint8 images travel as PNG in `__image__` maps.
  */
-import pngjs from "pngjs";
 import { ProvaelError } from "../../../core/errors.js";
+import {
+  decodePng as decodeImagePng,
+  encodePng as encodeImagePng,
+  pngHeader,
+} from "../../../core/png.js";
 import { DEFAULT_DECODE_LIMITS, DecodeBudget, type DecodeLimits } from "./limits.js";
 import {
   decodeMsgpack,
@@ -62,19 +66,7 @@ export function encodePng(
   height: number,
   channels: number,
 ): Buffer {
-  const png = new pngjs.PNG({ width, height });
-  const out = png.data;
-  for (let i = 0, n = width * height; i < n; i++) {
-    const s = i * channels;
-    const d = 4 * i;
-    const r = data[s] ?? 0;
-    out[d] = r;
-    out[d + 1] = channels === 1 ? r : (data[s + 1] ?? 0);
-    out[d + 2] = channels === 1 ? r : (data[s + 2] ?? 0);
-    out[d + 3] = channels === 4 ? (data[s + 3] ?? 0) : 255;
-  }
-  const colorType = channels === 4 ? 6 : channels === 1 ? 0 : 2;
-  return pngjs.PNG.sync.write(png, { colorType });
+  return encodeImagePng({ width, height, channels, data });
 }
 
 /**
@@ -100,27 +92,19 @@ export function decodePng(
   if (shape.length !== 3 || !h || !w || !c || ![1, 3, 4].includes(c))
     throw malformed(`image shape [${shape.join(", ")}] is not HWC with 1, 3 or 4 channels`);
   if (h * w > MAX_PIXELS) throw malformed(`image of ${w}x${h} is larger than ${MAX_PIXELS} pixels`);
-  // IHDR: signature (8), length (4), "IHDR" (4), then width and height big-endian.
-  if (bytes.length < 24 || Buffer.from(bytes.subarray(12, 16)).toString("latin1") !== "IHDR")
-    throw malformed("image data is not a PNG");
-  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (dv.getUint32(16) !== w || dv.getUint32(20) !== h)
-    throw malformed(`PNG is ${dv.getUint32(16)}x${dv.getUint32(20)}, the shape says ${w}x${h}`);
+  const header = pngHeader(bytes);
+  if (!header) throw malformed("image data is not a PNG");
+  if (header.width !== w || header.height !== h)
+    throw malformed(`PNG is ${header.width}x${header.height}, the shape says ${w}x${h}`);
   // pngjs bounds the inflated size of non-interlaced images only; an interlaced one could inflate
   // without limit (a zlib bomb), and no upstream encoder writes them.
-  if (bytes.length < 29 || bytes[28] !== 0) throw malformed("interlaced PNGs are not accepted");
+  if (header.interlaced) throw malformed("interlaced PNGs are not accepted");
   budget?.take(0, pngDecodeCost(h, w, c));
-  let png: pngjs.PNGWithMetadata;
   try {
-    png = pngjs.PNG.sync.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    return decodeImagePng(bytes, c).data;
   } catch (e) {
     throw malformed(`undecodable PNG (${(e as Error).message})`);
   }
-  const out = new Uint8Array(h * w * c);
-  for (let i = 0, n = h * w; i < n; i++) {
-    for (let k = 0; k < c; k++) out[i * c + k] = png.data[4 * i + k] ?? 0;
-  }
-  return out;
 }
 
 function toEncodable(v: WireValue): Encodable {
