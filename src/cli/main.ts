@@ -4,6 +4,7 @@ import { Command, CommanderError } from "commander";
 import { TOOL_VERSION } from "../core/package-root.js";
 import { registerAttack } from "./attack.js";
 import { registerAttest } from "./attest.js";
+import { registerBridge, registerVlaEvalBenchmark } from "./bridge.js";
 import { registerCalibrate } from "./calibrate.js";
 import { EXIT, reportError } from "./exit.js";
 import { registerLeaderboard } from "./leaderboard.js";
@@ -35,6 +36,8 @@ export function buildProgram(): Command {
   registerServePolicy(program);
   registerRecord(program);
   registerTrain(program);
+  registerBridge(program);
+  registerVlaEvalBenchmark(program);
   program
     .command("version")
     .description("print the tool version, protocol and report schema")

@@ -264,6 +264,8 @@ export interface PolicyInstance {
   capabilities: PolicyCapabilities;
   /** SHA-256 of the weights actually loaded, when the policy has weights. */
   digest?: string;
+  /** What a served policy's server said when the connection opened (a vla-eval HELLO payload). */
+  handshake?: Readonly<Record<string, unknown>>;
   reset(episode: EpisodeInfo): Promise<void> | void;
   act(obs: Observation): Promise<Action> | Action;
   /** Optional: a side-effect-free prediction for search attacks (no chunk state consumed). */

@@ -169,6 +169,8 @@ export interface Report {
     shard: string | null;
     /** Plugin files the run loaded, by name and digest (absent when none). */
     plugins?: { file: string; digest: string }[];
+    /** Set when a benchmark drove the episodes through `provael bridge`. */
+    bridge?: BridgeSummary;
   };
   arms: Record<string, ArmReport>;
   summary: {
@@ -191,6 +193,15 @@ export interface Report {
   trajectories_digest: string;
 }
 
+export interface BridgeSummary {
+  profile: string;
+  benchmark: string;
+  /** The benchmark ended each episode (its own horizon or success rule), not Provael. */
+  termination: "benchmark";
+  /** Episodes per image codec the benchmark used (`none` when no image came). */
+  image_codecs: Record<string, number>;
+}
+
 export interface ReportInput {
   plan: PlanSpec;
   toolVersion: string;
@@ -199,6 +210,7 @@ export interface ReportInput {
   trajectoriesDigest: string;
   calibration: Record<string, { predicate: string; source: string; digest: string | null }>;
   shard?: string | null;
+  bridge?: { profile: string; benchmark: string } | null;
 }
 
 /** The multiplicity procedure a plan asks for (absent: Holm). */
@@ -546,6 +558,15 @@ export function buildReport(input: ReportInput): Report {
       scene_pin: plan.scenePin,
       shard: input.shard ?? null,
       ...(plan.plugins && plan.plugins.length > 0 ? { plugins: plan.plugins } : {}),
+      ...(input.bridge
+        ? {
+            bridge: {
+              ...input.bridge,
+              termination: "benchmark" as const,
+              image_codecs: count(episodes.map((e) => e.bridge?.image_codec ?? "none")),
+            },
+          }
+        : {}),
     },
     arms,
     summary: {

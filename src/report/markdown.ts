@@ -52,11 +52,22 @@ export function clusteredText(r: ArmReport["unsafe"]): string {
 export function renderMarkdown(report: Report): string {
   const s = report.summary;
   const out: string[] = [];
-  out.push(`# Provael red-team report: ${report.run.policy} on ${report.run.suite}`);
-  out.push("");
+  const bridged = report.run.bridge;
   out.push(
-    `Protocol \`${report.protocol}\`, Provael ${report.tool_version}. ${report.run.tasks.length} task(s) × ${report.run.arms.length} arm(s) × ${report.run.seeds} seed(s) × ${report.run.repeats} repeat(s), termination \`${report.run.termination}\`, horizon ${report.run.horizon ?? "task default"}.`,
+    `# Provael red-team report: ${report.run.policy} on ${report.run.suite}${bridged ? " (bridged)" : ""}`,
   );
+  out.push("");
+  if (bridged) {
+    const codecs = Object.entries(bridged.image_codecs)
+      .map(([c, n]) => `${c} ${n}`)
+      .join(", ");
+    out.push(
+      `Bridged run: the benchmark \`${bridged.benchmark}\` played the episodes through \`provael bridge\` (profile \`${bridged.profile}\`) and ended each one itself; seeds are its episode indices. Images travelled as: ${codecs || "none"}. ${report.run.tasks.length} task(s) × ${report.run.arms.length} arm(s), seeds ${report.run.seed}–${report.run.seed + report.run.seeds - 1}, ${report.run.repeats} repeat(s); protocol \`${report.protocol}\`, Provael ${report.tool_version}.`,
+    );
+  } else
+    out.push(
+      `Protocol \`${report.protocol}\`, Provael ${report.tool_version}. ${report.run.tasks.length} task(s) × ${report.run.arms.length} arm(s) × ${report.run.seeds} seed(s) × ${report.run.repeats} repeat(s), termination \`${report.run.termination}\`, horizon ${report.run.horizon ?? "task default"}.`,
+    );
   if (s.preliminary)
     out.push(
       "",

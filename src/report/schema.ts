@@ -87,6 +87,15 @@ export const episodeSchema = z
     cost: z.number().min(0).nullable().optional(),
     budget: budget.nullable(),
     error: z.object({ code: z.string(), message: z.string() }).strict().nullable(),
+    bridge: z
+      .object({
+        task: z.record(z.string(), z.unknown()),
+        image_codec: z.string().nullable(),
+        steps_forwarded: z.number().int(),
+      })
+      .strict()
+      .optional()
+      .describe("bridged episodes only: the benchmark's task dict and how images travelled"),
   })
   .strict();
 
@@ -195,6 +204,16 @@ export const reportSchema = z
           .array(z.object({ file: z.string(), digest: z.string() }).strict())
           .optional()
           .describe("plugin files the run loaded (--plugin), by file name and SHA-256"),
+        bridge: z
+          .object({
+            profile: z.string(),
+            benchmark: z.string(),
+            termination: z.literal("benchmark"),
+            image_codecs: z.record(z.string(), z.number().int()),
+          })
+          .strict()
+          .optional()
+          .describe("set when a benchmark drove the episodes through `provael bridge`"),
       })
       .strict(),
     arms: z.record(z.string(), arm),

@@ -11,12 +11,14 @@ import { isRendered } from "../core/lazy-images.js";
 import type {
   Action,
   Attack,
+  AttackContext,
   AttackHooks,
   BudgetUse,
   Observation,
   PolicyInstance,
   Predicate,
   QueryOracle,
+  SimState,
   Suite,
   SuiteInstance,
   TaskSpec,
@@ -72,6 +74,17 @@ export interface EpisodeRecord {
   cost?: number | null;
   budget: BudgetUse | null;
   error: { code: string; message: string } | null;
+  /** Bridged episodes only: what the benchmark said about it and how its images travelled. */
+  bridge?: BridgedEpisode;
+}
+
+export interface BridgedEpisode {
+  /** The benchmark's task dict from EPISODE_START (scalars and lists of scalars). */
+  task: Record<string, unknown>;
+  /** The `__image__` format that carried the images (png, jpeg, raw), null when none came. */
+  image_codec: string | null;
+  /** Observations forwarded to the upstream policy. */
+  steps_forwarded: number;
 }
 
 export interface TrajectoryStep {
@@ -109,16 +122,21 @@ export function sceneFor(plan: PlanSpec, task: TaskSpec, seed: number): number {
 }
 
 function baseRecord(cell: Cell, ctx: EpisodeContext): EpisodeRecord {
+  return emptyRecord(cell, sceneFor(ctx.plan, ctx.task, cell.seed), ctx.task.instruction);
+}
+
+/** A cell's record before anything is played (also what an N/A cell records). */
+export function emptyRecord(cell: Cell, scene: number, instruction: string): EpisodeRecord {
   return {
     cell: cell.id,
     task: cell.task,
     arm: cell.arm,
     seed: cell.seed,
     repeat: cell.repeat,
-    scene: sceneFor(ctx.plan, ctx.task, cell.seed),
+    scene,
     scene_digest: null,
     policy_seed: policySeed(cell.task, cell.seed, cell.repeat),
-    instruction: { original: ctx.task.instruction, received: null },
+    instruction: { original: instruction, received: null },
     received_digest: null,
     perturbed: { inputs: false, actions: false, scene: false },
     steps: 0,
@@ -150,7 +168,7 @@ function imagesEqual(a: Observation, b: Observation): boolean {
   return true;
 }
 
-function inputsEqual(a: Observation, b: Observation): boolean {
+export function inputsEqual(a: Observation, b: Observation): boolean {
   if (a.instruction !== b.instruction) return false;
   if ((a.context ?? []).join("\u0000") !== (b.context ?? []).join("\u0000")) return false;
   if (
@@ -182,7 +200,7 @@ function hashInputs(h: ReturnType<typeof sha256Stream>, obs: Observation): void 
   }
 }
 
-function checkAction(action: unknown, dim: number): Action {
+export function checkAction(action: unknown, dim: number): Action {
   const ok =
     (action instanceof Float32Array || action instanceof Float64Array || Array.isArray(action)) &&
     action.length === dim &&
@@ -234,57 +252,254 @@ export function queryBudget(params: unknown): number {
   return typeof b === "number" && Number.isFinite(b) && b >= 0 ? b : 0;
 }
 
+/** What an arm needs to begin on one cell, whoever plays the episode (runner or bridge). */
+export interface ArmSetup {
+  attack: Attack<unknown>;
+  /** Every arm's parameters as the plan gives them (a control sizes itself by its attack's). */
+  attackParams: Record<string, Record<string, unknown>>;
+  task: TaskSpec;
+  suite: AttackContext<unknown>["suite"];
+  policy: PolicyInstance;
+}
+
+/** Starts an arm on one cell: its parameters parsed, its seeded generator and its oracle. */
+export async function beginArm(cell: Cell, setup: ArmSetup): Promise<AttackHooks> {
+  // A control takes its size from its matched attack's params (attacks/params.ts).
+  const params = resolveParams(setup.attack, setup.attackParams);
+  return setup.attack.begin({
+    params,
+    rng: attackRng(cell.arm, cell.task, cell.seed, cell.repeat),
+    task: setup.task,
+    seed: cell.seed,
+    repeat: cell.repeat,
+    suite: setup.suite,
+    policy: setup.policy,
+    oracle: makeOracle(setup.policy, queryBudget(params)),
+  });
+}
+
+/** Which side failed decides an episode error's code: the attack, the suite or the policy. */
+export type Phase = "attack/error" | "suite/error" | "policy/error";
+
+/**
+ * The steps of one episode, whoever drives it: the arm perturbs what the policy sees and what it
+ * does (`decide`), and every step's resulting state is judged and latched (`judge`), writing one
+ * trajectory line. The runner drives it from a suite; the bridge from a benchmark's messages.
+ */
+export class EpisodeSteps {
+  readonly trajectory: TrajectoryStep[] = [];
+  /** The side that runs now (the code an error gets). */
+  phase: Phase = "attack/error";
+  private readonly received = sha256Stream();
+  private readonly endpoints: Record<string, EndpointRecord> = {};
+  private instructionDigest: { text: string; digest: string } | null = null;
+
+  constructor(
+    readonly record: EpisodeRecord,
+    private readonly predicates: readonly Predicate[],
+    private readonly hooks: AttackHooks,
+    private readonly policy: PolicyInstance,
+    private readonly dim: number,
+    private readonly observe?: (step: number, seen: Observation) => void,
+  ) {
+    for (const p of predicates)
+      this.endpoints[p.id] = {
+        unsafe: false,
+        first_step: null,
+        steps: 0,
+        judged_steps: 0,
+        ...(p.measuresCost ? { cost: 0 } : {}),
+      };
+    record.endpoints = this.endpoints;
+    record.unsafe = false;
+    record.task_success = false;
+    record.termination = "horizon";
+  }
+
+  /** The instruction the policy receives this episode (the arm's rewrite of the original). */
+  instruction(original: string): string {
+    const instruction = this.hooks.instruction ? this.hooks.instruction(original) : original;
+    this.record.instruction = { original, received: instruction };
+    return instruction;
+  }
+
+  /**
+   * One step's decision: the arm's view of `clean` reaches the policy, and the arm's version of
+   * the policy's action is what the world receives. `state` is the state `clean` came from.
+   */
+  async decide(
+    step: number,
+    clean: Observation,
+    instruction: string,
+    state: SimState,
+  ): Promise<{ seen: Observation; action: Action }> {
+    let seen: Observation = { ...clean, instruction };
+    this.phase = "attack/error";
+    if (this.hooks.perceive) seen = await this.hooks.perceive(seen, step);
+    if (!inputsEqual(clean, seen)) this.record.perturbed.inputs = true;
+    // What the policy actually received (a search attack may rewrite it in `perceive`).
+    if (step === 0) this.record.instruction.received = seen.instruction;
+    if (!this.policy.capabilities.privileged && seen.privileged !== undefined) {
+      const { privileged: _dropped, ...rest } = seen;
+      seen = rest;
+    }
+    this.observe?.(step, seen);
+    this.phase = "policy/error";
+    const proposed = checkAction(await this.policy.act(seen), this.dim);
+    hashInputs(this.received, seen);
+    let action = proposed;
+    if (this.hooks.actuate) {
+      this.phase = "attack/error";
+      action = checkAction(this.hooks.actuate(proposed, step, state), this.dim);
+      if (
+        Buffer.compare(
+          new Uint8Array(action.buffer, action.byteOffset, action.byteLength),
+          new Uint8Array(proposed.buffer, proposed.byteOffset, proposed.byteLength),
+        ) !== 0
+      ) {
+        this.record.perturbed.actions = true;
+      }
+    }
+    return { seen, action };
+  }
+
+  /**
+   * Judges the state after step `step`'s action, latches the endpoints and task success (null:
+   * not known at this step) and writes the step's trajectory line. `state` null: nothing was
+   * observed after the action, so the step stays unjudged.
+   */
+  judge(
+    step: number,
+    seen: Observation,
+    action: Action,
+    state: SimState | null,
+    taskSuccess: boolean | null,
+  ): { unsafe: boolean; judged: boolean } {
+    const record = this.record;
+    record.steps = step + 1;
+    // The combined endpoint is an OR of the predicates in three-valued logic: a step is unsafe
+    // when any predicate judged it unsafe, safe only when every predicate judged it safe, and
+    // unjudged otherwise (a keep-out step without a pose stays unjudged even when
+    // physical_hazard judged it safe). No state after the action: nothing is judged.
+    let allJudged = state !== null;
+    let unsafe = false;
+    for (const p of state ? this.predicates : []) {
+      const j = p.evaluate(state as SimState);
+      const e = this.endpoints[p.id] as EndpointRecord;
+      if (!j.judged) {
+        allJudged = false;
+        continue;
+      }
+      e.judged_steps += 1;
+      if (j.cost !== undefined) e.cost = (e.cost ?? 0) + j.cost;
+      if (j.unsafe) {
+        unsafe = true;
+        e.steps += 1;
+        if (!e.unsafe) {
+          e.unsafe = true;
+          e.first_step = step;
+        }
+      }
+    }
+    const judged = unsafe || (allJudged && this.predicates.length > 0);
+    if (judged) record.judged_steps += 1;
+    if (unsafe) {
+      record.unsafe_steps += 1;
+      if (!record.unsafe) {
+        record.unsafe = true;
+        record.first_unsafe_step = step;
+      }
+    }
+    if (taskSuccess && !record.task_success) {
+      record.task_success = true;
+      record.first_success_step = step;
+    }
+    if (this.instructionDigest?.text !== seen.instruction)
+      this.instructionDigest = { text: seen.instruction, digest: sha256(seen.instruction) };
+    this.trajectory.push({
+      cell: record.cell,
+      step,
+      instruction_digest: this.instructionDigest.digest,
+      action: Array.from(action),
+      pose: state?.eefPos ? Array.from(state.eefPos) : null,
+      unsafe: judged ? unsafe : null,
+    });
+    return { unsafe, judged };
+  }
+
+  /** Closes a played episode: the received-input digest, and unjudged when no step was judged. */
+  finish(): void {
+    this.record.received_digest = this.received.digest();
+    if (this.record.judged_steps === 0) this.record.unsafe = null;
+    for (const e of Object.values(this.endpoints)) if (e.judged_steps === 0) e.unsafe = null;
+    const costs = Object.values(this.endpoints).flatMap((e) =>
+      e.cost === undefined ? [] : [e.cost],
+    );
+    this.record.cost = costs.length === 0 ? null : costs.reduce((a, b) => a + b, 0);
+  }
+
+  /** Records the episode as an error (never safe or unsafe). */
+  fail(e: unknown, phase: Phase = this.phase): void {
+    if (this.record.error) return;
+    const err = asProvaelError(e, phase);
+    this.record.error = { code: err.code, message: err.message };
+    this.record.termination = "error";
+    this.record.unsafe = null;
+    this.record.task_success = null;
+  }
+
+  /** The arm's budget use, then its end hook (an error there fails the episode). */
+  async end(): Promise<void> {
+    this.record.budget = this.hooks.budget?.() ?? null;
+    try {
+      await this.hooks.end?.();
+    } catch (e) {
+      this.fail(e, "attack/error");
+    }
+  }
+}
+
 /** Plays one cell. Never throws for policy, suite or attack failures: they become `error`. */
 export async function playEpisode(
   cell: Cell,
   ctx: EpisodeContext,
 ): Promise<{ record: EpisodeRecord; trajectory: TrajectoryStep[] }> {
   const record = baseRecord(cell, ctx);
-  const trajectory: TrajectoryStep[] = [];
-  if (!ctx.applicable) return { record, trajectory };
+  if (!ctx.applicable) return { record, trajectory: [] };
 
   const horizon = ctx.plan.horizon ?? ctx.task.horizon;
-  const dim = ctx.suite.actionSpace.dim;
-  const received = sha256Stream();
-  let hooks: AttackHooks = {};
-  const endpoints: Record<string, EndpointRecord> = {};
-  for (const p of ctx.predicates)
-    endpoints[p.id] = {
-      unsafe: false,
-      first_step: null,
-      steps: 0,
-      judged_steps: 0,
-      ...(p.measuresCost ? { cost: 0 } : {}),
-    };
-  record.endpoints = endpoints;
-  record.unsafe = false;
-  record.task_success = false;
-  record.termination = "horizon";
-
-  // Which side failed decides the error code: the attack, the suite or the policy.
-  let phase: "attack/error" | "suite/error" | "policy/error" = "attack/error";
+  let hooks: AttackHooks;
   try {
-    // A control takes its size from its matched attack's params (attacks/params.ts).
-    const params = resolveParams(ctx.attack, ctx.plan.attackParams);
-    hooks = await ctx.attack.begin({
-      params,
-      rng: attackRng(cell.arm, cell.task, cell.seed, cell.repeat),
+    hooks = await beginArm(cell, {
+      attack: ctx.attack,
+      attackParams: ctx.plan.attackParams,
       task: ctx.task,
-      seed: cell.seed,
-      repeat: cell.repeat,
       suite: {
         id: ctx.suite.id,
         capabilities: ctx.suite.capabilities,
         actionSpace: ctx.suite.actionSpace,
       },
       policy: ctx.policy,
-      oracle: makeOracle(ctx.policy, queryBudget(params)),
     });
+  } catch (e) {
+    const steps = new EpisodeSteps(record, ctx.predicates, {}, ctx.policy, 0);
+    steps.fail(e, "attack/error");
+    return { record, trajectory: [] };
+  }
+  const steps = new EpisodeSteps(
+    record,
+    ctx.predicates,
+    hooks,
+    ctx.policy,
+    ctx.suite.actionSpace.dim,
+    ctx.observe,
+  );
+  try {
     const edits = hooks.scene?.() ?? [];
     record.perturbed.scene = edits.length > 0;
     // A weight attack perturbs the function that produces the actions: count it there.
     if (ctx.attack.access === "weights") record.perturbed.actions = true;
-    phase = "suite/error";
+    steps.phase = "suite/error";
     let result = await ctx.instance.reset({
       task: cell.task,
       scene: record.scene,
@@ -292,94 +507,15 @@ export async function playEpisode(
       ...(edits.length > 0 ? { edits } : {}),
     });
     record.scene_digest = ctx.instance.sceneDigest();
-    phase = "policy/error";
+    steps.phase = "policy/error";
     await ctx.policy.reset({ task: cell.task, seed: cell.seed, policySeed: record.policy_seed });
-    const instruction = hooks.instruction
-      ? hooks.instruction(result.obs.instruction)
-      : result.obs.instruction;
-    record.instruction = { original: result.obs.instruction, received: instruction };
-    const instructionDigest = sha256(instruction);
+    const instruction = steps.instruction(result.obs.instruction);
 
     for (let step = 0; step < horizon; step++) {
-      const clean: Observation = result.obs;
-      let seen: Observation = { ...clean, instruction };
-      phase = "attack/error";
-      if (hooks.perceive) seen = await hooks.perceive(seen, step);
-      if (!inputsEqual(clean, seen)) record.perturbed.inputs = true;
-      // What the policy actually received (a search attack may rewrite it in `perceive`).
-      if (step === 0) record.instruction.received = seen.instruction;
-      if (!ctx.policy.capabilities.privileged && seen.privileged !== undefined) {
-        const { privileged: _dropped, ...rest } = seen;
-        seen = rest;
-      }
-      ctx.observe?.(step, seen);
-      phase = "policy/error";
-      const proposed = checkAction(await ctx.policy.act(seen), dim);
-      hashInputs(received, seen);
-      let action = proposed;
-      if (hooks.actuate) {
-        phase = "attack/error";
-        action = checkAction(hooks.actuate(proposed, step, result.state), dim);
-        if (
-          Buffer.compare(
-            new Uint8Array(action.buffer, action.byteOffset, action.byteLength),
-            new Uint8Array(proposed.buffer, proposed.byteOffset, proposed.byteLength),
-          ) !== 0
-        ) {
-          record.perturbed.actions = true;
-        }
-      }
-      phase = "suite/error";
+      const { seen, action } = await steps.decide(step, result.obs, instruction, result.state);
+      steps.phase = "suite/error";
       result = await ctx.instance.step(action);
-      record.steps = step + 1;
-
-      // The combined endpoint is an OR of the predicates in three-valued logic: a step is unsafe
-      // when any predicate judged it unsafe, safe only when every predicate judged it safe, and
-      // unjudged otherwise (a keep-out step without a pose stays unjudged even when
-      // physical_hazard judged it safe).
-      let allJudged = true;
-      let unsafe = false;
-      for (const p of ctx.predicates) {
-        const j = p.evaluate(result.state);
-        const e = endpoints[p.id] as EndpointRecord;
-        if (!j.judged) {
-          allJudged = false;
-          continue;
-        }
-        e.judged_steps += 1;
-        if (j.cost !== undefined) e.cost = (e.cost ?? 0) + j.cost;
-        if (j.unsafe) {
-          unsafe = true;
-          e.steps += 1;
-          if (!e.unsafe) {
-            e.unsafe = true;
-            e.first_step = step;
-          }
-        }
-      }
-      const judged = unsafe || (allJudged && ctx.predicates.length > 0);
-      if (judged) record.judged_steps += 1;
-      if (unsafe) {
-        record.unsafe_steps += 1;
-        if (!record.unsafe) {
-          record.unsafe = true;
-          record.first_unsafe_step = step;
-        }
-      }
-      if (result.taskSuccess && !record.task_success) {
-        record.task_success = true;
-        record.first_success_step = step;
-      }
-      const pose = result.state.eefPos ? Array.from(result.state.eefPos) : null;
-      trajectory.push({
-        cell: cell.id,
-        step,
-        instruction_digest:
-          seen.instruction === instruction ? instructionDigest : sha256(seen.instruction),
-        action: Array.from(action),
-        pose,
-        unsafe: judged ? unsafe : null,
-      });
+      const { unsafe } = steps.judge(step, seen, action, result.state, result.taskSuccess);
       if (ctx.plan.termination === "first-event") {
         if (unsafe) {
           record.termination = "unsafe";
@@ -395,30 +531,11 @@ export async function playEpisode(
         break;
       }
     }
-    record.received_digest = received.digest();
-    if (record.judged_steps === 0) record.unsafe = null;
-    for (const e of Object.values(endpoints)) if (e.judged_steps === 0) e.unsafe = null;
-    const costs = Object.values(endpoints).flatMap((e) => (e.cost === undefined ? [] : [e.cost]));
-    record.cost = costs.length === 0 ? null : costs.reduce((a, b) => a + b, 0);
+    steps.finish();
   } catch (e) {
-    const err = asProvaelError(e, phase);
-    record.error = { code: err.code, message: err.message };
-    record.termination = "error";
-    record.unsafe = null;
-    record.task_success = null;
+    steps.fail(e);
   } finally {
-    record.budget = hooks.budget?.() ?? null;
-    try {
-      await hooks.end?.();
-    } catch (e) {
-      if (!record.error) {
-        const err = asProvaelError(e, "attack/error");
-        record.error = { code: err.code, message: err.message };
-        record.termination = "error";
-        record.unsafe = null;
-        record.task_success = null;
-      }
-    }
+    await steps.end();
   }
-  return { record, trajectory };
+  return { record, trajectory: steps.trajectory };
 }

@@ -31,6 +31,14 @@ export interface JournalHeader {
   shard: string | null;
   /** SHA-256 of the weights the policy loaded (null when it has none). */
   policy_digest: string | null;
+  /** Set when a benchmark drove the episodes through `provael bridge` (the plan's cells are open). */
+  bridge?: BridgeRun;
+}
+
+/** What names a bridged run: the benchmark profile it was judged with. */
+export interface BridgeRun {
+  profile: string;
+  benchmark: string;
 }
 
 export interface JournalEpisode {

@@ -29,7 +29,7 @@ import type {
   SuiteCapabilities,
 } from "../core/types.js";
 import { policies } from "../policies/index.js";
-import { buildReport, type Report } from "../report/build.js";
+import { buildReport, type Report, type ReportInput } from "../report/build.js";
 import { buildManifest } from "../report/manifest.js";
 import { renderMarkdown } from "../report/markdown.js";
 import { suites } from "../suites/index.js";
@@ -505,6 +505,7 @@ export function finalize(
   policyDigest: string | null,
   calibration: Report["calibration"],
   shard: string | null = null,
+  bridge: ReportInput["bridge"] = null,
 ): { report: Report; digest: string } {
   const records = entries.map((e) => e.record);
   checkSceneDigests(records);
@@ -517,6 +518,7 @@ export function finalize(
     trajectoriesDigest: "",
     calibration,
     shard,
+    bridge,
   });
   const byCell = new Map(entries.map((e) => [e.record.cell, e]));
   const trajectoriesDigest = writeTrajectories(

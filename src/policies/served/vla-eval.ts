@@ -161,6 +161,7 @@ class VlaEvalClient {
 
 class VlaEvalInstance implements PolicyInstance {
   capabilities: PolicyCapabilities;
+  handshake?: Readonly<Record<string, unknown>>;
   private episode: { id: string; info: EpisodeInfo; steps: number; startedAt: number } | null =
     null;
   private queue: Action[] = [];
@@ -172,6 +173,7 @@ class VlaEvalInstance implements PolicyInstance {
     private readonly replan: number,
     private readonly clock: Clock,
   ) {
+    if (client.hello) this.handshake = client.hello;
     const caps = client.hello?.capabilities;
     this.capabilities = refineCapabilities(
       servedCapabilities(layoutCameras(layout), replan),

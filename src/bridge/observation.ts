@@ -1,0 +1,129 @@
+/**
+ * A benchmark's decoded OBSERVATION payload (PROTOCOLS.md §4.4-4.5) → what the policy sees and
+ * what the predicates judge. Frames are decoded by the served-policy codec (codec/vla-eval.ts);
+ * this module only reads the decoded tree as the benchmark profile says.
+ */
+import { sha256Stream } from "../core/digest.js";
+import { ProvaelError } from "../core/errors.js";
+import type { Image, Observation, SimState } from "../core/types.js";
+import { NdArray, toFloat64, toUint8 } from "../policies/served/codec/ndarray.js";
+import {
+  describe,
+  isWireMap,
+  type WireMap,
+  type WireValue,
+} from "../policies/served/codec/tree.js";
+import { rotate180 } from "../policies/served/image.js";
+import { type BenchmarkProfile, policyCamera, profileState } from "./profile.js";
+
+function bad(message: string): ProvaelError {
+  return new ProvaelError("policy/protocol", `observation: ${message}`, {
+    hint: "the benchmark's observation does not match the profile; check --profile",
+  });
+}
+
+/** A numeric vector from an ndarray, a list of numbers or one number; null when absent. */
+export function numbers(v: WireValue | undefined): number[] | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v === "number") return [v];
+  if (Array.isArray(v) && v.every((x) => typeof x === "number")) return v as number[];
+  if (v instanceof NdArray) {
+    if (!/[fiu]\d+$/.test(v.dtype)) return null;
+    return Array.from(toFloat64(v));
+  }
+  return null;
+}
+
+function flipImage(img: Image, flip: BenchmarkProfile["images"]["flip"]): Image {
+  if (flip === "none") return img;
+  if (flip === "both") return rotate180(img);
+  const { width: w, height: h, channels: c } = img;
+  const out = new Uint8Array(img.data.length);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const sy = flip === "vertical" ? h - 1 - y : y;
+      const sx = flip === "horizontal" ? w - 1 - x : x;
+      out.set(img.data.subarray((sy * w + sx) * c, (sy * w + sx + 1) * c), (y * w + x) * c);
+    }
+  }
+  return { ...img, data: out };
+}
+
+/** One image from the decoded tree: an HWC uint8 array (PNG, JPEG and raw all decode to one). */
+function readImage(v: WireValue, key: string): Image {
+  if (!(v instanceof NdArray)) throw bad(`images.${key} is ${describe(v)}, not an image`);
+  const data = toUint8(v, `images.${key}`);
+  const [h, w, c] = v.shape as [number, number, number];
+  if (v.shape.length !== 3 || ![1, 3, 4].includes(c))
+    throw bad(`images.${key} has shape [${v.shape.join(", ")}], not HWC with 1, 3 or 4 channels`);
+  return { width: w, height: h, channels: c, data };
+}
+
+export interface DecodedObservation {
+  /** What the policy sees before the arm acts (cameras under the policy's names). */
+  obs: Observation;
+  /** SHA-256 of the observation as decoded (images by key, then the state). */
+  digest: string;
+}
+
+/**
+ * The policy's observation from a decoded payload: images under `images` by the profile's keys
+ * (renamed and turned as it says), `states` as the state vector, `task_description` as the
+ * instruction. The extras key never reaches the policy.
+ */
+export function readObservation(profile: BenchmarkProfile, payload: WireMap): DecodedObservation {
+  const h = sha256Stream();
+  const images: Record<string, Image> = {};
+  const raw = payload.images;
+  if (raw !== undefined && !isWireMap(raw)) throw bad(`'images' is ${describe(raw)}, not a map`);
+  for (const key of profile.images.keys) {
+    const v = raw?.[key];
+    if (v === undefined) continue;
+    const img = readImage(v, key);
+    h.update(`m:${key}:${img.width}x${img.height}x${img.channels}\u0000`);
+    h.update(img.data);
+    images[policyCamera(profile, key)] = flipImage(img, profile.images.flip);
+  }
+  const stateValue = payload.states;
+  const state = numbers(stateValue);
+  if (stateValue !== undefined && state === null)
+    throw bad(`'states' is ${describe(stateValue)}, not a numeric vector`);
+  const f64 = Float64Array.from(state ?? []);
+  h.update("s:");
+  h.update(new Uint8Array(f64.buffer));
+  const instruction = payload.task_description;
+  if (instruction !== undefined && typeof instruction !== "string")
+    throw bad(`'task_description' is ${describe(instruction)}, not a str`);
+  return {
+    obs: { images, state: Float32Array.from(f64), instruction: instruction ?? "" },
+    digest: h.digest(),
+  };
+}
+
+/** The decoded tree as plain values: numeric arrays become Float64Arrays, maps plain objects. */
+function plain(v: WireValue | undefined): unknown {
+  if (v instanceof NdArray) return /[fiu]\d+$/.test(v.dtype) ? toFloat64(v) : undefined;
+  if (Array.isArray(v)) return v.map(plain);
+  if (isWireMap(v)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = plain(x);
+    return out;
+  }
+  return typeof v === "bigint" ? Number(v) : v;
+}
+
+/**
+ * The state the predicates judge, from a decoded observation payload (or EPISODE_END's final
+ * state): the end-effector pose from `states` as the profile slices it, contacts and object
+ * poses from the profile's extras key (profile.ts `profileState`). Whatever is missing stays
+ * missing, so a predicate that needs it reports the step unjudged, never safe.
+ *
+ * @example
+ *   judgeState(loadProfile("tabletop"), { states: [0.1, 0.2, 0.9, 0, 0, 0, 0, 0] }).eefPos;
+ *   // [0.1, 0.2, 0.9]
+ */
+export function judgeState(profile: BenchmarkProfile, payload: WireMap): SimState {
+  const p: Record<string, unknown> = { [profile.pose.key]: plain(payload[profile.pose.key]) };
+  if (profile.extrasKey !== undefined) p[profile.extrasKey] = plain(payload[profile.extrasKey]);
+  return profileState(profile, p);
+}

@@ -1,0 +1,232 @@
+/**
+ * A bridged run's directory: the same journal, report, trajectories and manifest the runner
+ * writes. The plan's cells are not known in advance (the benchmark chooses the episodes), so the
+ * journal header holds the plan without tasks or seeds, and the report's plan is completed from
+ * the episodes that finished: the tasks seen, the seed range, the repeats.
+ */
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Clock } from "../core/clock.js";
+import { ProvaelError } from "../core/errors.js";
+import { TOOL_VERSION } from "../core/package-root.js";
+import type { Report } from "../report/build.js";
+import { buildManifest } from "../report/manifest.js";
+import type { LoadedCalibration } from "../runner/calibration.js";
+import type { EpisodeRecord, TrajectoryStep } from "../runner/episode.js";
+import { writeFileAtomic } from "../runner/files.js";
+import {
+  JOURNAL_FILE,
+  JOURNAL_FORMAT,
+  type JournalEntry,
+  type JournalHeader,
+  JournalWriter,
+  scanJournal,
+} from "../runner/journal.js";
+import { type PlanSpec, planDigest } from "../runner/plan.js";
+import { type FinishedCell, finalize } from "../runner/run.js";
+import { type BenchmarkProfile, loadProfile, taskProvenance } from "./profile.js";
+
+export interface BridgeRunResult {
+  out: string;
+  report: Report;
+  reportDigest: string;
+  episodes: number;
+}
+
+interface JournalSetup {
+  policy: string;
+  planPolicyOptions?: Record<string, unknown>;
+  arms: string[];
+  attackParams?: Record<string, Record<string, unknown>>;
+  profile: BenchmarkProfile;
+  calibrations?: Record<string, LoadedCalibration>;
+  out: string;
+}
+
+/** The plan a bridge starts with: arms and options fixed, cells left to the benchmark. */
+function openPlan(o: JournalSetup): PlanSpec {
+  return {
+    policy: o.policy,
+    suite: o.profile.suite ?? o.profile.benchmark,
+    tasks: [],
+    arms: o.arms,
+    seed: 0,
+    seeds: 0,
+    repeats: 0,
+    horizon: null,
+    termination: "fixed-horizon",
+    scenePin: 0,
+    policyOptions: o.planPolicyOptions ?? {},
+    attackParams: o.attackParams ?? {},
+    calibration: Object.fromEntries(
+      Object.entries(o.calibrations ?? {}).map(([t, c]) => [t, c.digest]),
+    ),
+  };
+}
+
+/** The open plan completed from the finished episodes (tasks sorted, so the order is stable). */
+export function bridgedPlan(open: PlanSpec, records: readonly EpisodeRecord[]): PlanSpec {
+  const tasks = [...new Set(records.map((r) => r.task))].sort();
+  const seeds = records.map((r) => r.seed);
+  const lo = seeds.length > 0 ? Math.min(...seeds) : 0;
+  const hi = seeds.length > 0 ? Math.max(...seeds) : -1;
+  return {
+    ...open,
+    tasks,
+    seed: lo,
+    seeds: hi - lo + 1,
+    repeats: records.reduce((m, r) => Math.max(m, r.repeat + 1), 0),
+  };
+}
+
+/** Latest line per cell, an errored one superseded by a later replay (the runner's rule). */
+function latestByCell<T extends { record: EpisodeRecord }>(entries: readonly T[]): T[] {
+  const done = new Map<string, T>();
+  for (const e of entries) {
+    const prior = done.get(e.record.cell);
+    if (!prior || prior.record.error !== null) done.set(e.record.cell, e);
+  }
+  return [...done.values()];
+}
+
+/** Writes report.json, report.md and trajectories.jsonl for a bridged run's finished cells. */
+function writeReport(
+  out: string,
+  header: JournalHeader,
+  entries: FinishedCell[],
+  profile: BenchmarkProfile,
+  calibrations: Record<string, LoadedCalibration>,
+): { report: Report; digest: string } {
+  const cells = latestByCell(entries);
+  const plan = bridgedPlan(
+    header.plan,
+    cells.map((c) => c.record),
+  );
+  const provenance = Object.fromEntries(
+    plan.tasks.map((t) => [t, taskProvenance(profile, t, calibrations)]),
+  );
+  return finalize(out, plan, cells, header.policy_digest, provenance, null, header.bridge ?? null);
+}
+
+/** The bridge's journal: every finished episode appended (and synced) as it ends. */
+export class BridgeJournal {
+  private readonly entries: FinishedCell[] = [];
+  private readonly path: string;
+  private closed = false;
+
+  private constructor(
+    private readonly o: JournalSetup,
+    private readonly header: JournalHeader,
+    private readonly writer: JournalWriter,
+    private readonly clock: Clock,
+    private readonly startedAt: number,
+  ) {
+    this.path = join(o.out, JOURNAL_FILE);
+  }
+
+  /** Opens a new run directory (a bridged run never writes into one that holds results). */
+  static create(o: JournalSetup, policyDigest: string | null, clock: Clock): BridgeJournal {
+    if (existsSync(o.out)) {
+      const inside = readdirSync(o.out);
+      if (inside.length > 0) {
+        throw new ProvaelError(
+          "run/out-exists",
+          `${o.out} is not empty${inside.includes(JOURNAL_FILE) ? " (it holds a run)" : ""}`,
+          {
+            details: { out: o.out, entries: inside.slice(0, 5) },
+            hint: "choose a new --out for each bridge session; finished results are never overwritten",
+          },
+        );
+      }
+    } else {
+      mkdirSync(o.out, { recursive: true });
+    }
+    const plan = openPlan(o);
+    const header: JournalHeader = {
+      type: "header",
+      format: JOURNAL_FORMAT,
+      tool_version: TOOL_VERSION,
+      plan,
+      plan_digest: planDigest(plan),
+      shard: null,
+      policy_digest: policyDigest,
+      bridge: { profile: o.profile.id, benchmark: o.profile.benchmark },
+    };
+    const writer = JournalWriter.create(join(o.out, JOURNAL_FILE), header);
+    return new BridgeJournal(o, header, writer, clock, clock.now());
+  }
+
+  get count(): number {
+    return this.entries.length;
+  }
+
+  append(record: EpisodeRecord, trajectory: TrajectoryStep[]): void {
+    if (this.closed) return;
+    const at = this.writer.append({ type: "episode", record, trajectory });
+    // Forced to disk now: a bridge is stopped by a signal at any moment.
+    this.writer.sync();
+    this.entries.push({ record, path: this.path, ...at });
+  }
+
+  /** Closes the journal without a report (the bridge never started listening). */
+  abandon(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.writer.close();
+  }
+
+  /** Closes the journal and writes the report and manifest. */
+  finish(commandLine: string[]): BridgeRunResult {
+    if (!this.closed) {
+      this.closed = true;
+      this.writer.close();
+    }
+    const { report, digest } = writeReport(
+      this.o.out,
+      this.header,
+      this.entries,
+      this.o.profile,
+      this.o.calibrations ?? {},
+    );
+    const manifest = buildManifest({
+      reportDigest: digest,
+      trajectoriesDigest: report.trajectories_digest,
+      planDigest: this.header.plan_digest,
+      toolVersion: TOOL_VERSION,
+      shard: null,
+      startedAt: this.startedAt,
+      clock: this.clock,
+      commandLine,
+      resumed: false,
+      extra: { bridge: this.header.bridge },
+    });
+    writeFileAtomic(
+      join(this.o.out, "execution-manifest.json"),
+      `${JSON.stringify(manifest, null, 2)}\n`,
+    );
+    return { out: this.o.out, report, reportDigest: digest, episodes: this.entries.length };
+  }
+}
+
+/** Whether a run directory holds a bridged run's journal. */
+export function isBridgedRun(dir: string): boolean {
+  const path = join(dir, JOURNAL_FILE);
+  return existsSync(path) && scanJournal(path).header.bridge !== undefined;
+}
+
+/**
+ * Builds the report of a bridged run from its journal alone (a bridge that was killed before it
+ * could write one). Same statistics, same bytes as the bridge would have written.
+ */
+export function reportFromBridgeJournal(dir: string, profile?: BenchmarkProfile): Report {
+  const scan = scanJournal(join(dir, JOURNAL_FILE));
+  const bridge = scan.header.bridge;
+  if (!bridge) {
+    throw new ProvaelError("run/incomplete", `${dir} is not a bridged run`, {
+      hint: "finish a runner's run with `provael attack --resume`",
+    });
+  }
+  const p = profile ?? loadProfile(bridge.profile);
+  const entries: JournalEntry[] = scan.entries;
+  return writeReport(dir, scan.header, entries, p, {}).report;
+}

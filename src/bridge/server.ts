@@ -1,0 +1,711 @@
+/**
+ * `provael bridge`: a vla-evaluation-harness model server (PROTOCOLS.md §4) that a benchmark
+ * connects to as its policy. Each arm has its own path, `ws://HOST:PORT/arms/<arm>`. An
+ * EPISODE_START opens a cell (task, `episode_idx` as the seed, the arm from the path, the repeat
+ * counted from what already finished), every OBSERVATION is perturbed by the arm, forwarded to
+ * the user's policy through our clients, and the arm's version of the action is answered; every
+ * step is judged from the observation as the benchmark profile says. EPISODE_END latches success
+ * and journals the episode, the same record and the same journal the runner writes.
+ *
+ * @example
+ *   const bridge = await startBridge({ policy: "vla-eval", policyOptions: { url: "ws://127.0.0.1:8000" },
+ *     arms: ["none", "roleplay"], profile: loadProfile("libero"), out: "runs/libero", host: "127.0.0.1", port: 9000 });
+ *   bridge.armUrls.roleplay; // ws://127.0.0.1:9000/arms/roleplay
+ *   await bridge.close(); // journal complete, report written
+ */
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocket, WebSocketServer } from "ws";
+import { attacks } from "../attacks/index.js";
+import { resolveParams } from "../attacks/params.js";
+import { type Clock, systemClock } from "../core/clock.js";
+import { ProvaelError } from "../core/errors.js";
+import { TOOL_VERSION } from "../core/package-root.js";
+import type {
+  Action,
+  ActionSpace,
+  Attack,
+  AttackHooks,
+  Observation,
+  PolicyCapabilities,
+  PolicyInstance,
+  PolicyOptions,
+  SuiteCapabilities,
+  TaskSpec,
+} from "../core/types.js";
+import { policies } from "../policies/index.js";
+import { float32Array } from "../policies/served/codec/ndarray.js";
+import { isWireMap, type WireMap, type WireValue, wireMap } from "../policies/served/codec/tree.js";
+import {
+  decodeEnvelope,
+  type Envelope,
+  encodeEnvelope,
+  type VlaEvalType,
+} from "../policies/served/codec/vla-eval.js";
+import {
+  hostForUrl,
+  listen,
+  newHttpServer,
+  sendJson,
+  shutdown,
+} from "../policies/served/server/http.js";
+import type { LoadedCalibration } from "../runner/calibration.js";
+import { beginArm, type EpisodeRecord, EpisodeSteps, emptyRecord } from "../runner/episode.js";
+import { type Cell, cellId } from "../runner/plan.js";
+import { notApplicableReason } from "../runner/run.js";
+import { suites } from "../suites/index.js";
+import { judgeState, readObservation } from "./observation.js";
+import {
+  type BenchmarkProfile,
+  policyCamera,
+  profileFits,
+  profileSeed,
+  profileTaskId,
+  taskPredicates,
+  taskSpecFor,
+} from "./profile.js";
+import { BridgeJournal, type BridgeRunResult } from "./rundir.js";
+import { UpstreamPool } from "./upstream.js";
+
+export const VLA_EVAL_PROTOCOL_VERSION = 1;
+export const ARM_PATH = "/arms/";
+
+export interface BridgeOptions {
+  /** Upstream policy id (`vla-eval`, `openpi`, `openvla`, or an in-process policy). */
+  policy: string;
+  /** Everything the upstream client reads (address, layout, timeouts, secrets). */
+  policyOptions: PolicyOptions;
+  /** The behaviour-changing part of the policy options, recorded in the journal's plan. */
+  planPolicyOptions?: Record<string, unknown>;
+  arms: string[];
+  attackParams?: Record<string, Record<string, unknown>>;
+  profile: BenchmarkProfile;
+  calibrations?: Record<string, LoadedCalibration>;
+  out: string;
+  host: string;
+  port: number;
+  /** Largest frame accepted from a benchmark (images travel in it). */
+  maxFrameBytes?: number;
+  clock?: Clock;
+  commandLine?: string[];
+}
+
+export interface RunningBridge {
+  host: string;
+  port: number;
+  url: string;
+  /** Per arm, the address a benchmark passes as `--server-url`. */
+  armUrls: Record<string, string>;
+  /** Arms whose requirements the upstream or the benchmark cannot meet (recorded as N/A). */
+  notApplicable: Record<string, string>;
+  /** Episodes journalled so far. */
+  finished(): number;
+  /** Stops: open episodes are recorded as errors, the journal closed, the report written. */
+  close(): Promise<BridgeRunResult>;
+}
+
+/** The 7-D action spec of our suites (and LIBERO's), in vla-eval's vocabulary. */
+export function actionSpec7(): WireMap {
+  return {
+    position: { name: "position", dims: 3, format: "delta_xyz", range: [-1, 1] },
+    rotation: { name: "rotation", dims: 3, format: "delta_rpy", range: [-1, 1] },
+    gripper: {
+      name: "gripper",
+      dims: 1,
+      format: "binary_close_positive",
+      range: [-1, 1],
+      description: "-1 open, +1 close",
+    },
+  } as unknown as WireMap;
+}
+
+const DEFAULT_ACTION_SPACE: ActionSpace = {
+  dim: 7,
+  low: [-1, -1, -1, -1, -1, -1, -1],
+  high: [1, 1, 1, 1, 1, 1, 1],
+  names: ["dx", "dy", "dz", "droll", "dpitch", "dyaw", "gripper"],
+};
+
+/** A task dict value kept in the record: scalars and lists of scalars (JSON-safe). */
+function plainTask(task: WireMap): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const scalar = (v: WireValue): boolean =>
+    typeof v === "string" ||
+    typeof v === "boolean" ||
+    (typeof v === "number" && Number.isFinite(v)) ||
+    v === null;
+  for (const k of Object.keys(task).sort()) {
+    const v = task[k] as WireValue;
+    if (scalar(v)) out[k] = v;
+    else if (typeof v === "bigint") out[k] = Number(v);
+    else if (Array.isArray(v) && v.every(scalar)) out[k] = v;
+  }
+  return out;
+}
+
+/** Which `__image__` format the frame's images used, read from the raw msgpack (str "format" + value). */
+function imageCodec(bytes: Uint8Array): string | null {
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const found = new Set<string>();
+  for (const f of ["png", "jpeg", "raw"]) {
+    const needle = Buffer.concat([
+      Buffer.from([0xa6]),
+      Buffer.from("format"),
+      Buffer.from([0xa0 | f.length]),
+      Buffer.from(f),
+    ]);
+    if (b.indexOf(needle) >= 0) found.add(f);
+  }
+  if (found.size === 0) return null;
+  return found.size === 1 ? ([...found][0] as string) : [...found].sort().join("+");
+}
+
+interface OpenEpisode {
+  cell: Cell;
+  record: EpisodeRecord;
+  /** Null for an N/A arm: observations are forwarded unperturbed, nothing is judged. */
+  steps: EpisodeSteps | null;
+  /** The arm's hooks (null for an N/A arm); its steps open at the first observation. */
+  hooks: AttackHooks | null;
+  task: TaskSpec;
+  instruction: string | null;
+  last: { seen: Observation; action: Action } | null;
+  step: number;
+  /** The episode already failed: further observations get an ERROR. */
+  failed: boolean;
+  pairKey: string;
+}
+
+/** Everything the bridge shares across connections. */
+class Bridge {
+  readonly pool: UpstreamPool;
+  readonly suiteInfo: { id: string; capabilities: SuiteCapabilities; actionSpace: ActionSpace };
+  readonly applicable: Record<string, boolean> = {};
+  readonly notApplicable: Record<string, string> = {};
+  readonly arms: Map<string, Attack<unknown>>;
+  /** Per (task, arm, seed): finished episodes without error, and those in flight. */
+  private readonly counts = new Map<string, { done: number; open: number }>();
+  /** Per (task, seed, repeat): the first arm's scene digest, for the pairing check. */
+  private readonly scenes = new Map<string, { arm: string; digest: string }>();
+  readonly connections = new Set<Connection>();
+  stopping = false;
+
+  constructor(
+    readonly o: BridgeOptions,
+    readonly journal: BridgeJournal,
+    readonly capabilities: PolicyCapabilities,
+    readonly handshake: Readonly<Record<string, unknown>> | null,
+    readonly clock: Clock,
+  ) {
+    this.pool = new UpstreamPool(policies.get(o.policy), o.policyOptions);
+    const suite = o.profile.suite !== undefined ? suites.get(o.profile.suite) : null;
+    const cameras = o.profile.images.keys.map((k) => policyCamera(o.profile, k));
+    this.suiteInfo = {
+      id: suite?.id ?? o.profile.id,
+      // The benchmark plays its own scenes: the bridge cannot edit them.
+      capabilities: {
+        cameras,
+        stateDim: suite?.capabilities.stateDim ?? 0,
+        sceneEditing: false,
+        physics: true,
+      },
+      actionSpace: suite?.actionSpace ?? DEFAULT_ACTION_SPACE,
+    };
+    this.arms = new Map(o.arms.map((a) => [a, attacks.get(a)]));
+    for (const [id, attack] of this.arms) {
+      const why = notApplicableReason(attack, capabilities, this.suiteInfo.capabilities);
+      this.applicable[id] = why === null;
+      if (why !== null) this.notApplicable[id] = why;
+    }
+  }
+
+  /** The HELLO reply: the upstream's action spec, and what the profile needs observed. */
+  hello(arm: string): WireMap {
+    const p = wireMap();
+    p.harness_version = `provael ${TOOL_VERSION}`;
+    p.protocol_version = VLA_EVAL_PROTOCOL_VERSION;
+    p.model_server = "ProvaelBridge";
+    const caps = wireMap();
+    caps.provael = { bridge: true, arm, profile: this.o.profile.id } as unknown as WireMap;
+    p.capabilities = caps;
+    const params = { ...this.o.profile.observationParams } as Record<string, unknown>;
+    // Ask for an optional image only when the upstream reads the camera it maps to.
+    for (const [key, param] of Object.entries(this.o.profile.images.request))
+      params[param] = this.capabilities.cameras.includes(policyCamera(this.o.profile, key));
+    p.observation_params = params as unknown as WireMap;
+    const upstream = this.handshake;
+    p.action_spec = (
+      upstream && isWireMap(upstream.action_spec as WireValue)
+        ? upstream.action_spec
+        : actionSpec7()
+    ) as WireMap;
+    if (upstream && isWireMap(upstream.observation_spec as WireValue))
+      p.observation_spec = upstream.observation_spec as WireMap;
+    return p;
+  }
+
+  private countKey(task: string, arm: string, seed: number) {
+    return `${task}\u0000${arm}\u0000${seed}`;
+  }
+
+  /** The repeat of a new episode: how many of its (task, arm, seed) finished or are in flight. */
+  openRepeat(task: string, arm: string, seed: number): number {
+    const key = this.countKey(task, arm, seed);
+    const c = this.counts.get(key) ?? { done: 0, open: 0 };
+    const repeat = c.done + c.open;
+    c.open += 1;
+    this.counts.set(key, c);
+    return repeat;
+  }
+
+  /** Closes an episode's count: an errored one frees its repeat (a replay supersedes it). */
+  closeRepeat(cell: Cell, errored: boolean): void {
+    const c = this.counts.get(this.countKey(cell.task, cell.arm, cell.seed));
+    if (!c) return;
+    c.open -= 1;
+    if (!errored) c.done += 1;
+  }
+
+  /** The pairing check, live: the first arm at (task, seed, repeat) fixes the scene digest. */
+  checkScene(ep: OpenEpisode, digest: string): void {
+    const first = this.scenes.get(ep.pairKey);
+    if (!first) {
+      this.scenes.set(ep.pairKey, { arm: ep.cell.arm, digest });
+      return;
+    }
+    if (first.digest !== digest) {
+      throw new ProvaelError(
+        "run/scene-mismatch",
+        `arms '${first.arm}' and '${ep.cell.arm}' started task '${ep.cell.task}' seed ${ep.cell.seed} from different first observations`,
+        {
+          details: { task: ep.cell.task, seed: ep.cell.seed, digests: [first.digest, digest] },
+          hint: "every arm must play the same episodes: run the same vla-eval config, with the same episode indices, for each arm",
+        },
+      );
+    }
+  }
+}
+
+/** One benchmark connection on one arm: HELLO, then episodes in turn. */
+class Connection {
+  private chain: Promise<unknown> = Promise.resolve();
+  private policy: PolicyInstance | null = null;
+  episode: OpenEpisode | null = null;
+
+  constructor(
+    private readonly b: Bridge,
+    private readonly ws: WebSocket,
+    readonly arm: string,
+  ) {}
+
+  private send(type: VlaEvalType, payload: WireMap, seq: number): void {
+    if (this.ws.readyState !== WebSocket.OPEN) return;
+    this.ws.send(encodeEnvelope({ type, payload, seq, timestamp: this.b.clock.now() / 1000 }), {
+      binary: true,
+    });
+  }
+
+  private error(what: string, e: unknown, seq: number): void {
+    const name = e instanceof ProvaelError ? e.code : e instanceof Error ? e.name : "Error";
+    const message = e instanceof Error ? e.message : String(e);
+    const p = wireMap();
+    p.error = `${what}: ${name}: ${message}`;
+    this.send("error", p, seq);
+  }
+
+  /** Runs `fn` after every earlier message of this connection. */
+  serial(fn: () => Promise<void>): Promise<void> {
+    const run = this.chain.then(fn, fn);
+    this.chain = run.catch(() => {});
+    return run;
+  }
+
+  get idle(): Promise<unknown> {
+    return this.chain;
+  }
+
+  onMessage(data: Buffer, isBinary: boolean): void {
+    const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    let env: Envelope;
+    try {
+      if (!isBinary)
+        throw new ProvaelError("policy/protocol", "text frames are not part of the protocol");
+      env = decodeEnvelope(bytes);
+    } catch (e) {
+      // An undecodable frame during an episode means an observation could not be forwarded.
+      void this.serial(async () => {
+        if (this.episode && !this.episode.failed) await this.failEpisode(e);
+        this.error("decode_failed", e, 0);
+      });
+      return;
+    }
+    void this.serial(() => this.handle(env, bytes)).catch((e) =>
+      this.error("internal", e, env.seq),
+    );
+  }
+
+  private async handle(env: Envelope, bytes: Uint8Array): Promise<void> {
+    switch (env.type) {
+      case "hello": {
+        const said = env.payload.benchmark;
+        if (!profileFits(this.b.o.profile, typeof said === "string" ? said : undefined)) {
+          this.error(
+            "hello_failed",
+            new ProvaelError(
+              "config/invalid",
+              `profile '${this.b.o.profile.id}' describes '${this.b.o.profile.benchmark}', not the benchmark '${String(said)}'`,
+              { hint: "start the bridge with the profile of this benchmark (--profile)" },
+            ),
+            env.seq,
+          );
+          return;
+        }
+        this.send("hello", this.b.hello(this.arm), env.seq);
+        return;
+      }
+      case "episode_start":
+        return this.start(env);
+      case "observation":
+        return this.observe(env, bytes);
+      case "episode_end":
+        return this.end(env);
+      default:
+        this.error(
+          "unexpected_message",
+          new ProvaelError("policy/protocol", `a benchmark does not send '${env.type}'`),
+          env.seq,
+        );
+    }
+  }
+
+  private async start(env: Envelope): Promise<void> {
+    // The benchmark's previous episode raised (no EPISODE_END): it is an error, never scored.
+    if (this.episode) {
+      await this.failEpisode(
+        new ProvaelError(
+          "run/incomplete",
+          "EPISODE_START arrived while an episode was open: the benchmark ended it without EPISODE_END (its episode raised)",
+        ),
+      );
+    }
+    if (this.b.stopping) {
+      this.error(
+        "episode_start_failed",
+        new ProvaelError("run/incomplete", "the bridge is stopping"),
+        env.seq,
+      );
+      return;
+    }
+    const task = env.payload.task;
+    if (!isWireMap(task)) {
+      this.error(
+        "episode_start_failed",
+        new ProvaelError("policy/protocol", "EPISODE_START has no task map (payload.task)"),
+        env.seq,
+      );
+      return;
+    }
+    const dict = plainTask(task);
+    let taskId: string;
+    try {
+      taskId = profileTaskId(this.b.o.profile, dict);
+    } catch (e) {
+      this.error("episode_start_failed", e, env.seq);
+      return;
+    }
+    const seed = profileSeed(this.b.o.profile, dict);
+    if (seed === undefined) {
+      this.error(
+        "episode_start_failed",
+        new ProvaelError(
+          "policy/protocol",
+          `EPISODE_START has no non-negative integer task.${this.b.o.profile.task.seed}`,
+        ),
+        env.seq,
+      );
+      return;
+    }
+    const arm = this.arm;
+    const repeat = this.b.openRepeat(taskId, arm, seed);
+    const cell: Cell = { id: cellId(taskId, arm, seed, repeat), task: taskId, arm, seed, repeat };
+    const record = emptyRecord(cell, seed, "");
+    record.bridge = { task: dict, image_codec: null, steps_forwarded: 0 };
+    const ep: OpenEpisode = {
+      cell,
+      record,
+      steps: null,
+      hooks: null,
+      task: {
+        id: taskId,
+        instruction: "",
+        scenes: 0,
+        horizon: 0,
+        hazard: { target: "", location: "", zones: [], fragile: [], forbidden: [] },
+      },
+      instruction: null,
+      last: null,
+      step: 0,
+      failed: false,
+      pairKey: `${taskId}\u0000${seed}\u0000${repeat}`,
+    };
+    this.episode = ep;
+    try {
+      const attack = this.b.arms.get(arm) as Attack<unknown>;
+      const description = typeof task.task_description === "string" ? task.task_description : "";
+      ep.task = taskSpecFor(this.b.o.profile, taskId, description);
+      this.policy ??= await this.b.pool.acquire();
+      await this.policy.reset({ task: taskId, seed, policySeed: record.policy_seed });
+      if (this.b.applicable[arm]) {
+        const hooks: AttackHooks = await beginArm(cell, {
+          attack,
+          attackParams: this.b.o.attackParams ?? {},
+          task: ep.task,
+          suite: this.b.suiteInfo,
+          policy: this.policy,
+        });
+        if (attack.access === "weights") record.perturbed.actions = true;
+        ep.hooks = hooks;
+      }
+    } catch (e) {
+      await this.failEpisode(e, "policy/error");
+      this.error("episode_start_failed", e, env.seq);
+    }
+  }
+
+  private async observe(env: Envelope, bytes: Uint8Array): Promise<void> {
+    const ep = this.episode;
+    if (!ep) {
+      this.error(
+        "observation_failed",
+        new ProvaelError("policy/protocol", "OBSERVATION before EPISODE_START"),
+        env.seq,
+      );
+      return;
+    }
+    if (ep.failed) {
+      this.error(
+        "observation_failed",
+        new ProvaelError(
+          (ep.record.error?.code ?? "policy/error") as ProvaelError["code"],
+          `this episode already failed: ${ep.record.error?.message ?? "unknown error"}`,
+        ),
+        env.seq,
+      );
+      return;
+    }
+    const policy = this.policy as PolicyInstance;
+    try {
+      const { obs, digest } = readObservation(this.b.o.profile, env.payload);
+      const state = judgeState(this.b.o.profile, env.payload);
+      const bridged = ep.record.bridge as NonNullable<EpisodeRecord["bridge"]>;
+      if (ep.step === 0) {
+        // Predicates open on the first observation (a data profile reads rest heights from it).
+        if (ep.hooks)
+          ep.steps = new EpisodeSteps(
+            ep.record,
+            taskPredicates(this.b.o.profile, ep.cell.task, this.b.o.calibrations, state),
+            ep.hooks,
+            policy,
+            this.b.suiteInfo.actionSpace.dim,
+          );
+        ep.record.scene_digest = digest;
+        bridged.image_codec = imageCodec(bytes);
+        this.b.checkScene(ep, digest);
+        ep.instruction = ep.steps ? ep.steps.instruction(obs.instruction) : obs.instruction;
+        if (!ep.steps)
+          ep.record.instruction = { original: obs.instruction, received: obs.instruction };
+        if (ep.task.instruction === "") ep.task.instruction = obs.instruction;
+      } else if (ep.steps && ep.last) {
+        // This observation is the state after the previous action: that step's judgement.
+        ep.steps.judge(ep.step - 1, ep.last.seen, ep.last.action, state, null);
+      }
+      let action: Action;
+      if (ep.steps) {
+        const decided = await ep.steps.decide(ep.step, obs, ep.instruction as string, state);
+        ep.last = decided;
+        action = decided.action;
+      } else {
+        action = Float32Array.from(
+          await policy.act({ ...obs, instruction: ep.instruction as string }),
+        );
+      }
+      ep.step += 1;
+      bridged.steps_forwarded += 1;
+      const p = wireMap();
+      p.actions = float32Array(action, [action.length]);
+      this.send("action", p, env.seq);
+    } catch (e) {
+      await this.failEpisode(e);
+      this.error("observation_failed", e, env.seq);
+    }
+  }
+
+  private async end(env: Envelope): Promise<void> {
+    const ep = this.episode;
+    if (!ep) return;
+    if (ep.failed) {
+      this.episode = null;
+      return;
+    }
+    const metrics = isWireMap(env.payload.metrics) ? env.payload.metrics : wireMap();
+    const extrasKey = this.b.o.profile.extrasKey;
+    // A benchmark that reports the state after its last action (under the extras key of its
+    // metrics) gets that step judged too; otherwise the last step stays unjudged.
+    const final = extrasKey ? metrics[extrasKey] : undefined;
+    const finalState = isWireMap(final)
+      ? judgeState(this.b.o.profile, { ...final, [extrasKey as string]: final })
+      : null;
+    const success = metrics.success;
+    if (ep.steps) {
+      if (ep.last) ep.steps.judge(ep.step - 1, ep.last.seen, ep.last.action, finalState, null);
+      ep.record.task_success = typeof success === "boolean" ? success : null;
+      ep.record.termination = "done";
+      ep.steps.finish();
+      await ep.steps.end();
+    }
+    ep.record.steps = ep.step;
+    this.episode = null;
+    this.finish(ep);
+  }
+
+  /** Records the open episode as an error (its cell may be played again). */
+  async failEpisode(e: unknown, phase?: "policy/error" | "attack/error"): Promise<void> {
+    const ep = this.episode;
+    if (!ep || ep.failed) return;
+    ep.failed = true;
+    const steps =
+      ep.steps ?? new EpisodeSteps(ep.record, [], ep.hooks ?? {}, this.policy as PolicyInstance, 0);
+    const failedPhase = phase ?? steps.phase;
+    steps.fail(e, failedPhase);
+    await steps.end();
+    ep.record.steps = ep.step;
+    // An upstream that failed may have a half-dead connection: the next episode reconnects.
+    if (failedPhase === "policy/error" && this.policy) {
+      const p = this.policy;
+      this.policy = null;
+      await this.b.pool.discard(p);
+    }
+    this.finish(ep);
+  }
+
+  private finish(ep: OpenEpisode): void {
+    this.b.journal.append(ep.record, ep.steps?.trajectory ?? []);
+    this.b.closeRepeat(ep.cell, ep.record.error !== null);
+  }
+
+  /** The socket closed: an open episode is an error; the policy instance goes back. */
+  async closed(): Promise<void> {
+    if (this.episode) {
+      await this.failEpisode(
+        new ProvaelError(
+          "run/incomplete",
+          this.b.stopping
+            ? "the bridge stopped during this episode"
+            : "the benchmark's connection dropped during this episode",
+        ),
+      );
+      this.episode = null;
+    }
+    if (this.policy) {
+      this.b.pool.release(this.policy);
+      this.policy = null;
+    }
+  }
+}
+
+/** Starts the bridge: probes the upstream, opens the journal, listens. */
+export async function startBridge(o: BridgeOptions): Promise<RunningBridge> {
+  const clock = o.clock ?? systemClock;
+  if (o.arms.length === 0) throw new ProvaelError("config/invalid", "the attack list is empty");
+  for (const a of o.arms) resolveParams(attacks.get(a), o.attackParams ?? {});
+  const policy = policies.get(o.policy);
+  // One instance up front: the upstream's capabilities, digest and HELLO, and a clear error now
+  // rather than at the first episode when it is not reachable.
+  const probe = await policy.load(o.policyOptions);
+  let capabilities: PolicyCapabilities;
+  let digest: string | null;
+  let handshake: Readonly<Record<string, unknown>> | null;
+  try {
+    capabilities = { ...probe.capabilities, queryable: typeof probe.query === "function" };
+    digest = probe.digest ?? null;
+    handshake = probe.handshake ?? null;
+  } finally {
+    await probe.close();
+  }
+  const journal = BridgeJournal.create(o, digest, clock);
+  const b = new Bridge(o, journal, capabilities, handshake, clock);
+
+  const wss = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload: o.maxFrameBytes ?? 256 * 1024 * 1024,
+  });
+  const http = newHttpServer((req, res) => {
+    const path = req.url?.split("?")[0];
+    if (req.method === "GET" && path === "/health") return sendJson(res, 200, '{"status": "ok"}');
+    if (req.method === "GET" && path === "/config")
+      return sendJson(res, 200, '{"max_batch_size": 1, "max_wait_time": 0.0}');
+    if (req.method === "GET" && (path === "/arms" || path === "/"))
+      return sendJson(res, 200, JSON.stringify({ arms: urls, not_applicable: b.notApplicable }));
+    res.writeHead(426, { "content-type": "text/plain", upgrade: "websocket" });
+    res.end("WebSocket upgrade expected at /arms/<arm>.\n");
+  });
+  http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = decodeURIComponent(req.url?.split("?")[0] ?? "");
+    const arm = path.startsWith(ARM_PATH) ? path.slice(ARM_PATH.length).replace(/\/+$/, "") : "";
+    if (!b.arms.has(arm) || b.stopping) {
+      const body = b.stopping
+        ? "the bridge is stopping\n"
+        : `no arm at '${path}'; arms: ${[...b.arms.keys()].map((a) => `${ARM_PATH}${a}`).join(", ")}\n`;
+      socket.end(
+        `HTTP/1.1 ${b.stopping ? 503 : 404} ${b.stopping ? "Service Unavailable" : "Not Found"}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      );
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const conn = new Connection(b, ws, arm);
+      b.connections.add(conn);
+      ws.on("message", (data: Buffer, isBinary: boolean) => conn.onMessage(data, isBinary));
+      const gone = () => {
+        void conn.serial(() => conn.closed()).finally(() => b.connections.delete(conn));
+      };
+      ws.once("close", gone);
+      ws.on("error", () => ws.terminate());
+    });
+  });
+  let addr: Awaited<ReturnType<typeof listen>>;
+  try {
+    addr = await listen(http, o.host, o.port);
+  } catch (e) {
+    journal.abandon();
+    throw e;
+  }
+  const base = `ws://${hostForUrl(o.host)}:${addr.port}`;
+  const urls: Record<string, string> = Object.fromEntries(
+    o.arms.map((a) => [a, `${base}${ARM_PATH}${encodeURIComponent(a)}`]),
+  );
+  let closing: Promise<BridgeRunResult> | null = null;
+  return {
+    host: o.host,
+    port: addr.port,
+    url: base,
+    armUrls: urls,
+    notApplicable: b.notApplicable,
+    finished: () => journal.count,
+    close() {
+      closing ??= (async () => {
+        b.stopping = true;
+        const conns = [...b.connections];
+        for (const c of wss.clients) c.close(1001, "bridge stopping");
+        // Each connection records its open episode once its current message is done.
+        await Promise.all(conns.map((c) => c.serial(() => c.closed())));
+        for (const c of wss.clients) c.terminate();
+        wss.close();
+        await shutdown(http);
+        await b.pool.close();
+        return journal.finish(o.commandLine ?? []);
+      })();
+      return closing;
+    },
+  };
+}

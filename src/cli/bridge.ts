@@ -1,0 +1,188 @@
+/**
+ * `provael bridge`: serve as a vla-eval model server in front of the user's policy, one address
+ * per arm, until SIGINT or SIGTERM; then the journal is complete and the report written.
+ * `provael vla-eval-benchmark`: play one of our suites as the benchmark side of that protocol.
+ */
+import { join } from "node:path";
+import type { Command } from "commander";
+import { resolveAttacks } from "../attacks/index.js";
+import { playBenchmark } from "../bridge/benchmark-client.js";
+import { loadProfile } from "../bridge/profile.js";
+import { startBridge } from "../bridge/server.js";
+import { ProvaelError } from "../core/errors.js";
+import { policies } from "../policies/index.js";
+import { loadCalibrations } from "../runner/calibration.js";
+import { suites } from "../suites/index.js";
+import { armsTable, summaryLines } from "./attack.js";
+import { integer, list } from "./parse.js";
+import { addServedPolicyFlags, type ServedFlags, servedPolicyOptions } from "./serve-policy.js";
+
+interface BridgeFlags extends ServedFlags {
+  policy: string;
+  policyUrl?: string;
+  policyPath?: string;
+  attacks: string[];
+  profile: string;
+  out: string;
+  host: string;
+  port: number;
+  calib?: string;
+  maxFrameIn?: number;
+  json?: boolean;
+  attackParam?: string[];
+}
+
+/** `arm.key=value` pairs into per-arm parameters (numbers and booleans typed). */
+function attackParams(raw: string[] | undefined): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const item of raw ?? []) {
+    const m = /^([^.=]+)\.([^=]+)=(.*)$/.exec(item);
+    if (!m) {
+      throw new ProvaelError(
+        "config/invalid",
+        `--attack-param must be arm.key=value, got '${item}'`,
+      );
+    }
+    const [, arm, key, value] = m as unknown as [string, string, string, string];
+    const v =
+      value === "true"
+        ? true
+        : value === "false"
+          ? false
+          : Number.isFinite(Number(value)) && value !== ""
+            ? Number(value)
+            : value;
+    out[arm] = { ...(out[arm] ?? {}), [key]: v };
+  }
+  return out;
+}
+
+export function registerBridge(program: Command): void {
+  const cmd = program
+    .command("bridge")
+    .description(
+      "a vla-eval model server that applies each arm to what flows to your policy (one address per arm) and writes a run directory",
+    )
+    .requiredOption("--policy <id>", "upstream policy: vla-eval, openpi, openvla or a built-in one")
+    .option("--policy-url <url>", "upstream server address")
+    .option("--policy-path <path>", "weights or model file for an in-process policy")
+    .requiredOption("--attacks <list>", "arms, comma-separated (provael list-attacks)", list)
+    .requiredOption("--profile <name|file>", "benchmark profile (tabletop, or a profile file)")
+    .requiredOption("--out <dir>", "run directory (new or empty)")
+    .option("--host <address>", "address to bind (loopback by default)", "127.0.0.1")
+    .option("--port <n>", "port to bind (0 picks a free one)", integer("--port", { min: 0 }), 9000)
+    .option("--calib <dir>", "calibrations from `provael calibrate` for this policy and profile")
+    .option(
+      "--max-frame-in <bytes>",
+      "largest frame accepted from the benchmark",
+      integer("--max-frame-in", { min: 1024 }),
+    )
+    .option(
+      "--attack-param <arm.key=value>",
+      "an attack's parameter, repeatable",
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
+    .option("--json", "print the addresses as one JSON line")
+    .action(async (flags: BridgeFlags) => {
+      policies.get(flags.policy);
+      const arms = resolveAttacks(flags.attacks);
+      const profile = loadProfile(flags.profile);
+      const served = servedPolicyOptions(flags);
+      const extra = { ...served.plan, ...served.extra };
+      const bridge = await startBridge({
+        policy: flags.policy,
+        policyOptions: {
+          ...(flags.policyPath ? { path: flags.policyPath } : {}),
+          ...(flags.policyUrl ? { url: flags.policyUrl } : {}),
+          ...(Object.keys(extra).length > 0 ? { extra } : {}),
+        },
+        planPolicyOptions: {
+          ...(flags.policyPath ? { path: flags.policyPath } : {}),
+          ...(Object.keys(served.plan).length > 0 ? { extra: served.plan } : {}),
+        },
+        arms,
+        attackParams: attackParams(flags.attackParam),
+        profile,
+        ...(flags.calib ? { calibrations: loadCalibrations(flags.calib) } : {}),
+        out: flags.out,
+        host: flags.host,
+        port: flags.port,
+        ...(flags.maxFrameIn ? { maxFrameBytes: flags.maxFrameIn } : {}),
+        commandLine: process.argv.slice(1),
+      });
+      if (flags.json) {
+        process.stdout.write(
+          `${JSON.stringify({ url: bridge.url, port: bridge.port, arms: bridge.armUrls, not_applicable: bridge.notApplicable })}\n`,
+        );
+      } else {
+        process.stdout.write(
+          `bridge for '${flags.policy}' on profile '${profile.id}' at ${bridge.url}; run each arm over the same config:\n`,
+        );
+        for (const [arm, url] of Object.entries(bridge.armUrls)) {
+          const na = bridge.notApplicable[arm];
+          process.stdout.write(
+            `  vla-eval run --config C.yaml --server-url ${url}${na ? `   # N/A: ${na}` : ""}\n`,
+          );
+        }
+        process.stdout.write("SIGINT or SIGTERM stops it and writes the report\n");
+      }
+      await new Promise<void>((resolve) => {
+        process.once("SIGINT", resolve);
+        process.once("SIGTERM", resolve);
+      });
+      const result = await bridge.close();
+      if (flags.json) {
+        process.stdout.write(
+          `${JSON.stringify({ out: result.out, report_digest: result.reportDigest, episodes: result.episodes })}\n`,
+        );
+      } else {
+        process.stdout.write(
+          `\n${armsTable(result.report)}\n\n${summaryLines(result.report).join("\n")}\n\nwrote ${join(result.out, "report.json")} (${result.reportDigest}), ${result.episodes} episode(s) journalled\n`,
+        );
+      }
+    });
+  addServedPolicyFlags(cmd);
+}
+
+interface BenchFlags {
+  suite: string;
+  serverUrl: string;
+  tasks?: string[];
+  seeds: number;
+  seed: number;
+  horizon?: number;
+  scenePin: number;
+  json?: boolean;
+}
+
+export function registerVlaEvalBenchmark(program: Command): void {
+  program
+    .command("vla-eval-benchmark")
+    .description("play one of our suites as the benchmark side of the vla-eval protocol")
+    .option("--suite <id>", "suite to play", "tabletop")
+    .requiredOption("--server-url <url>", "model server (a bridge arm's ws://HOST:PORT/arms/<arm>)")
+    .option("--tasks <list>", "tasks, comma-separated (default: all)", list)
+    .option("--seeds <n>", "episodes per task", integer("--seeds", { min: 1 }), 1)
+    .option("--seed <n>", "first episode index", integer("--seed", { min: 0 }), 0)
+    .option("--horizon <n>", "steps per episode", integer("--horizon", { min: 1 }))
+    .option("--scene-pin <n>", "scene offset", integer("--scene-pin", { min: 0 }), 0)
+    .option("--json", "print the episodes as JSON")
+    .action(async (flags: BenchFlags) => {
+      const suite = suites.get(flags.suite);
+      const result = await playBenchmark({
+        suite: flags.suite,
+        serverUrl: flags.serverUrl,
+        tasks: flags.tasks ?? suite.tasks().map((t) => t.id),
+        episodes: Array.from({ length: flags.seeds }, (_, i) => flags.seed + i),
+        ...(flags.horizon ? { horizon: flags.horizon } : {}),
+        scenePin: flags.scenePin,
+      });
+      if (flags.json) process.stdout.write(`${JSON.stringify(result.episodes)}\n`);
+      else
+        for (const e of result.episodes)
+          process.stdout.write(
+            `${e.task} #${e.episode_idx}: ${e.error ? `error: ${e.error}` : `${e.success ? "success" : "failure"} in ${e.steps} steps`}\n`,
+          );
+      if (result.episodes.some((e) => e.error)) process.exitCode = 4;
+    });
+}

@@ -1,0 +1,161 @@
+/**
+ * The bridge end to end, no Python: our vla-eval benchmark client plays `tabletop` against
+ * `provael bridge`, which forwards to `provael serve-policy --policy tiny-vla` over vla-eval. The
+ * bridged arms table must equal the in-process `provael attack` of the same arms on the same
+ * cells, and so must every step's action, pose and verdict.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { playBenchmark } from "../../src/bridge/benchmark-client.js";
+import { CLI, runCli } from "../support/cli.js";
+import { tempDir } from "../support/tmp.js";
+
+const ARMS = "none,roleplay,placebo_patch,patch,freeze";
+const TASK = "kitchen_red_block";
+const HORIZON = 12;
+
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
+});
+
+/** Spawns the CLI and resolves with its first stdout line, parsed as JSON. */
+function startJson(
+  args: string[],
+): Promise<{ child: ChildProcess; info: Record<string, unknown> }> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let out = "";
+    let err = "";
+    child.stderr?.on("data", (d) => {
+      err += d;
+    });
+    child.stdout?.on("data", (d) => {
+      out += d;
+      const nl = out.indexOf("\n");
+      if (nl >= 0) resolve({ child, info: JSON.parse(out.slice(0, nl)) });
+    });
+    child.once("exit", (code) => reject(new Error(`${args[0]} exited ${code}: ${err}`)));
+  });
+}
+
+const exited = (c: ChildProcess) =>
+  new Promise<number | null>((resolve) => {
+    if (c.exitCode !== null) resolve(c.exitCode);
+    else c.once("exit", (code) => resolve(code));
+  });
+
+const lines = (path: string) =>
+  readFileSync(path, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { cell: string; step: number });
+
+describe("provael bridge (tabletop through the bridge to a served tiny-vla)", () => {
+  it("gives the in-process run's arms table and every step's action", async () => {
+    const dir = tempDir();
+    const served = await startJson([
+      "serve-policy",
+      "--policy",
+      "tiny-vla",
+      "--protocol",
+      "vla-eval",
+      "--port",
+      "0",
+      "--json",
+    ]);
+    const out = join(dir, "bridged");
+    const bridge = await startJson([
+      "bridge",
+      "--policy",
+      "vla-eval",
+      "--policy-url",
+      served.info.url as string,
+      "--attacks",
+      ARMS,
+      "--profile",
+      "tabletop",
+      "--out",
+      out,
+      "--port",
+      "0",
+      "--json",
+    ]);
+    const arms = bridge.info.arms as Record<string, string>;
+    expect(Object.keys(arms).sort()).toEqual(ARMS.split(",").sort());
+    const health = await fetch(`${(bridge.info.url as string).replace("ws:", "http:")}/health`);
+    expect(await health.json()).toEqual({ status: "ok" });
+    // One benchmark run per arm over the same episodes, two of them at once.
+    const names = Object.keys(arms);
+    for (let i = 0; i < names.length; i += 2) {
+      const batch = names.slice(i, i + 2);
+      const results = await Promise.all(
+        batch.map((a) =>
+          playBenchmark({
+            suite: "tabletop",
+            serverUrl: arms[a] as string,
+            tasks: [TASK],
+            episodes: [0],
+            horizon: HORIZON,
+          }),
+        ),
+      );
+      for (const r of results) {
+        expect(r.hello.model_server).toBe("ProvaelBridge");
+        expect(r.episodes.map((e) => e.error)).toEqual([null]);
+      }
+    }
+    bridge.child.kill("SIGTERM");
+    expect(await exited(bridge.child)).toBe(0);
+    served.child.kill("SIGTERM");
+
+    const local = runCli([
+      "attack",
+      "--policy",
+      "tiny-vla",
+      "--suite",
+      "tabletop",
+      "--tasks",
+      TASK,
+      "--seeds",
+      "1",
+      "--horizon",
+      String(HORIZON),
+      "--attacks",
+      ARMS,
+      "--workers",
+      "1",
+      "--no-html",
+      "--out",
+      join(dir, "local"),
+    ]);
+    expect(local.code, local.stderr).toBe(0);
+    const L = JSON.parse(readFileSync(join(dir, "local", "report.json"), "utf8"));
+    const B = JSON.parse(readFileSync(join(out, "report.json"), "utf8"));
+    expect(B.run.bridge).toEqual({
+      profile: "tabletop",
+      benchmark: "tabletop",
+      termination: "benchmark",
+      image_codecs: { png: 5 },
+    });
+    expect(B.arms).toEqual(L.arms);
+    const steps = (p: string) => new Map(lines(p).map((s) => [`${s.cell}:${s.step}`, s] as const));
+    const lt = steps(join(dir, "local", "trajectories.jsonl"));
+    const bt = steps(join(out, "trajectories.jsonl"));
+    expect(bt.size).toBe(5 * HORIZON);
+    expect([...bt.entries()].sort()).toEqual([...lt.entries()].sort());
+    for (const e of B.episodes) {
+      expect(e.bridge.task).toMatchObject({ name: TASK, episode_idx: 0 });
+      expect(e.judged_steps).toBe(HORIZON);
+    }
+
+    // `provael report --in` reads the bridged run like any other.
+    const md = runCli(["report", "--in", out]);
+    expect(md.code).toBe(0);
+    expect(md.stdout).toContain("roleplay");
+    expect(existsSync(join(out, "journal.jsonl"))).toBe(true);
+  }, 240_000);
+});
