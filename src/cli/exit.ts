@@ -1,5 +1,6 @@
 /** The only place error codes become exit codes, and errors become text. */
 import { type ErrorCode, isProvaelError } from "../core/errors.js";
+import { redactText, secretsInArgv } from "../core/redact.js";
 
 export const EXIT = { ok: 0, fail: 1, usage: 2, incomplete: 3, runtime: 4 } as const;
 
@@ -19,19 +20,24 @@ export function exitCodeFor(code: ErrorCode): number {
   return EXIT.runtime;
 }
 
+/** Error text as printed: URL credentials and the command line's secrets redacted (CI logs). */
+function shown(text: string): string {
+  return redactText(text, secretsInArgv(process.argv));
+}
+
 /** Prints an error without a stack trace for user errors; returns the exit code. */
 export function reportError(e: unknown, json: boolean): number {
   if (isProvaelError(e)) {
-    if (json) process.stdout.write(`${JSON.stringify({ error: e.toJSON() })}\n`);
-    process.stderr.write(`provael: error: ${e.message}\n`);
+    if (json) process.stdout.write(`${shown(JSON.stringify({ error: e.toJSON() }))}\n`);
+    process.stderr.write(`provael: error: ${shown(e.message)}\n`);
     if (e.hint) process.stderr.write(`  hint: ${e.hint}\n`);
     const code = exitCodeFor(e.code);
     if (code === EXIT.runtime && process.env.PROVAEL_DEBUG && e.stack)
-      process.stderr.write(`${e.stack}\n`);
+      process.stderr.write(`${shown(e.stack)}\n`);
     return code;
   }
   process.stderr.write(
-    `provael: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`,
+    `provael: internal error: ${shown(e instanceof Error ? (e.stack ?? e.message) : String(e))}\n`,
   );
   process.stderr.write(
     "  hint: this is a bug in Provael; please report it with the command line\n",

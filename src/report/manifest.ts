@@ -10,6 +10,7 @@ import { join } from "node:path";
 import type { Clock } from "../core/clock.js";
 import { sha256 } from "../core/digest.js";
 import { PACKAGE_ROOT } from "../core/package-root.js";
+import { REDACTED, redactArgv, redactText } from "../core/redact.js";
 import { PROTOCOL, REPORT_SCHEMA } from "./build.js";
 
 export interface ExecutionManifest {
@@ -46,7 +47,7 @@ export function allowListedEnvironment(env: NodeJS.ProcessEnv): Record<string, s
   for (const name of Object.keys(env).sort()) {
     const value = env[name];
     if (value === undefined || !ENV_ALLOW.test(name)) continue;
-    out[name] = SECRET.test(name) ? "[redacted]" : value;
+    out[name] = SECRET.test(name) ? REDACTED : redactText(value);
   }
   return out;
 }
@@ -75,7 +76,10 @@ export interface ManifestInput {
   shard: string | null;
   startedAt: number;
   clock: Clock;
+  /** Recorded with secret flags, secret options and URL credentials redacted. */
   commandLine: string[];
+  /** Secret values to redact wherever they appear in the command line (core/redact.ts). */
+  secrets?: readonly string[];
   resumed: boolean;
   extra?: Record<string, unknown>;
 }
@@ -107,7 +111,7 @@ export function buildManifest(input: ManifestInput): ExecutionManifest {
     cpu: { model, cores: cpuList.length },
     git,
     lockfile_digest: lockfile,
-    command_line: input.commandLine,
+    command_line: redactArgv(input.commandLine, input.secrets),
     environment: allowListedEnvironment(process.env),
     resumed: input.resumed,
     missing_fields: missing,

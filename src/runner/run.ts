@@ -22,6 +22,7 @@ import { type Clock, systemClock } from "../core/clock.js";
 import { sha256, sha256Stream } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
+import { redactPolicyOptions, redactText, secretValues } from "../core/redact.js";
 import type {
   Attack,
   PolicyCapabilities,
@@ -223,7 +224,17 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
   const startedAt = clock.now();
   const pluginSources = options.plugins ?? [];
   const plugins = await loadPlugins(pluginSources);
-  const plan = withPlugins(options.plan, plugins);
+  // Secrets (API keys, secret options, URL passwords) are used to play, never written: the plan
+  // is recorded with them redacted, and episode errors are scrubbed of them.
+  const secrets = [
+    ...secretValues(options.policyOptions),
+    ...secretValues(options.plan.policyOptions),
+  ];
+  const given = withPlugins(options.plan, plugins);
+  const plan: PlanSpec = {
+    ...given,
+    policyOptions: redactPolicyOptions(given.policyOptions),
+  };
   for (const [flag, v] of [
     ["--concurrency", options.concurrency],
     ["--workers", options.workers ?? 1],
@@ -340,6 +351,11 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
       const cell: Cell | undefined = pending[next++];
       if (!cell) return;
       const result = await ex.play(cell, laneIndex);
+      if (result.record.error !== null)
+        result.record.error = {
+          ...result.record.error,
+          message: redactText(result.record.error.message, secrets),
+        };
       const at = journal.append({
         type: "episode",
         record: result.record,
@@ -411,6 +427,7 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
     startedAt,
     clock,
     commandLine: options.commandLine,
+    secrets,
     resumed: existing !== null,
     extra: { workers: Math.max(workers, 1), concurrency: options.concurrency },
   });

@@ -59,7 +59,10 @@ export async function openOpenpi(o: ServedOptions): Promise<OpenpiConn> {
     if (f.kind === "text") throw await serverError(ws, f.text);
     const metadata = decodeOpenpi(f.data);
     if (!isWireMap(metadata))
-      throw new ProvaelError("policy/protocol", `${o.url} sent a metadata frame that is not a map`);
+      throw new ProvaelError(
+        "policy/protocol",
+        `${o.shownUrl} sent a metadata frame that is not a map`,
+      );
     return { ws, metadata };
   } catch (e) {
     ws.close();
@@ -211,7 +214,7 @@ export const openpiPolicy = definePolicy({
     } catch (e) {
       throw new ProvaelError(
         "policy/load",
-        `cannot reach the openpi server at ${o.url}: ${(e as Error).message}`,
+        `cannot reach the openpi server at ${o.shownUrl}: ${(e as Error).message}`,
         { cause: e, hint: "start the server first (see docs/served-policies.md), then rerun" },
       );
     }

@@ -34,15 +34,23 @@ import {
   withRetries,
 } from "./options.js";
 
+/** A URL without its credentials: fetch refuses them; authHeaders sends them as Basic. */
+function bare(base: string): URL {
+  const u = new URL(base);
+  u.username = "";
+  u.password = "";
+  return u;
+}
+
 /** The `/act` address for a base URL (a URL already ending in /act is used as is). */
 export function actUrl(base: string): string {
-  const u = new URL(base);
+  const u = bare(base);
   if (!u.pathname.endsWith("/act")) u.pathname = `${u.pathname.replace(/\/$/, "")}/act`;
   return u.toString();
 }
 
 function infoUrl(base: string): string {
-  const u = new URL(base);
+  const u = bare(base);
   u.pathname = `${u.pathname.replace(/\/act$/, "").replace(/\/$/, "")}/provael/info`;
   return u.toString();
 }
@@ -210,7 +218,7 @@ export const openvlaPolicy = definePolicy({
     } catch (e) {
       throw new ProvaelError(
         "policy/load",
-        `cannot reach the OpenVLA server at ${o.url}: ${(e as Error).message}`,
+        `cannot reach the OpenVLA server at ${o.shownUrl}: ${(e as Error).message}`,
         { cause: e, hint: "start the server first (see docs/served-policies.md), then rerun" },
       );
     }

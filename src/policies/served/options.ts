@@ -4,10 +4,13 @@
  */
 import { z } from "zod";
 import { ProvaelError } from "../../core/errors.js";
+import { redactUrl } from "../../core/redact.js";
 import type { PolicyOptions } from "../../core/types.js";
 
 export interface ServedOptions {
   url: string;
+  /** The URL as messages show it: credentials redacted (core/redact.ts). */
+  shownUrl: string;
   apiKey: string | null;
   /** Layout preset or mapping file; null: the protocol's default. */
   layout: string | null;
@@ -64,14 +67,14 @@ export function servedOptions(
   try {
     parsedUrl = new URL(url);
   } catch {
-    throw new ProvaelError("config/invalid", `--policy-url '${url}' is not a URL`, {
+    throw new ProvaelError("config/invalid", `--policy-url '${redactUrl(url)}' is not a URL`, {
       hint: `pass --policy-url ${schemes[0]}//HOST:PORT`,
     });
   }
   if (!schemes.includes(parsedUrl.protocol)) {
     throw new ProvaelError(
       "config/invalid",
-      `policy '${policy}' needs a ${schemes.join(" or ")} URL, got '${url}'`,
+      `policy '${policy}' needs a ${schemes.join(" or ")} URL, got '${redactUrl(url)}'`,
       { hint: `pass --policy-url ${schemes[0]}//HOST:PORT` },
     );
   }
@@ -86,6 +89,7 @@ export function servedOptions(
   const envKey = process.env.PROVAEL_API_KEY;
   return {
     url,
+    shownUrl: redactUrl(url),
     apiKey: x.apiKey ?? (envKey && envKey.length > 0 ? envKey : null),
     layout: x.layout ?? null,
     replan: x.replan ?? null,
@@ -98,9 +102,18 @@ export function servedOptions(
   };
 }
 
-/** Headers for an authenticated request (openpi's hosted convention). */
-export function authHeaders(o: ServedOptions): Record<string, string> {
-  return o.apiKey ? { Authorization: `Api-Key ${o.apiKey}` } : {};
+/**
+ * Headers for an authenticated request: the API key (openpi's hosted convention), else HTTP
+ * Basic from credentials in an http(s) URL, which fetch refuses to send itself (ws does).
+ */
+export function authHeaders(o: Pick<ServedOptions, "apiKey" | "url">): Record<string, string> {
+  if (o.apiKey) return { Authorization: `Api-Key ${o.apiKey}` };
+  const u = URL.canParse(o.url) ? new URL(o.url) : null;
+  if (u && (u.protocol === "http:" || u.protocol === "https:") && (u.username || u.password)) {
+    const pair = `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`;
+    return { Authorization: `Basic ${Buffer.from(pair).toString("base64")}` };
+  }
+  return {};
 }
 
 /** Errors worth another try on a fresh connection (connection lost, refused, timed out). */

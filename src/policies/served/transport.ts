@@ -12,6 +12,7 @@
  */
 import WebSocket from "ws";
 import { ProvaelError } from "../../core/errors.js";
+import { redactUrl } from "../../core/redact.js";
 import { markRetryable } from "./options.js";
 
 export type Frame = { kind: "binary"; data: Uint8Array } | { kind: "text"; text: string };
@@ -98,7 +99,9 @@ export class WsConnection {
           mask.fill(0);
         },
       });
-      const conn = new WsConnection(ws, url, o.maxFrameBytes, o.strict);
+      // Messages name the server without the credentials a URL may carry.
+      const shown = redactUrl(url);
+      const conn = new WsConnection(ws, shown, o.maxFrameBytes, o.strict);
       const timer = setTimeout(() => {
         if (settled) return;
         settled = true;
@@ -107,7 +110,7 @@ export class WsConnection {
           markRetryable(
             new ProvaelError(
               "policy/timeout",
-              `connecting to ${url} took over ${o.connectTimeoutMs} ms`,
+              `connecting to ${shown} took over ${o.connectTimeoutMs} ms`,
               {
                 hint: "check that the server runs and the address is right, or raise --connect-timeout",
               },
@@ -130,7 +133,7 @@ export class WsConnection {
         reject(
           new ProvaelError(
             auth ? "policy/load" : "policy/protocol",
-            `${url} refused the WebSocket upgrade with HTTP ${res.statusCode}`,
+            `${shown} refused the WebSocket upgrade with HTTP ${res.statusCode}`,
             {
               details: { status: res.statusCode },
               hint: auth
@@ -144,7 +147,7 @@ export class WsConnection {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        reject(lost(url, e.message, e));
+        reject(lost(shown, e.message, e));
       });
     });
   }

@@ -270,7 +270,7 @@ export const vlaEvalPolicy = definePolicy({
     } catch (e) {
       throw new ProvaelError(
         "policy/load",
-        `cannot reach the vla-eval server at ${o.url}: ${(e as Error).message}`,
+        `cannot reach the vla-eval server at ${o.shownUrl}: ${(e as Error).message}`,
         {
           cause: e,
           hint: "start the model server first (see docs/served-policies.md), then rerun",
