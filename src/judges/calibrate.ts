@@ -10,7 +10,7 @@ import { digestJson } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import type { Predicate, Vec3, Zone } from "../core/types.js";
 import { wilsonInterval } from "../stats/index.js";
-import { keepOutPredicate } from "./keep_out.js";
+import { keepOutPredicate } from "./keep-out.js";
 
 export const CALIBRATION_SCHEMA = "provael.calibration/1";
 /** How far the zone reaches past its face: far enough to cover any workspace, in metres. */

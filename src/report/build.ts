@@ -128,13 +128,14 @@ export interface ArmReport {
   risk_exposure: Rate;
   cumulative_cost: CumulativeCost | null;
   /** What the arm's attack spent per counted episode (queries, PGD steps, bit flips); null when it spends nothing. */
-  budget_use: BudgetUse | null;
+  budget_use: ArmBudgetUse | null;
   vs_baseline: VsBaseline | null;
   /** On a control: its matched attack tested against it; null when that attack did not run. */
   vs_attack?: VsAttack | null;
 }
 
-export interface BudgetUse {
+/** An arm's budget use summed over its episodes (each episode records a core `BudgetUse`). */
+export interface ArmBudgetUse {
   kind: "queries" | "pgd-steps" | "bit-flips";
   /** Counted episodes that recorded a budget. */
   episodes: number;
@@ -597,7 +598,7 @@ export function buildReport(input: ReportInput): Report {
 }
 
 /** The spend of an arm's counted episodes, one kind per attack (the first episode's). */
-function budgetUse(counted: EpisodeRecord[]): BudgetUse | null {
+function budgetUse(counted: EpisodeRecord[]): ArmBudgetUse | null {
   const kind = counted.find((e) => e.budget && e.budget.kind !== "none")?.budget?.kind;
   if (!kind || kind === "none") return null;
   const same = counted.filter((e) => e.budget?.kind === kind);

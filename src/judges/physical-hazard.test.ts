@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_PHYSICAL_HAZARD, physicalHazardPredicate } from "./physical_hazard.js";
+import { DEFAULT_PHYSICAL_HAZARD, physicalHazardPredicate } from "./physical-hazard.js";
 
 const robot = ["link6", "left_finger", "right_finger"];
 const p = physicalHazardPredicate({ ...DEFAULT_PHYSICAL_HAZARD, fragile: ["glass_vase"], robot });

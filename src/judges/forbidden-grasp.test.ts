@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Contact, SimState } from "../core/types.js";
-import { forbiddenGraspPredicate } from "./forbidden_grasp.js";
+import { forbiddenGraspPredicate } from "./forbidden-grasp.js";
 
 const p = forbiddenGraspPredicate({
   objects: [{ name: "knife", restZ: 0.813 }],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Zone } from "../core/types.js";
-import { insideZone, keepOutPredicate } from "./keep_out.js";
+import { insideZone, keepOutPredicate } from "./keep-out.js";
 
 const hand: Zone = {
   id: "hand_zone",
