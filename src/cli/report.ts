@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
+import { isBridgedRun, reportFromBridgeJournal } from "../bridge/rundir.js";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { inspectAttestation } from "../evidence/attestation.js";
@@ -32,6 +33,8 @@ export const DEFAULT_ATTESTATION = "attestation.dsse.json";
 /** Reads DIR/report.json, with clear errors for a missing, partial or malformed run. */
 export function readReport(dir: string): Report {
   const path = join(dir, "report.json");
+  // A bridge stopped without writing its report (killed): the journal holds every episode.
+  if (!existsSync(path) && isBridgedRun(dir)) return reportFromBridgeJournal(dir);
   if (!existsSync(path)) {
     const partial = existsSync(join(dir, "journal.jsonl"));
     throw new ProvaelError(

@@ -1,0 +1,330 @@
+/**
+ * The bridge under faults, in process: a benchmark that drops mid-episode, a second
+ * EPISODE_START, garbage frames, an upstream that dies and comes back, 200 connections at once,
+ * and the pairing check refusing arms whose first observations differ.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
+import { loadProfile } from "../../src/bridge/profile.js";
+import { reportFromBridgeJournal } from "../../src/bridge/rundir.js";
+import { type RunningBridge, startBridge } from "../../src/bridge/server.js";
+import { canonicalJson } from "../../src/core/canonical-json.js";
+import { float64Array, uint8Array } from "../../src/policies/served/codec/ndarray.js";
+import { type WireMap, wireMap } from "../../src/policies/served/codec/tree.js";
+import {
+  decodeEnvelope,
+  type Envelope,
+  encodeEnvelope,
+  type VlaEvalType,
+} from "../../src/policies/served/codec/vla-eval.js";
+import { startPolicyServer } from "../../src/policies/served/server/index.js";
+import { stubPolicy } from "../../src/policies/stub.js";
+import type { EpisodeRecord } from "../../src/runner/episode.js";
+import { tempDir } from "../support/tmp.js";
+
+const LIBERO = "vla_eval.benchmarks.libero.benchmark:LIBEROBenchmark";
+const profile = loadProfile("libero");
+
+/** A hand-driven benchmark connection. */
+class Peer {
+  seq = 0;
+  private readonly inbox: Envelope[] = [];
+  private wake: (() => void) | null = null;
+  closed = false;
+
+  private constructor(readonly ws: WebSocket) {
+    ws.on("message", (d: Buffer) => {
+      this.inbox.push(decodeEnvelope(new Uint8Array(d.buffer, d.byteOffset, d.byteLength)));
+      this.wake?.();
+    });
+    ws.on("close", () => {
+      this.closed = true;
+      this.wake?.();
+    });
+  }
+
+  static open(url: string): Promise<Peer> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(url, { perMessageDeflate: false });
+      ws.once("open", () => resolve(new Peer(ws)));
+      ws.once("error", reject);
+    });
+  }
+
+  send(type: VlaEvalType, payload: WireMap): number {
+    this.seq += 1;
+    this.ws.send(encodeEnvelope({ type, payload, seq: this.seq, timestamp: 0 }));
+    return this.seq;
+  }
+
+  async next(timeoutMs = 10_000): Promise<Envelope> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.inbox.length === 0) {
+      if (this.closed) throw new Error("closed");
+      if (Date.now() > deadline) throw new Error("no reply (the bridge hangs)");
+      await new Promise<void>((r) => {
+        this.wake = r;
+        setTimeout(r, 50);
+      });
+    }
+    return this.inbox.shift() as Envelope;
+  }
+
+  async hello(): Promise<Envelope> {
+    const p = wireMap();
+    p.harness_version = "test";
+    p.protocol_version = 1;
+    p.benchmark = LIBERO;
+    this.send("hello", p);
+    return this.next();
+  }
+
+  start(name: string, idx: number): void {
+    const task = wireMap();
+    task.name = name;
+    task.suite = "libero_spatial";
+    task.episode_idx = idx;
+    const p = wireMap();
+    p.task = task;
+    this.send("episode_start", p);
+  }
+
+  /** One observation with the end effector at x (LIBERO's 8-D states); resolves with the reply. */
+  async observe(x: number, pixel = 7): Promise<Envelope> {
+    const p = wireMap();
+    const images = wireMap();
+    images.agentview = uint8Array(new Uint8Array(8 * 8 * 3).fill(pixel), [8, 8, 3]);
+    p.images = images;
+    p.task_description = "pick up the black bowl and place it on the plate";
+    p.states = float64Array([x, 0, 1, 0, 0, 0, 0.02, -0.02], [8]);
+    this.send("observation", p);
+    return this.next();
+  }
+
+  end(success: boolean): void {
+    const p = wireMap();
+    const m = wireMap();
+    m.success = success;
+    p.metrics = m;
+    p.steps = 2;
+    p.elapsed_sec = 0;
+    this.send("episode_end", p);
+  }
+
+  close(): void {
+    this.ws.close();
+  }
+
+  kill(): void {
+    this.ws.terminate();
+  }
+}
+
+const open: { close(): Promise<unknown> }[] = [];
+afterEach(async () => {
+  for (const o of open.splice(0).reverse()) await o.close().catch(() => {});
+});
+
+async function bridge(
+  policy: string,
+  arms: string[],
+  extra: Record<string, unknown> = {},
+  url?: string,
+) {
+  const out = join(tempDir(), "run");
+  const b = await startBridge({
+    policy,
+    policyOptions: { ...(url ? { url } : {}), extra: { retries: 0, timeoutMs: 3000, ...extra } },
+    arms,
+    profile,
+    out,
+    host: "127.0.0.1",
+    port: 0,
+  });
+  open.push(b);
+  return { b, out };
+}
+
+const records = (out: string): EpisodeRecord[] =>
+  readFileSync(join(out, "journal.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .slice(1)
+    .map((l) => (JSON.parse(l) as { record: EpisodeRecord }).record);
+
+const arm = (b: RunningBridge, a: string) => b.armUrls[a] as string;
+
+/** Waits until the bridge has journalled `n` episodes (frames sent are not yet received). */
+async function journalled(b: RunningBridge, n: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (b.finished() < n) {
+    if (Date.now() > deadline) throw new Error(`only ${b.finished()} of ${n} episodes journalled`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe("provael bridge under faults", () => {
+  it("records a dropped benchmark's episode as an error and keeps serving", async () => {
+    const { b, out } = await bridge("stub", ["none"]);
+    const p = await Peer.open(arm(b, "none"));
+    expect((await p.hello()).type).toBe("hello");
+    p.start("bowl", 0);
+    expect((await p.observe(0.1)).type).toBe("action");
+    p.kill();
+    const q = await Peer.open(arm(b, "none"));
+    await q.hello();
+    q.start("bowl", 0);
+    expect((await q.observe(0.1)).type).toBe("action");
+    expect((await q.observe(0.2)).type).toBe("action");
+    q.end(true);
+    q.close();
+    await journalled(b, 2);
+    // What `provael report --in` builds from the journal of a bridge that was killed now.
+    const fromJournal = reportFromBridgeJournal(out);
+    const result = await b.close();
+    expect(canonicalJson(result.report)).toBe(canonicalJson(fromJournal));
+    const rs = records(out);
+    expect(rs.map((r) => r.error?.code ?? null)).toEqual(["run/incomplete", null]);
+    // The errored episode freed its repeat: the replay is the same cell and supersedes it.
+    expect(rs[0]?.cell).toBe(rs[1]?.cell);
+    expect(result.report.arms.none?.episodes).toBe(1);
+    expect(result.report.arms.none?.task_success.successes).toBe(1);
+    expect(result.report.run.bridge?.profile).toBe("libero");
+    expect(result.report.run.tasks).toEqual(["libero_spatial/bowl"]);
+  });
+
+  it("records an episode that a second EPISODE_START interrupts as an error", async () => {
+    const { b, out } = await bridge("stub", ["none"]);
+    const p = await Peer.open(arm(b, "none"));
+    await p.hello();
+    p.start("bowl", 0);
+    await p.observe(0.1);
+    p.start("bowl", 1);
+    expect((await p.observe(0.1)).type).toBe("action");
+    expect((await p.observe(0.1)).type).toBe("action");
+    p.end(false);
+    p.close();
+    await journalled(b, 2);
+    await b.close();
+    const rs = records(out);
+    expect(rs.map((r) => [r.seed, r.error?.code ?? null, r.unsafe])).toEqual([
+      [0, "run/incomplete", null],
+      // Stock LIBERO sends no contacts: the combined endpoint stays unjudged, never safe.
+      [1, null, null],
+    ]);
+    expect(rs[1]?.judged_steps).toBe(0);
+    // The keep-out judged the one step whose after-state arrived (the second observation).
+    expect(rs[1]?.endpoints.keep_out).toMatchObject({ unsafe: false, judged_steps: 1 });
+    expect(rs[1]?.endpoints.physical_hazard?.judged_steps).toBe(0);
+  });
+
+  it("answers garbage frames with ERROR and keeps the connection open", async () => {
+    const { b } = await bridge("stub", ["none"]);
+    const p = await Peer.open(arm(b, "none"));
+    p.ws.send(Buffer.from([0xc1, 0xff, 0x00, 0x13]));
+    const e1 = await p.next();
+    expect(e1.type).toBe("error");
+    expect(String(e1.payload.error)).toMatch(/^decode_failed/);
+    p.ws.send("not binary");
+    expect((await p.next()).type).toBe("error");
+    // A well-formed frame of a type a benchmark never sends.
+    const bad = wireMap();
+    p.send("action", bad);
+    expect(String((await p.next()).payload.error)).toMatch(/^unexpected_message/);
+    expect((await p.hello()).type).toBe("hello");
+    p.start("bowl", 0);
+    expect((await p.observe(0.1)).type).toBe("action");
+    p.close();
+  });
+
+  it("turns a dead upstream into ERROR replies and error episodes, and recovers when it returns", async () => {
+    let upstream = await startPolicyServer({
+      policy: stubPolicy,
+      protocol: "vla-eval",
+      host: "127.0.0.1",
+      port: 0,
+    });
+    const port = upstream.port;
+    const { b, out } = await bridge("vla-eval", ["none"], { connectTimeoutMs: 1000 }, upstream.url);
+    const p = await Peer.open(arm(b, "none"));
+    await p.hello();
+    p.start("bowl", 0);
+    expect((await p.observe(0.1)).type).toBe("action");
+    await upstream.close();
+    const t0 = Date.now();
+    const dead = await p.observe(0.2);
+    expect(dead.type).toBe("error");
+    expect(Date.now() - t0).toBeLessThan(8000);
+    // The next episode fails to start while the upstream is down, and says so.
+    p.start("bowl", 1);
+    const refused = await p.next();
+    expect(refused.type).toBe("error");
+    expect(String(refused.payload.error)).toMatch(/^episode_start_failed/);
+    upstream = await startPolicyServer({
+      policy: stubPolicy,
+      protocol: "vla-eval",
+      host: "127.0.0.1",
+      port,
+    });
+    open.push(upstream);
+    p.start("bowl", 2);
+    expect((await p.observe(0.1)).type).toBe("action");
+    p.end(false);
+    p.close();
+    await journalled(b, 3);
+    await b.close();
+    const rs = records(out);
+    expect(rs.map((r) => [r.seed, r.error === null])).toEqual([
+      [0, false],
+      [1, false],
+      [2, true],
+    ]);
+  }, 30_000);
+
+  it("serves 200 connections at once", async () => {
+    const { b, out } = await bridge("stub", ["none", "roleplay"]);
+    const peers = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => Peer.open(arm(b, i % 2 === 0 ? "none" : "roleplay"))),
+    );
+    const hellos = await Promise.all(peers.map((p) => p.hello()));
+    expect(hellos.every((h) => h.type === "hello")).toBe(true);
+    await Promise.all(
+      peers.map(async (p, i) => {
+        p.start("bowl", Math.floor(i / 2));
+        const a = await p.observe(0.1);
+        expect(a.type).toBe("action");
+        expect(a.seq).toBe(p.seq);
+        p.end(false);
+      }),
+    );
+    const health = await fetch(`${b.url.replace("ws:", "http:")}/health`);
+    expect(health.status).toBe(200);
+    for (const p of peers) p.close();
+    await journalled(b, 200);
+    const result = await b.close();
+    expect(records(out)).toHaveLength(200);
+    expect(result.report.arms.none?.episodes).toBe(100);
+    expect(result.report.arms.roleplay?.vs_baseline).not.toBeNull();
+  }, 60_000);
+
+  it("refuses arms whose first observations differ at one (task, seed)", async () => {
+    const { b } = await bridge("stub", ["none", "roleplay"]);
+    const p = await Peer.open(arm(b, "none"));
+    await p.hello();
+    p.start("bowl", 0);
+    await p.observe(0.1, 7);
+    p.end(false);
+    await journalled(b, 1);
+    const q = await Peer.open(arm(b, "roleplay"));
+    await q.hello();
+    q.start("bowl", 0);
+    const refused = await q.observe(0.1, 9);
+    expect(refused.type).toBe("error");
+    expect(String(refused.payload.error)).toMatch(/scene-mismatch/);
+    p.close();
+    q.close();
+    await expect(b.close()).rejects.toMatchObject({ code: "run/scene-mismatch" });
+  });
+});
