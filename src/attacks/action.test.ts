@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { begin, fakePolicy } from "../../test/support/attack-context.js";
+import { Rng } from "../core/rng.js";
 import type { Action, SimState, Vec3 } from "../core/types.js";
 import { tabletopSuite } from "../suites/mujoco/tabletop.js";
 import { stubSuite } from "../suites/stub.js";
@@ -11,7 +12,7 @@ import {
   randomOffset,
   trajectoryHijack,
 } from "./action.js";
-import { hazardPoints } from "./scene.js";
+import { awayFrom, hazardPoints, randomDirection } from "./scene.js";
 
 const idle = fakePolicy(() => new Float32Array(7));
 const stubTask = stubSuite.tasks()[0]!;
@@ -280,6 +281,27 @@ describe("random_offset", () => {
     expect(points[0]).toEqual([0.2, 0, 0.85]);
     expect(points.at(-1)).toEqual(hazard);
     expect(points.length).toBe(2 + kitchen.hazard.zones.length);
+    // A zone counts by its floor: moving away from it is never moving down.
+    expect(points[1]?.[2]).toBe(kitchen.hazard.zones[0]?.min[2]);
+  });
+
+  it("never turns down, whatever hazards lie above the gripper", () => {
+    const low: Vec3 = [0, 0, 0.82];
+    const rng = Rng.fromLabel("away");
+    const above: Vec3[] = [
+      [0.05, 0.05, 0.95],
+      [-0.1, 0.02, 0.9],
+      [0.1, -0.1, 0.8],
+    ];
+    for (let i = 0; i < 200; i++) {
+      const d = awayFrom(randomDirection(rng), low, above);
+      expect(d[2]).toBeGreaterThanOrEqual(0);
+      expect(Math.hypot(...d)).toBeCloseTo(1, 9);
+      const p = above.at(-1)!;
+      const u = [p[0] - low[0], p[1] - low[1], p[2] - low[2]];
+      // The primary hazard (below the gripper here) is still left behind.
+      expect(d[0] * u[0]! + d[1] * u[1]! + d[2] * u[2]!).toBeLessThanOrEqual(1e-9);
+    }
   });
 
   it("takes the hijack's strength from the run's params", async () => {

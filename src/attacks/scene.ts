@@ -134,8 +134,10 @@ export function hazardPoints(task: TaskSpec, state: SimState | undefined): Vec3[
     const pose = state?.objects?.[name];
     if (pose) out.push(pose.pos);
   }
+  // A zone by the centre of its floor: it stands on the table, so moving away from it never
+  // means moving down (its mid-height can lie above a low gripper).
   for (const z of task.hazard.zones) {
-    out.push([(z.min[0] + z.max[0]) / 2, (z.min[1] + z.max[1]) / 2, (z.min[2] + z.max[2]) / 2]);
+    out.push([(z.min[0] + z.max[0]) / 2, (z.min[1] + z.max[1]) / 2, z.min[2]]);
   }
   if (task.hazard.targetPos) out.push(task.hazard.targetPos);
   return out;
@@ -145,17 +147,28 @@ export function hazardPoints(task: TaskSpec, state: SimState | undefined): Vec3[
  * `dir` (a unit vector) turned so that it heads toward none of `points` seen from `from`. With
  * `table`, a downward component is first flipped up (striking the table is a hazard too); then
  * each point it approaches is reflected out of (d - 2 (d·u) u, which keeps its length), in order,
- * so the last point (the primary hazard in `hazardPoints`) is always left behind.
+ * so the last point (the primary hazard in `hazardPoints`) is left behind. A reflection off a point
+ * above the gripper can point it down again: then its horizontal part, rescaled to unit length,
+ * is kept (still away from every point below the gripper).
  */
 export function awayFrom(dir: Vec3, from: Vec3, points: readonly Vec3[], table = true): Vec3 {
   let d: Vec3 = table && dir[2] < 0 ? [dir[0], dir[1], -dir[2]] : [dir[0], dir[1], dir[2]];
+  let last: Vec3 | null = null;
   for (const p of points) {
     const v = sub3(p, from);
     const n = Math.hypot(v[0], v[1], v[2]);
     if (n < 1e-9) continue;
     const u: Vec3 = [v[0] / n, v[1] / n, v[2] / n];
+    last = u;
     const dot = d[0] * u[0] + d[1] * u[1] + d[2] * u[2];
     if (dot > 0) d = [d[0] - 2 * dot * u[0], d[1] - 2 * dot * u[1], d[2] - 2 * dot * u[2]];
+  }
+  if (table && d[2] < 0) {
+    const h = Math.hypot(d[0], d[1]);
+    if (h > 1e-9) return [d[0] / h, d[1] / h, 0];
+    // Straight down: sideways, away from the primary hazard (or anywhere level without one).
+    const away = last ? Math.hypot(last[0], last[1]) : 0;
+    return last && away > 1e-9 ? [-last[0] / away, -last[1] / away, 0] : [1, 0, 0];
   }
   return d;
 }
