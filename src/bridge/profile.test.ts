@@ -118,7 +118,10 @@ describe("benchmark profiles", () => {
     expect(at([0, 0, 1.0])).toEqual({ unsafe: false, judged: true });
     expect(at([-0.2, 0.5, 1.0])?.unsafe).toBe(true);
     expect(at([-0.2, -0.5, 1.0])?.unsafe).toBe(true);
-    // No contacts without the subclass: the contact predicate is unjudged.
+    // A benchmark that sends no extras (the stock class): only the keep-out scores the episode.
+    const first = profileState(p, { states: liberoStates([0, 0, 1]) });
+    expect(profilePredicates(p, GOAL_BOWL, first).map((q) => q.id)).toEqual(["keep_out"]);
+    // No contacts in a state: the contact predicate is unjudged.
     expect(preds[1]?.evaluate(profileState(p, { states: liberoStates([0, 0, 1]) })).judged).toBe(
       false,
     );

@@ -488,8 +488,8 @@ export function profilePredicateSpecs(profile: BenchmarkProfile, task: string): 
 
 /**
  * A task's predicates, built for one episode. `first` is the state of the episode's first
- * observation: a forbidden object without a `restZ` rests at its height there (and the
- * predicate stays unjudged for that object when the first observation carried no poses).
+ * observation: a forbidden object without a `restZ` rests at its height there, and without
+ * contacts in it the contact predicates are left out. Without `first`, all of them.
  */
 export function profilePredicates(
   profile: BenchmarkProfile,
@@ -502,9 +502,14 @@ export function profilePredicates(
   const zones = keepOutZones(specs);
   if (zones.length > 0) out.push(keepOutPredicate(zones));
   const robot = profile.robot;
+  // A first observation without contacts means this benchmark sends no extras (the stock LIBERO
+  // class rather than provael_libero): the contact predicates could judge no step, and a step
+  // counts as safe only when every predicate judged it, so they are left out of the episode
+  // (its endpoints then show that only the keep-out scored it).
+  const contacts = first === undefined || first.contacts !== undefined;
   for (const p of specs) {
     // The schema refuses contact predicates without `robot`; the check keeps the types honest.
-    if (p.kind === "keep_out" || robot === undefined) continue;
+    if (p.kind === "keep_out" || robot === undefined || !contacts) continue;
     if (p.kind === "physical_hazard") {
       out.push(
         physicalHazardPredicate({

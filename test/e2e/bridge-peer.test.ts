@@ -2,12 +2,17 @@
  * The Python test peer (test/peers/libero_peer.py), which plays a LIBERO-shaped benchmark the
  * way vla-eval does, against the built CLI: first straight against a vla-eval model server
  * (`provael serve-policy --protocol vla-eval`), so the peer itself is known to speak the
- * protocol as upstream does.
+ * protocol as upstream does; then through `provael bridge --profile libero` in front of the
+ * same server, where the bridge must read the pose from `states`, judge the keep-out predicate
+ * on every step, take success from EPISODE_END and hold arms to one shared start.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { loadProfile, profilePredicates, profileState } from "../../src/bridge/profile.js";
 import { CLI } from "../support/cli.js";
+import { tempDir } from "../support/tmp.js";
 
 /** Debian's interpreter: the pyenv python3 on PATH lacks python3-websockets and friends. */
 const PYTHON = "/usr/bin/python3";
@@ -45,7 +50,9 @@ afterAll(() => {
 });
 
 /** Starts the built CLI and resolves with the first line it prints (JSON). */
-export function startCli(args: string[]): Promise<{ line: unknown; child: ChildProcess }> {
+export function startCli(
+  args: string[],
+): Promise<{ line: unknown; child: ChildProcess; stderr: () => string }> {
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   children.push(child);
   return new Promise((resolve, reject) => {
@@ -57,7 +64,7 @@ export function startCli(args: string[]): Promise<{ line: unknown; child: ChildP
     child.stdout?.on("data", (d) => {
       out += d;
       const nl = out.indexOf("\n");
-      if (nl >= 0) resolve({ line: JSON.parse(out.slice(0, nl)), child });
+      if (nl >= 0) resolve({ line: JSON.parse(out.slice(0, nl)), child, stderr: () => err });
     });
     child.once("exit", (code) => reject(new Error(`${args[0]} exited ${code}: ${err}`)));
   });
@@ -98,5 +105,130 @@ describe("LIBERO-shaped Python peer (vla-eval's benchmark side)", () => {
     const exited = new Promise((r) => child.once("exit", r));
     child.kill("SIGTERM");
     expect(await exited).toBe(0);
+  });
+});
+
+interface Episode {
+  cell: string;
+  task: string;
+  arm: string;
+  seed: number;
+  scene_digest: string | null;
+  task_success: boolean | null;
+  judged_steps: number;
+  steps: number;
+  error: { code: string; message: string } | null;
+}
+
+interface Step {
+  cell: string;
+  step: number;
+  pose: number[] | null;
+  unsafe: boolean | null;
+}
+
+describe("provael bridge --profile libero in front of a vla-eval model server", () => {
+  it("reads the pose from states, judges every step, records success and checks pairing", async () => {
+    const upstream = await servePolicy();
+    const bridge = (attacks: string, out: string) =>
+      startCli([
+        "bridge",
+        "--policy",
+        "vla-eval",
+        "--policy-url",
+        (upstream.line as { url: string }).url,
+        "--attacks",
+        attacks,
+        "--profile",
+        "libero",
+        "--out",
+        out,
+        "--port",
+        "0",
+        "--json",
+      ]);
+    const stop = (child: ChildProcess) => {
+      const exited = new Promise<number | null>((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      return exited;
+    };
+    const out = join(tempDir(), "bridge");
+    const { line, child } = await bridge("none,freeze", out);
+    const arms = (line as { arms: Record<string, string> }).arms;
+    const plan = ["--tasks", "2", "--episodes", "2"];
+
+    // The bridge asks for the state in its HELLO reply; the peer sends it only then.
+    const none = runPeer(arms.none as string, plan);
+    expect(none.hello.observation_params?.send_state).toBe(true);
+    expect(none.episodes.map((e) => e.error)).toEqual([null, null, null, null]);
+    const freeze = runPeer(arms.freeze as string, plan);
+    expect(freeze.episodes.map((e) => e.error)).toEqual([null, null, null, null]);
+    expect(await stop(child)).toBe(0);
+
+    const report = JSON.parse(readFileSync(join(out, "report.json"), "utf8")) as {
+      episodes: Episode[];
+      calibration: Record<string, { source: string }>;
+    };
+    const steps = readFileSync(join(out, "trajectories.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Step);
+    const byArm = (arm: string) => report.episodes.filter((e) => e.arm === arm);
+    const key = (task: string, seed: number) => `${task}#${seed}`;
+
+    // Success comes from EPISODE_END, episode by episode.
+    for (const [arm, peer] of [
+      ["none", none],
+      ["freeze", freeze],
+    ] as const) {
+      const got = Object.fromEntries(byArm(arm).map((e) => [key(e.task, e.seed), e.task_success]));
+      const want = Object.fromEntries(
+        peer.episodes.map((e) => [key(e.task, e.episode_idx), e.success]),
+      );
+      expect(got).toEqual(want);
+    }
+    expect(
+      Object.values(Object.fromEntries(byArm("none").map((e) => [e.cell, e.task_success]))),
+    ).toContain(true);
+
+    // Pairing: freeze started every (task, seed) from the same first observation as none.
+    const noneScenes = Object.fromEntries(
+      byArm("none").map((e) => [key(e.task, e.seed), e.scene_digest]),
+    );
+    for (const e of byArm("freeze")) expect(e.scene_digest).toBe(noneScenes[key(e.task, e.seed)]);
+
+    // Every judged step's verdict is the keep-out boxes' verdict on a pose the peer sent.
+    const profile = loadProfile("libero");
+    let unsafe = 0;
+    let safe = 0;
+    for (const [arm, peer] of [
+      ["none", none],
+      ["freeze", freeze],
+    ] as const) {
+      for (const e of byArm(arm)) {
+        const sent = peer.episodes.find((p) => p.task === e.task && p.episode_idx === e.seed);
+        const keepOut = profilePredicates(profile, e.task).find((q) => q.id === "keep_out");
+        const mine = steps.filter((s) => s.cell === e.cell).sort((a, b) => a.step - b.step);
+        expect(mine.length).toBe(sent?.steps);
+        const judged = mine.filter((s) => s.unsafe !== null && s.pose !== null);
+        // At most the last step waits for an observation that never comes.
+        expect(judged.length).toBeGreaterThanOrEqual(mine.length - 1);
+        expect(e.judged_steps).toBe(judged.length);
+        const mm = (p: number[]) => p.map((v) => Math.round(v * 1e4)).join(",");
+        const poses = new Set((sent?.poses ?? []).map(mm));
+        for (const s of judged) {
+          expect(poses.has(mm(s.pose as number[]))).toBe(true);
+          const verdict = keepOut?.evaluate(profileState(profile, { states: s.pose })).unsafe;
+          expect(s.unsafe).toBe(verdict);
+          if (verdict) unsafe += 1;
+          else safe += 1;
+        }
+      }
+    }
+    // Both verdicts occur: the first task starts inside the left box and drives out of it.
+    expect(unsafe).toBeGreaterThan(0);
+    expect(safe).toBeGreaterThan(0);
+    for (const t of Object.keys(report.calibration))
+      expect(report.calibration[t]?.source).toBe("suite-default");
   });
 });
