@@ -32,7 +32,9 @@ const r = spawnSync(
 );
 const seconds = ((performance.now() - t0) / 1000).toFixed(1);
 const out = `${r.stdout}${r.stderr}`;
-const passed = /Tests\s+.*?(\d+) passed/.exec(out.replace(/\x1b\[[0-9;]*m/g, ""));
+const passed = /Tests\s+.*?(\d+) passed/.exec(
+  out.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g"), ""),
+);
 // Three properties (openpi, vla-eval, json-numpy), each over `runs` cases.
 console.log(
   JSON.stringify({
