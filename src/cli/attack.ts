@@ -9,7 +9,7 @@ import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
 import { policies } from "../policies/index.js";
 import type { Report } from "../report/build.js";
-import { formatRate } from "../report/format.js";
+import { formatRate, waiverLines } from "../report/format.js";
 import { renderHtml, showcase } from "../report/html.js";
 import { annotateManifest } from "../report/manifest.js";
 import { displayOrder, renderMarkdown } from "../report/markdown.js";
@@ -20,7 +20,7 @@ import { type LoadedCalibration, loadCalibrations } from "../runner/calibration.
 import { defaultWorkers } from "../runner/executor.js";
 import { writeFileAtomic } from "../runner/files.js";
 import { saveFrames } from "../runner/frames.js";
-import type { PlanSpec, Termination } from "../runner/plan.js";
+import type { PlanSpec, Termination, Waiver } from "../runner/plan.js";
 import { parseShard, type RunOptions, runAttack } from "../runner/run.js";
 import { suites } from "../suites/index.js";
 import { EXIT } from "./exit.js";
@@ -30,6 +30,8 @@ import { addServedPolicyFlags, type ServedFlags, servedPolicyOptions } from "./s
 import { textTable } from "./table.js";
 
 interface AttackFlags extends ServedFlags {
+  allowCalibrationOverlap?: boolean;
+  allowTrainingScenes?: boolean;
   policy: string;
   suite: string;
   attacks: string[];
@@ -100,6 +102,7 @@ export function armsTable(report: Report): string {
 export function summaryLines(report: Report): string[] {
   const s = report.summary;
   return [
+    ...waiverLines(report).map((l) => `warning: ${l}`),
     `attack success (treatment): ${formatRate(s.treatment_unsafe)}`,
     `benign floor (none):        ${formatRate(s.baseline_unsafe)}`,
     `controls:                   ${formatRate(s.control_unsafe)}`,
@@ -121,6 +124,14 @@ export function registerAttack(program: Command): void {
       [...DEFAULTS.attacks],
     )
     .option("--tasks <list>", "tasks to play, comma-separated (default: all of the suite's)", list)
+    .option(
+      "--allow-calibration-overlap",
+      "score on scenes the --calib calibration was fitted or thresholded on (recorded, printed in the headline)",
+    )
+    .option(
+      "--allow-training-scenes",
+      "score the policy on scenes it was trained on (recorded, printed in the headline)",
+    )
     .option(
       "--seeds <n>",
       "number of seeds per (task, arm)",
@@ -252,6 +263,7 @@ export function registerAttack(program: Command): void {
         calibration: Object.fromEntries(
           tasks.filter((t) => calibrations[t]).map((t) => [t, calibrations[t]?.digest as string]),
         ),
+        ...waiversOf(flags),
       };
       const out = flags.out ?? defaultOut(flags.policy, flags.suite);
       const bar = progressBar(Boolean(process.stderr.isTTY) && !flags.json);
@@ -336,6 +348,17 @@ export function registerAttack(program: Command): void {
     });
   // Served and ONNX policy flags (--api-key, --layout, --io-map, --replan, --timeout, …).
   addServedPolicyFlags(program.commands.find((c) => c.name() === "attack") as Command);
+}
+
+/** The plan's waivers from the flags; absent when none, so plans without them keep their digests. */
+function waiversOf(flags: { allowCalibrationOverlap?: boolean; allowTrainingScenes?: boolean }): {
+  waivers?: Waiver[];
+} {
+  const w: Waiver[] = [
+    ...(flags.allowCalibrationOverlap ? (["calibration-overlap"] as const) : []),
+    ...(flags.allowTrainingScenes ? (["training-scenes"] as const) : []),
+  ];
+  return w.length > 0 ? { waivers: w } : {};
 }
 
 type ParamValue = string | number | boolean;

@@ -1,18 +1,33 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
+import { attacks } from "../attacks/index.js";
+import { loadProfile, profileHazard } from "../bridge/profile.js";
 import { canonicalJson } from "../core/canonical-json.js";
+import { systemClock } from "../core/clock.js";
+import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import type { Vec3 } from "../core/types.js";
-import { type BenignEpisode, type Calibration, fitCalibration } from "../judges/calibrate.js";
+import {
+  type BenignEpisode,
+  type Calibration,
+  fitCalibration,
+  SPLIT_RULE,
+  SPLITS,
+  seedsNeeded,
+  splitCounts,
+  splitNeeds,
+} from "../judges/calibrate.js";
 import { policies } from "../policies/index.js";
 import { pct } from "../report/format.js";
 import { CALIBRATION_SUFFIX } from "../runner/calibration.js";
 import { defaultWorkers } from "../runner/executor.js";
 import { writeFileAtomic } from "../runner/files.js";
-import { readTrajectory, scanJournal } from "../runner/journal.js";
+import { JOURNAL_FILE, type JournalEntry, readTrajectory, scanJournal } from "../runner/journal.js";
+import type { Waiver } from "../runner/plan.js";
 import { runAttack } from "../runner/run.js";
+import { calibrationRange } from "../runner/scenes.js";
 import { suites } from "../suites/index.js";
 import { EXIT } from "./exit.js";
 import { integer, list } from "./parse.js";
@@ -20,34 +35,42 @@ import { progressBar } from "./progress.js";
 import { textTable } from "./table.js";
 
 interface CalibrateFlags {
-  policy: string;
-  suite: string;
+  policy?: string;
+  suite?: string;
   tasks?: string[];
-  seeds: number;
-  seed: number;
+  seeds?: number;
+  seed?: number;
   horizon?: number;
   targetFpr: string;
   out: string;
   concurrency: number;
   workers?: number;
   policyPath?: string;
+  from?: string;
+  profile?: string;
+  allowTrainingScenes?: boolean;
   json?: boolean;
 }
 
 export function registerCalibrate(program: Command): void {
   program
     .command("calibrate")
-    .description("fit per-task keep-out zones from benign rollouts at a target false-positive rate")
-    .requiredOption("--policy <id>", "policy to calibrate for")
-    .requiredOption("--suite <id>", "suite")
+    .description(
+      "fit per-task keep-out zones from benign rollouts at a target false-positive rate (fit, threshold and evaluate scenes kept apart)",
+    )
+    .option("--policy <id>", "policy to calibrate for (not with --from)")
+    .option("--suite <id>", "suite (not with --from)")
     .option("--tasks <list>", "tasks (default: all)", list)
     .option(
       "--seeds <n>",
-      "benign seeds per task, split into fit and holdout halves",
-      integer("--seeds", { min: 2 }),
-      200,
+      "benign seeds per task, split by scene into fit, threshold and evaluate (default: the fewest the target needs)",
+      integer("--seeds", { min: 1 }),
     )
-    .option("--seed <n>", "first seed", integer("--seed", { min: 0 }), 0)
+    .option(
+      "--seed <n>",
+      "first seed (default: the suite's first calibration scene, 1000 on the MuJoCo suites)",
+      integer("--seed", { min: 0 }),
+    )
     .option(
       "--horizon <n>",
       "steps per episode (default: each task's)",
@@ -55,7 +78,7 @@ export function registerCalibrate(program: Command): void {
     )
     .option(
       "--target-fpr <p>",
-      "largest benign false-positive rate allowed on the holdout split",
+      "benign false-positive rate the zone is set for (conformal bound on the threshold split)",
       "0.01",
     )
     .option("--concurrency <n>", "episodes in flight", integer("--concurrency", { min: 1 }), 1)
@@ -65,6 +88,18 @@ export function registerCalibrate(program: Command): void {
       integer("--workers", { min: 1 }),
     )
     .option("--policy-path <path>", "weights for the policy")
+    .option(
+      "--from <dir>",
+      "fit from a finished benign run directory (its baseline episodes; e.g. one written by `provael bridge`) instead of playing",
+    )
+    .option(
+      "--profile <name|file>",
+      "with --from: the benchmark profile whose per-task hazard positions the zones guard (bridge runs)",
+    )
+    .option(
+      "--allow-training-scenes",
+      "play scenes the policy was trained on (recorded in the rollouts' report)",
+    )
     .requiredOption(
       "--out <dir>",
       "directory for <task>.calibration.json files (and the benign rollouts)",
@@ -78,9 +113,6 @@ export function registerCalibrate(program: Command): void {
           `--target-fpr must be a number in (0, 1), got '${flags.targetFpr}'`,
         );
       }
-      const suite = suites.get(flags.suite);
-      policies.get(flags.policy);
-      const tasks = flags.tasks ?? suite.tasks().map((t) => t.id);
       if (
         existsSync(flags.out) &&
         readdirSync(flags.out).some((f) => f.endsWith(CALIBRATION_SUFFIX))
@@ -89,66 +121,36 @@ export function registerCalibrate(program: Command): void {
           hint: "calibrations are never overwritten: choose another --out",
         });
       }
-      mkdirSync(flags.out, { recursive: true });
-      const rollouts = join(flags.out, "rollouts");
-      const bar = progressBar(Boolean(process.stderr.isTTY) && !flags.json);
-      const policyOptions = flags.policyPath ? { path: flags.policyPath } : {};
-      let result: Awaited<ReturnType<typeof runAttack>>;
-      try {
-        result = await runAttack({
-          plan: {
-            policy: flags.policy,
-            suite: flags.suite,
-            tasks,
-            arms: ["none"],
-            seed: flags.seed,
-            seeds: flags.seeds,
-            repeats: 1,
-            horizon: flags.horizon ?? null,
-            termination: "fixed-horizon",
-            scenePin: 0,
-            policyOptions,
-            attackParams: {},
-            calibration: {},
-          },
-          out: rollouts,
-          resume: existsSync(join(rollouts, "journal.jsonl")),
-          concurrency: flags.concurrency,
-          workers: flags.workers ?? defaultWorkers(),
-          policyOptions,
-          commandLine: process.argv.slice(1),
-          onProgress: (d, t) => bar.update(d, t),
-        });
-      } finally {
-        bar.stop();
-      }
-      const journal = scanJournal(join(rollouts, "journal.jsonl"));
-      const policyDigest = result.report?.run.policy_digest ?? readReportDigest(rollouts);
+      const input = flags.from ? fromRun(flags) : await play(flags, target);
       const written: Calibration[] = [];
       const refused: { task: string; reason: string; hint: string }[] = [];
-      for (const task of tasks) {
-        const spec = suite.tasks().find((t) => t.id === task);
-        const episodes: BenignEpisode[] = journal.entries
-          .filter((e) => e.record.task === task && e.record.error === null)
-          .map((e) => ({
-            seed: e.record.seed,
-            positions: readTrajectory(e).flatMap((s) => (s.pose ? [s.pose as Vec3] : [])),
-          }));
+      mkdirSync(flags.out, { recursive: true });
+      for (const task of input.tasks) {
+        const entries = input.entries.filter((e) => e.record.task === task);
+        const ok = entries.filter((e) => e.record.error === null);
+        const episodes: BenignEpisode[] = ok.map((e) => ({
+          seed: e.record.seed,
+          scene: e.record.scene,
+          positions: readTrajectory(e).flatMap((s) => (s.pose ? [s.pose as Vec3] : [])),
+        }));
+        const hazard = input.hazards[task];
         try {
           const c = fitCalibration({
             task,
-            suite: flags.suite,
-            policy: flags.policy,
-            policyDigest,
+            suite: input.suite,
+            policy: input.policy,
+            policyDigest: input.policyDigest,
             toolVersion: TOOL_VERSION,
             targetFpr: target,
             episodes,
-            ...(spec?.hazard.targetPos ? { hazardPos: spec.hazard.targetPos } : {}),
+            excluded: entries.length - ok.length,
+            source: input.source,
+            ...(hazard ? { hazardPos: hazard } : {}),
           });
           writeFileAtomic(join(flags.out, `${task}${CALIBRATION_SUFFIX}`), `${canonicalJson(c)}\n`);
           written.push(c);
         } catch (e) {
-          if (!(e instanceof ProvaelError) || e.code !== "calibration/degenerate") throw e;
+          if (!(e instanceof ProvaelError) || !e.code.startsWith("calibration/")) throw e;
           refused.push({ task, reason: e.message, hint: e.hint ?? "" });
         }
       }
@@ -159,32 +161,234 @@ export function registerCalibrate(program: Command): void {
       } else {
         process.stdout.write(
           `${textTable(
-            ["task", "face", "margin (m)", "holdout FPR [95% Wilson]", "fit n", "holdout n"],
+            [
+              "task",
+              "shape",
+              "room (cm)",
+              "fit n",
+              "threshold n",
+              "evaluate n",
+              "evaluate FPR [95% Wilson]",
+            ],
             written.map((c) => [
               c.task,
-              `${c.face.sign > 0 ? "+" : "-"}${"xyz"[c.face.axis]}`,
-              c.margin.toFixed(3),
-              `${c.holdout.false_positives}/${c.holdout.n} = ${pct(c.holdout.fpr)} [${pct(c.holdout.interval.low)}–${pct(c.holdout.interval.high)}]`,
-              String(c.fit.n),
-              String(c.holdout.n),
+              c.shape.id,
+              (c.room * 100).toFixed(2),
+              String(c.splits.fit.n),
+              String(c.splits.threshold.n),
+              String(c.splits.evaluate.n),
+              `${c.splits.evaluate.false_positives}/${c.splits.evaluate.n} = ${pct(c.splits.evaluate.fpr)} [${pct(c.splits.evaluate.interval.low)}–${pct(c.splits.evaluate.interval.high)}]`,
             ]),
           )}\n`,
         );
         for (const r of refused)
           process.stderr.write(`provael: refused: ${r.reason}\n  hint: ${r.hint}\n`);
-        process.stdout.write(`wrote ${written.length} calibration file(s) to ${flags.out}\n`);
+        process.stdout.write(
+          `wrote ${written.length} calibration file(s) to ${flags.out} (splits: ${SPLIT_RULE}; threshold by the conformal rank, expected benign FPR ≤ ${target})\n`,
+        );
       }
       if (refused.length > 0) process.exitCode = EXIT.usage;
     });
 }
 
+interface FitSource {
+  suite: string;
+  policy: string;
+  policyDigest: string | null;
+  tasks: string[];
+  entries: JournalEntry[];
+  hazards: Record<string, Vec3 | undefined>;
+  source: Calibration["source"];
+}
+
+/** Plays the benign rollouts, after checking that the counts can reach the target. */
+async function play(flags: CalibrateFlags, target: number): Promise<FitSource> {
+  if (!flags.policy || !flags.suite) {
+    throw new ProvaelError(
+      "config/invalid",
+      "calibrate needs --policy and --suite (or --from DIR)",
+      {
+        hint: "e.g. provael calibrate --policy scripted --suite tabletop --out calib",
+      },
+    );
+  }
+  if (flags.profile) {
+    throw new ProvaelError(
+      "config/invalid",
+      "--profile goes with --from (a bridge run's hazards)",
+      {
+        hint: "the suite gives the hazards of the episodes calibrate plays",
+      },
+    );
+  }
+  const suite = suites.get(flags.suite);
+  policies.get(flags.policy);
+  const specs = suite.tasks();
+  const tasks = flags.tasks ?? specs.map((t) => t.id);
+  const first = flags.seed ?? calibrationRange(suite.sceneRoles)[0];
+  const need = splitNeeds(target);
+  const needText = SPLITS.map((s) => `${s} ${need[s]}`).join(", ");
+  let seeds = flags.seeds ?? 0;
+  for (const t of specs.filter((x) => tasks.includes(x.id))) {
+    const needed = seedsNeeded(target, first, t.scenes);
+    if (needed === null) {
+      throw new ProvaelError(
+        "calibration/too-few-scenes",
+        `task '${t.id}' has ${t.scenes} scene(s): split by scene (${SPLIT_RULE}) they cannot give ${needText} episodes for a false-positive rate of ${target}`,
+        { details: { task: t.id, scenes: t.scenes, need }, hint: "raise --target-fpr" },
+      );
+    }
+    if (flags.seeds === undefined) seeds = Math.max(seeds, needed);
+    else if (flags.seeds < needed) {
+      const have = splitCounts(first, flags.seeds, t.scenes);
+      throw new ProvaelError(
+        "calibration/too-few-scenes",
+        `--seeds ${flags.seeds} from seed ${first} gives task '${t.id}' ${SPLITS.map((s) => `${s} ${have[s]}`).join(", ")} episodes; a false-positive rate of ${target} needs ${needText}`,
+        {
+          details: { task: t.id, have, need, needed },
+          hint: `pass --seeds ${needed} (or omit --seeds), or raise --target-fpr`,
+        },
+      );
+    }
+  }
+  const [, end] = calibrationRange(suite.sceneRoles);
+  const total = seeds * tasks.length;
+  const out = join(flags.out, "rollouts");
+  // Plain lines on stderr, JSON or not: stdout carries only the result.
+  const say = (line: string) => process.stderr.write(`${line}\n`);
+  say(
+    `calibrate: ${tasks.length} task(s) × ${seeds} seeds (${first}..${first + seeds - 1}) = ${total} benign episodes; per task ${SPLITS.map((s) => `${s} ${splitCounts(first, seeds, specs.find((x) => x.id === tasks[0])?.scenes ?? 1)[s]}`).join(", ")} (${needText} needed)`,
+  );
+  if (suite.sceneRoles && first + seeds > end) {
+    say(
+      `calibrate: note: seeds past ${end - 1} leave the suite's calibration scenes; attack runs on them will be refused as overlapping`,
+    );
+  }
+  const bar = progressBar(Boolean(process.stderr.isTTY) && !flags.json);
+  const policyOptions = flags.policyPath ? { path: flags.policyPath } : {};
+  const waivers: Waiver[] = flags.allowTrainingScenes ? ["training-scenes"] : [];
+  const t0 = systemClock.monotonic();
+  let estimated = false;
+  let startDone = -1;
+  try {
+    await runAttack({
+      plan: {
+        policy: flags.policy,
+        suite: flags.suite,
+        tasks,
+        arms: ["none"],
+        seed: first,
+        seeds,
+        repeats: 1,
+        horizon: flags.horizon ?? null,
+        termination: "fixed-horizon",
+        scenePin: 0,
+        policyOptions,
+        attackParams: {},
+        calibration: {},
+        ...(waivers.length > 0 ? { waivers } : {}),
+      },
+      out,
+      resume: existsSync(join(out, JOURNAL_FILE)),
+      concurrency: flags.concurrency,
+      workers: flags.workers ?? defaultWorkers(),
+      policyOptions,
+      commandLine: process.argv.slice(1),
+      onProgress: (done, all) => {
+        bar.update(done, all);
+        if (startDone < 0) startDone = done;
+        const played = done - startDone;
+        if (!estimated && played >= Math.min(10, Math.max(1, all - startDone))) {
+          estimated = true;
+          const per = (systemClock.monotonic() - t0) / 1000 / played;
+          const left = per * (all - done);
+          say(
+            `calibrate: ${per.toFixed(2)} s per episode so far; estimated ${left >= 120 ? `${(left / 60).toFixed(1)} min` : `${left.toFixed(0)} s`} for the remaining ${all - done}`,
+          );
+        }
+      },
+    });
+  } finally {
+    bar.stop();
+  }
+  const journal = scanJournal(join(out, JOURNAL_FILE));
+  return {
+    suite: flags.suite,
+    policy: flags.policy,
+    policyDigest: journal.header.policy_digest,
+    tasks,
+    entries: journal.entries,
+    hazards: Object.fromEntries(specs.map((t) => [t.id, t.hazard.targetPos])),
+    source: { kind: "played", report_digest: readReportDigest(out) },
+  };
+}
+
+/** A finished run's baseline episodes; the split is by the scenes the run recorded. */
+function fromRun(flags: CalibrateFlags): FitSource {
+  const dir = flags.from as string;
+  for (const [flag, v] of [
+    ["--policy", flags.policy],
+    ["--suite", flags.suite],
+    ["--seeds", flags.seeds],
+    ["--seed", flags.seed],
+  ] as const) {
+    if (v !== undefined) {
+      throw new ProvaelError(
+        "config/invalid",
+        `${flag} does not go with --from: the run directory says what was played`,
+      );
+    }
+  }
+  const path = join(dir, JOURNAL_FILE);
+  if (!existsSync(path)) {
+    throw new ProvaelError("run/not-found", `--from ${dir} holds no ${JOURNAL_FILE}`, {
+      hint: "pass the --out directory of a finished benign run (`provael attack --attacks none` or `provael bridge`)",
+    });
+  }
+  if (!existsSync(join(dir, "report.json"))) {
+    throw new ProvaelError("run/incomplete", `--from ${dir} is not finished (no report.json)`, {
+      hint: "finish the run (--resume) or write its report (`provael report --in DIR`) first",
+    });
+  }
+  const journal = scanJournal(path);
+  const plan = journal.header.plan;
+  const baseline = journal.entries.filter((e) => attacks.get(e.record.arm).role === "baseline");
+  const tasks = flags.tasks ?? plan.tasks;
+  for (const t of tasks) {
+    if (!plan.tasks.includes(t)) {
+      throw new ProvaelError("config/unknown-task", `--from ${dir} played no task '${t}'`, {
+        hint: `its tasks: ${plan.tasks.join(", ")}`,
+      });
+    }
+  }
+  // A later line for a cell supersedes an errored one (a retry), as in the report.
+  const byCell = new Map<string, JournalEntry>();
+  for (const e of baseline) {
+    const prior = byCell.get(e.record.cell);
+    if (!prior || prior.record.error !== null) byCell.set(e.record.cell, e);
+  }
+  const known = suites.has(plan.suite) ? suites.get(plan.suite).tasks() : [];
+  const hazards: Record<string, Vec3 | undefined> = Object.fromEntries(
+    known.map((t) => [t.id, t.hazard.targetPos]),
+  );
+  if (flags.profile) {
+    const profile = loadProfile(flags.profile);
+    for (const t of tasks) hazards[t] = profileHazard(profile, t).targetPos as Vec3 | undefined;
+  }
+  return {
+    suite: plan.suite,
+    policy: plan.policy,
+    policyDigest: journal.header.policy_digest,
+    tasks,
+    entries: [...byCell.values()],
+    hazards,
+    source: { kind: "run", report_digest: readReportDigest(dir) },
+  };
+}
+
 function readReportDigest(dir: string): string | null {
   try {
-    return (
-      JSON.parse(readFileSync(join(dir, "report.json"), "utf8")) as {
-        run: { policy_digest: string | null };
-      }
-    ).run.policy_digest;
+    return sha256(readFileSync(join(dir, "report.json")));
   } catch {
     return null;
   }

@@ -124,7 +124,7 @@ export interface HazardDescription {
 export interface TaskSpec {
   id: string;
   instruction: string;
-  /** Number of stored scenes (fixed initial states), indexed 0..scenes-1. */
+  /** Number of scenes (fixed initial states), indexed 0..scenes-1. */
   scenes: number;
   /** Default horizon in steps. */
   horizon: number;
@@ -197,6 +197,29 @@ export interface Suite {
   /** The default predicates of a task. */
   predicates(task: string): Predicate[];
   open(options?: SuiteOpenOptions): Promise<SuiteInstance>;
+  /** Which scene ranges serve which role (docs/protocol.md); absent: no ranges are reserved. */
+  sceneRoles?: SceneRoles;
+}
+
+/** A half-open range of scene indices, [start, end). */
+export type SceneRange = readonly [number, number];
+
+/**
+ * Scene ranges by role, the same for every task of a suite: scenes reserved for training
+ * policies, for calibrating predicates, and for evaluation (every run's default).
+ */
+export interface SceneRoles {
+  training: readonly SceneRange[];
+  calibration: readonly SceneRange[];
+  evaluation: readonly SceneRange[];
+}
+
+/** Scenes a policy's weights were trained on, declared by the policy. */
+export interface TrainingScenes {
+  suite: string;
+  /** Tasks trained on; "*" means every task of the suite. */
+  tasks: readonly string[] | "*";
+  scenes: readonly SceneRange[];
 }
 
 export interface SuiteOpenOptions {
@@ -298,6 +321,11 @@ export interface Policy {
    * even when it cannot share one instance across episodes.
    */
   ioBound?: boolean;
+  /**
+   * The scenes its weights were trained on, for the options given (null or absent: none known);
+   * a run that would score it on them is refused unless `--allow-training-scenes`.
+   */
+  trainingScenes?(options: PolicyOptions): TrainingScenes[] | null;
   load(options: PolicyOptions): Promise<PolicyInstance>;
 }
 

@@ -1,33 +1,112 @@
 /**
- * Calibrated keep-out zones. From a policy's own benign rollouts, split into a fit and a holdout
- * set of seeds, fit the benign envelope of end-effector positions, choose the face of that
- * envelope the zone sits beyond (from the data: the side that leaves the most room to the task's
- * hazard), and set the zone's margin so the benign false-positive rate on the holdout split is at
- * most the target. Degenerate fits are refused, never written as a valid calibration.
+ * Calibrated keep-out zones. From a policy's own benign rollouts, split by scene into three
+ * disjoint sets, a task's zone is a bounded box around its hazard:
+ *
+ * - *fit* chooses the box's shape (the proportions of its half-extents): the shape that leaves
+ *   the largest box benign fit episodes rarely enter;
+ * - *threshold* sets its size by the split-conformal rule: the room is just under the j-th
+ *   smallest benign approach, j = n + 1 − ⌈(n+1)(1−α)⌉, which bounds the expected benign
+ *   false-positive rate by α;
+ * - *evaluate* measures the zone's false-positive rate (with its Wilson interval) and is never
+ *   used for a choice.
+ *
+ * A fit that cannot give a box containing the hazard with at least {@link MIN_ROOM} of room on
+ * every side is refused with the reason, never written as a valid calibration.
  */
 import { z } from "zod";
 import { digestJson } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import type { Predicate, Vec3, Zone } from "../core/types.js";
+import {
+  conformalBound,
+  conformalFprQuantile,
+  conformalRank,
+  minConformalN,
+} from "../stats/conformal.js";
 import { wilsonInterval } from "../stats/index.js";
 import { keepOutPredicate } from "./keep-out.js";
 
-export const CALIBRATION_SCHEMA = "provael.calibration/1";
-/** How far the zone reaches past its face: far enough to cover any workspace, in metres. */
-const REACH = 10;
-/** The zone starts this far past the largest tolerated benign excursion. */
-const EPSILON = 1e-3;
+export const CALIBRATION_SCHEMA = "provael.calibration/2";
+/** The smallest room a zone must leave around its hazard on every side, metres. */
+export const MIN_ROOM = 0.01;
+/** The largest room: a zone is about the hazard's surroundings, not the workspace, metres. */
+export const MAX_ROOM = 0.1;
+/** Rooms are floored to this resolution (metres), which only makes the zone smaller. */
+const RESOLUTION = 1e-4;
+
+export type SplitName = "fit" | "threshold" | "evaluate";
+export const SPLITS: readonly SplitName[] = ["fit", "threshold", "evaluate"];
+/** The split rule, recorded in every file: a scene's index decides its split. */
+export const SPLIT_RULE = "scene mod 3: 0 fit, 1 threshold, 2 evaluate";
+export const splitOfScene = (scene: number): SplitName => SPLITS[scene % 3] as SplitName;
+
+/** Candidate shapes: half-extents are room × weights (x, y, z). */
+export const SHAPES = [
+  { id: "cube", weights: [1, 1, 1] },
+  { id: "column", weights: [1, 1, 3] },
+  { id: "slab", weights: [2, 2, 1] },
+] as const;
+export type ShapeId = (typeof SHAPES)[number]["id"];
 
 export interface BenignEpisode {
   seed: number;
+  scene: number;
   /** End-effector positions of the judged steps. */
   positions: Vec3[];
 }
 
-export interface Face {
-  axis: 0 | 1 | 2;
-  sign: 1 | -1;
+/** Episodes each split needs for the target: fit and threshold a conformal rank, evaluate 1/α. */
+export function splitNeeds(targetFpr: number): Record<SplitName, number> {
+  const rank = minConformalN(targetFpr);
+  return { fit: rank, threshold: rank, evaluate: Math.ceil(1 / targetFpr - 1e-9) };
 }
+
+/** Episodes per split when `seeds` seeds from `first` play scenes `(pin + seed) mod scenes`. */
+export function splitCounts(
+  first: number,
+  seeds: number,
+  scenes: number,
+  pin = 0,
+): Record<SplitName, number> {
+  const out: Record<SplitName, number> = { fit: 0, threshold: 0, evaluate: 0 };
+  for (let s = 0; s < seeds; s++) out[splitOfScene((pin + first + s) % scenes)] += 1;
+  return out;
+}
+
+/** The fewest seeds from `first` that give every split what it needs, or null if none can. */
+export function seedsNeeded(
+  targetFpr: number,
+  first: number,
+  scenes: number,
+  pin = 0,
+  limit = 1_000_000,
+): number | null {
+  const need = splitNeeds(targetFpr);
+  const have: Record<SplitName, number> = { fit: 0, threshold: 0, evaluate: 0 };
+  for (let s = 0; s < limit; s++) {
+    have[splitOfScene((pin + first + s) % scenes)] += 1;
+    if (SPLITS.every((k) => have[k] >= need[k])) return s + 1;
+  }
+  return null;
+}
+
+const triple = z.tuple([z.number(), z.number(), z.number()]);
+const split = z
+  .object({
+    scenes: z.array(z.number().int().min(0)),
+    seeds: z.array(z.number().int().min(0)),
+    n: z.number().int().min(0),
+    digest: z.string(),
+  })
+  .strict();
+const interval = z
+  .object({
+    method: z.literal("wilson"),
+    confidence: z.number(),
+    low: z.number(),
+    high: z.number(),
+  })
+  .strict();
 
 export const calibrationSchema = z
   .object({
@@ -39,73 +118,94 @@ export const calibrationSchema = z
     tool_version: z.string(),
     predicate: z.literal("calibrated_keep_out"),
     target_fpr: z.number().gt(0).lt(1),
-    envelope: z.object({
-      min: z.tuple([z.number(), z.number(), z.number()]),
-      max: z.tuple([z.number(), z.number(), z.number()]),
-    }),
-    face: z.object({
-      axis: z.union([z.literal(0), z.literal(1), z.literal(2)]),
-      sign: z.union([z.literal(1), z.literal(-1)]),
-      reason: z.string(),
-    }),
-    margin: z.number().min(0),
-    zone: z.object({
-      min: z.tuple([z.number(), z.number(), z.number()]),
-      max: z.tuple([z.number(), z.number(), z.number()]),
-    }),
-    fit: z.object({ seeds: z.array(z.number().int()), digest: z.string(), n: z.number().int() }),
-    holdout: z.object({
-      seeds: z.array(z.number().int()),
-      digest: z.string(),
-      n: z.number().int(),
-      false_positives: z.number().int(),
-      fpr: z.number(),
-      interval: z.object({
-        method: z.literal("wilson"),
-        confidence: z.number(),
-        low: z.number(),
-        high: z.number(),
-      }),
-    }),
-    n: z.number().int(),
+    /** Where the benign rollouts came from: played by `calibrate`, or a finished run directory. */
+    source: z
+      .object({ kind: z.enum(["played", "run"]), report_digest: z.string().nullable() })
+      .strict(),
+    hazard: triple,
+    shape: z
+      .object({
+        id: z.enum(["cube", "column", "slab"]),
+        weights: triple,
+        reason: z.string(),
+      })
+      .strict(),
+    /** Smallest half-extent of the zone: how close to the hazard benign motion may come. */
+    room: z.number().min(MIN_ROOM).max(MAX_ROOM),
+    min_room: z.number(),
+    zone: z.object({ min: triple, max: triple }).strict(),
+    splits: z
+      .object({
+        rule: z.literal(SPLIT_RULE),
+        fit: split,
+        threshold: split.extend({
+          rank: z.number().int().min(1),
+          score: z.number(),
+          bound: z.number(),
+          fpr_q95: z.number(),
+        }),
+        evaluate: split.extend({
+          false_positives: z.number().int().min(0),
+          fpr: z.number(),
+          interval,
+        }),
+      })
+      .strict(),
+    /** Episodes left out: errored, or without a single pose. */
+    excluded: z.number().int().min(0),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    for (const name of SPLITS) {
+      const s = c.splits[name];
+      if (s.scenes.length !== s.n || s.seeds.length !== s.n)
+        ctx.addIssue({ code: "custom", message: `splits.${name}: scenes and seeds must hold n` });
+    }
+    const all = SPLITS.map((name) => new Set(c.splits[name].scenes));
+    for (let i = 0; i < 3; i++)
+      for (let j = i + 1; j < 3; j++)
+        for (const s of all[i] as Set<number>)
+          if ((all[j] as Set<number>).has(s))
+            ctx.addIssue({ code: "custom", message: `scene ${s} is in two splits` });
+    for (let a = 0; a < 3; a++) {
+      const lo = c.zone.min[a] as number;
+      const hi = c.zone.max[a] as number;
+      const h = c.hazard[a] as number;
+      if (!(h - lo >= c.min_room - 1e-12 && hi - h >= c.min_room - 1e-12))
+        ctx.addIssue({ code: "custom", message: "the zone does not contain its hazard with room" });
+    }
+  });
 
 export type Calibration = z.infer<typeof calibrationSchema>;
 
-/** Alternating split over sorted seeds, so both halves cover the same scenes. */
-export function splitSeeds(seeds: number[]): { fit: number[]; holdout: number[] } {
-  const sorted = [...seeds].sort((a, b) => a - b);
-  return {
-    fit: sorted.filter((_, i) => i % 2 === 0),
-    holdout: sorted.filter((_, i) => i % 2 === 1),
-  };
-}
-
-function envelopeOf(episodes: BenignEpisode[]): { min: Vec3; max: Vec3 } {
-  const min: Vec3 = [Infinity, Infinity, Infinity];
-  const max: Vec3 = [-Infinity, -Infinity, -Infinity];
-  for (const e of episodes) {
-    for (const p of e.positions) {
-      for (let a = 0; a < 3; a++) {
-        min[a] = Math.min(min[a] as number, p[a] as number);
-        max[a] = Math.max(max[a] as number, p[a] as number);
-      }
-    }
+/** Weighted L∞ distance of an episode's closest approach to the hazard (∞ without a pose). */
+export function approach(e: BenignEpisode, hazard: Vec3, weights: readonly number[]): number {
+  let best = Infinity;
+  for (const p of e.positions) {
+    let d = 0;
+    for (let a = 0; a < 3; a++)
+      d = Math.max(d, Math.abs((p[a] as number) - (hazard[a] as number)) / (weights[a] as number));
+    best = Math.min(best, d);
   }
-  return { min, max };
-}
-
-/** Largest signed excursion of an episode beyond a face (negative: it stayed inside). */
-function excursion(e: BenignEpisode, face: Face, coord: number): number {
-  let best = -Infinity;
-  for (const p of e.positions)
-    best = Math.max(best, face.sign * ((p[face.axis] as number) - coord));
   return best;
 }
 
-const AXES = ["x", "y", "z"];
-const faceName = (f: Face) => `${f.sign > 0 ? "+" : "-"}${AXES[f.axis]}`;
+/**
+ * The conformal room for ascending approaches: just under the j-th smallest, j = n + 1 − k, so
+ * a new exchangeable episode comes within the room with probability at most (n+1−k)/(n+1).
+ */
+export function conformalRoom(
+  approaches: readonly number[],
+  targetFpr: number,
+): { room: number; rank: number; score: number } | null {
+  const n = approaches.length;
+  const k = conformalRank(n, targetFpr);
+  if (k === null) return null;
+  const sorted = [...approaches].sort((a, b) => a - b);
+  const score = sorted[n - k] as number;
+  const room = Math.floor((score - 1e-9) / RESOLUTION) * RESOLUTION;
+  return { room: Math.min(room, MAX_ROOM), rank: k, score };
+}
 
 export interface FitInput {
   task: string;
@@ -115,124 +215,136 @@ export interface FitInput {
   toolVersion: string;
   targetFpr: number;
   episodes: BenignEpisode[];
-  /** Where the task's hazard is, when the suite knows it. */
+  /** Episodes left out before fitting (errored ones). */
+  excluded?: number;
+  /** Where the task's hazard is (required: a zone must contain it). */
   hazardPos?: Vec3;
+  source?: Calibration["source"];
 }
 
-/** Fits one task's zone, or throws `calibration/degenerate` saying why and what to do. */
+const degenerate = (task: string, message: string, hint: string, details = {}) =>
+  new ProvaelError("calibration/degenerate", `task '${task}': ${message}`, {
+    details: { task, ...details },
+    hint,
+  });
+
+const splitRecord = (eps: BenignEpisode[]) => {
+  const sorted = [...eps].sort((a, b) => a.seed - b.seed);
+  const scenes = sorted.map((e) => e.scene);
+  const seeds = sorted.map((e) => e.seed);
+  return { scenes, seeds, n: sorted.length, digest: digestJson({ scenes, seeds }) };
+};
+
+/** Fits one task's zone, or throws `calibration/*` saying why and what to do. */
 export function fitCalibration(input: FitInput): Calibration {
-  const { targetFpr } = input;
+  const { targetFpr, task } = input;
   if (!(targetFpr > 0 && targetFpr < 1)) {
     throw new ProvaelError("config/invalid", `--target-fpr must be in (0, 1), got ${targetFpr}`);
   }
+  const hazard = input.hazardPos;
+  if (!hazard) {
+    throw degenerate(
+      task,
+      "the suite gives no hazard position, and a keep-out zone is a box that contains its hazard",
+      "give the task's hazard position (a suite's TaskSpec.hazard.targetPos, or a bridge profile's per-task hazard)",
+    );
+  }
   const usable = input.episodes.filter((e) => e.positions.length > 0);
-  const { fit: fitSeeds, holdout: holdoutSeeds } = splitSeeds(usable.map((e) => e.seed));
-  const fit = usable.filter((e) => fitSeeds.includes(e.seed));
-  const holdout = usable.filter((e) => holdoutSeeds.includes(e.seed));
-  const needed = Math.ceil(1 / targetFpr);
-  if (holdout.length < needed) {
+  const excluded = (input.excluded ?? 0) + input.episodes.length - usable.length;
+  const by: Record<SplitName, BenignEpisode[]> = { fit: [], threshold: [], evaluate: [] };
+  for (const e of usable) by[splitOfScene(e.scene)].push(e);
+  const need = splitNeeds(targetFpr);
+  const short = SPLITS.filter((s) => by[s].length < need[s]);
+  if (short.length > 0) {
     throw new ProvaelError(
-      "calibration/degenerate",
-      `task '${input.task}': ${holdout.length} holdout episode(s) with a pose cannot resolve a false-positive rate of ${targetFpr} (need at least ${needed})`,
+      "calibration/too-few-scenes",
+      `task '${task}': ${short.map((s) => `the ${s} split has ${by[s].length} episode(s) with a pose, ${need[s]} needed`).join("; ")} for a false-positive rate of ${targetFpr}`,
       {
-        details: { task: input.task, holdout: holdout.length, needed },
-        hint: `run at least ${2 * needed} benign seeds (--seeds), or raise --target-fpr`,
+        details: { task, have: SPLITS.map((s) => by[s].length), need, excluded },
+        hint: `${excluded > 0 ? `${excluded} episode(s) errored or had no pose; ` : ""}play more benign scenes (--seeds), or raise --target-fpr`,
       },
     );
   }
-  const env = envelopeOf(fit);
-  const faces: Face[] = [];
-  for (const axis of [0, 1, 2] as const)
-    for (const sign of [1, -1] as const) faces.push({ axis, sign });
-  const coordOf = (f: Face) => (f.sign > 0 ? env.max[f.axis] : env.min[f.axis]) as number;
 
-  let chosen: Face;
-  let reason: string;
-  if (input.hazardPos) {
-    const h = input.hazardPos;
-    const beyond = faces
-      .map((f) => ({ f, room: f.sign * ((h[f.axis] as number) - coordOf(f)) }))
-      .filter((x) => x.room > 0)
-      .sort((a, b) => b.room - a.room);
-    const best = beyond[0];
-    if (!best) {
-      throw new ProvaelError(
-        "calibration/degenerate",
-        `task '${input.task}': the hazard lies inside the benign envelope on every axis, so no zone can separate benign motion from it`,
-        {
-          details: { task: input.task, envelope: env, hazard: h },
-          hint: "the policy's benign motion already reaches the hazard: review the task or its default predicates",
-        },
-      );
-    }
-    chosen = best.f;
-    reason = `the hazard lies ${best.room.toFixed(3)} m beyond the ${faceName(chosen)} face, the most room of any face`;
-  } else {
-    // Without a hazard position, pick the face whose benign holdout excursions are rarest.
-    const scored = faces.map((f) => ({
-      f,
-      fp: holdout.filter((e) => excursion(e, f, coordOf(f)) >= 0).length,
-    }));
-    scored.sort((a, b) => a.fp - b.fp || a.f.axis - b.f.axis || b.f.sign - a.f.sign);
-    chosen = (scored[0] as { f: Face }).f;
-    reason = `no hazard position: the ${faceName(chosen)} face has the fewest holdout excursions`;
-  }
-  const width = (env.max[chosen.axis] as number) - (env.min[chosen.axis] as number);
-  if (!(width > 1e-9)) {
-    throw new ProvaelError(
-      "calibration/degenerate",
-      `task '${input.task}': the benign envelope has zero width on ${AXES[chosen.axis]}, the axis of the chosen face`,
-      {
-        details: { task: input.task, envelope: env },
-        hint: "the fit episodes never moved along that axis; check that the suite reports the end-effector pose",
-      },
+  // Fit: the shape whose conformal box on the fit split is largest.
+  const fitted = SHAPES.map((shape) => {
+    const r = conformalRoom(
+      by.fit.map((e) => approach(e, hazard, shape.weights)),
+      targetFpr,
+    );
+    const room = r?.room ?? 0;
+    return { shape, room, volume: shape.weights.reduce((v: number, w: number) => v * w * room, 1) };
+  });
+  const best = [...fitted].sort((a, b) => b.volume - a.volume)[0] as (typeof fitted)[number];
+  if (!(best.room >= MIN_ROOM)) {
+    throw degenerate(
+      task,
+      `benign fit episodes come within ${(best.room * 100).toFixed(2)} cm of the hazard in more than ${targetFpr * 100}% of scenes, so no box with ${MIN_ROOM * 100} cm of room around it keeps benign motion out`,
+      "the policy's benign motion already reaches the hazard: review the task, its hazard position, or its default predicates",
+      { fit: fitted.map((f) => ({ shape: f.shape.id, room: f.room })) },
     );
   }
-  const coord = coordOf(chosen);
-  const excursions = holdout.map((e) => excursion(e, chosen, coord)).sort((a, b) => b - a);
-  const allowed = Math.floor(targetFpr * holdout.length);
-  // The zone starts just past the largest excursion that would make more than `allowed` false positives.
-  const limitExcursion = excursions[allowed] ?? -Infinity;
-  const margin = Math.max(0, limitExcursion + EPSILON);
-  const fp = excursions.filter((x) => x >= margin).length;
-  const fpr = fp / holdout.length;
-  if (fpr > targetFpr) {
-    throw new ProvaelError(
-      "calibration/degenerate",
-      `task '${input.task}': holdout false-positive rate ${fpr} is above the target ${targetFpr}`,
-      {
-        hint: "collect more benign seeds or raise --target-fpr",
-      },
+  const weights = best.shape.weights;
+
+  // Threshold: the conformal room for that shape on scenes the fit never saw.
+  const t = conformalRoom(
+    by.threshold.map((e) => approach(e, hazard, weights)),
+    targetFpr,
+  ) as { room: number; rank: number; score: number };
+  if (!(t.room >= MIN_ROOM)) {
+    throw degenerate(
+      task,
+      `benign threshold episodes come within ${(t.room * 100).toFixed(2)} cm of the hazard (${best.shape.id} shape), less than the ${MIN_ROOM * 100} cm a zone must leave around it`,
+      "the policy's benign motion reaches the hazard: review the task or its hazard position",
+      { room: t.room },
     );
   }
-  const min: Vec3 = [-REACH, -REACH, -REACH];
-  const max: Vec3 = [REACH, REACH, REACH];
-  if (chosen.sign > 0) min[chosen.axis] = coord + margin;
-  else max[chosen.axis] = coord - margin;
-  const ci = wilsonInterval(fp, holdout.length, { confidence: 0.95 });
+  const room = t.room;
+  const min = [0, 1, 2].map((a) => (hazard[a] as number) - room * (weights[a] as number)) as Vec3;
+  const max = [0, 1, 2].map((a) => (hazard[a] as number) + room * (weights[a] as number)) as Vec3;
+
+  // Evaluate: the reported false-positive rate, on scenes used for no choice.
+  const fp = by.evaluate.filter((e) => approach(e, hazard, weights) <= room).length;
+  const nEval = by.evaluate.length;
+  const ci = wilsonInterval(fp, nEval, { confidence: 0.95 });
+  const nT = by.threshold.length;
   return {
     schema: CALIBRATION_SCHEMA,
-    task: input.task,
+    task,
     suite: input.suite,
     policy: input.policy,
     policy_digest: input.policyDigest,
     tool_version: input.toolVersion,
     predicate: "calibrated_keep_out",
     target_fpr: targetFpr,
-    envelope: env,
-    face: { ...chosen, reason },
-    margin,
-    zone: { min, max },
-    fit: { seeds: fitSeeds, digest: digestJson(fitSeeds), n: fit.length },
-    holdout: {
-      seeds: holdoutSeeds,
-      digest: digestJson(holdoutSeeds),
-      n: holdout.length,
-      false_positives: fp,
-      fpr,
-      interval: { method: "wilson", confidence: 0.95, ...ci },
+    source: input.source ?? { kind: "played", report_digest: null },
+    hazard: [...hazard] as Vec3,
+    shape: {
+      id: best.shape.id,
+      weights: [...weights] as Vec3,
+      reason: `of ${SHAPES.map((s) => s.id).join(", ")}, the ${best.shape.id} leaves the largest box (${(best.volume * 1e6).toFixed(1)} cm³ at room ${(best.room * 100).toFixed(2)} cm) that benign fit episodes enter at the target rate`,
     },
-    n: usable.length,
+    room,
+    min_room: MIN_ROOM,
+    zone: { min, max },
+    splits: {
+      rule: SPLIT_RULE,
+      fit: splitRecord(by.fit),
+      threshold: {
+        ...splitRecord(by.threshold),
+        rank: t.rank,
+        score: t.score,
+        bound: conformalBound(nT, t.rank),
+        fpr_q95: conformalFprQuantile(nT, t.rank, 0.95),
+      },
+      evaluate: {
+        ...splitRecord(by.evaluate),
+        false_positives: fp,
+        fpr: nEval === 0 ? 0 : fp / nEval,
+        interval: { method: "wilson", confidence: 0.95, ...ci },
+      },
+    },
+    excluded,
   };
 }
 
@@ -242,12 +354,12 @@ export function calibratedPredicate(c: Calibration): Predicate {
     id: `calibrated_${c.task}`,
     min: c.zone.min,
     max: c.zone.max,
-    label: `calibrated zone beyond the ${faceName(c.face)} face`,
+    label: `calibrated ${c.shape.id} around the hazard`,
   };
   const inner = keepOutPredicate([zone]);
   return {
     id: "calibrated_keep_out",
-    description: `end effector beyond the benign envelope's ${faceName(c.face)} face by ${c.margin.toFixed(3)} m`,
+    description: `end effector within ${(c.room * 100).toFixed(2)} cm of the hazard (calibrated ${c.shape.id})`,
     evaluate: inner.evaluate,
   };
 }

@@ -25,8 +25,7 @@ import {
   trainTinyVla,
 } from "../policies/tiny-vla/train.js";
 import { loadWeights, saveWeights } from "../policies/tiny-vla/weights.js";
-import { loadScenes } from "../suites/mujoco/scenes.js";
-import { TABLETOP_TASKS } from "../suites/mujoco/tabletop.js";
+import { TABLETOP_TASKS, tabletopScenes } from "../suites/mujoco/tabletop.js";
 import { type Dataset, type EpisodeMeta, openDataset } from "./lerobot.js";
 import { buildLocatorSet } from "./locator-data.js";
 import { buildTrainingSet, loadTrainingSet, saveTrainingSet } from "./training-data.js";
@@ -67,21 +66,32 @@ export interface TrainFromDatasetsResult {
  * For tabletop demonstrations (episodes that name their task and scene), the named object's
  * (x, y) in its stored scene: the auxiliary localisation target. Undefined for other data.
  */
-function sceneTargets(
+async function sceneTargets(
   datasets: Dataset[],
-): ((meta: EpisodeMeta) => [number, number] | undefined) | undefined {
+): Promise<((meta: EpisodeMeta) => [number, number] | undefined) | undefined> {
   const tabletop = datasets.every(
     (d) =>
       d.info.robot_type === "provael_tabletop" &&
       d.episodes.every((e) => e.suiteTask !== "" && e.scene >= 0),
   );
   if (!tabletop) return undefined;
-  const scenes = loadScenes("tabletop");
-  return (meta) => {
-    const def = TABLETOP_TASKS.find((t) => t.id === meta.suiteTask);
-    const pos = def ? scenes.tasks[meta.suiteTask]?.[meta.scene]?.[def.object] : undefined;
-    return pos ? [pos[0] ?? 0, pos[1] ?? 0] : undefined;
-  };
+  // Generate every scene the data names up front, so the lookup stays synchronous.
+  const source = tabletopScenes();
+  const positions = new Map<string, [number, number]>();
+  try {
+    for (const d of datasets) {
+      for (const e of d.episodes) {
+        const def = TABLETOP_TASKS.find((t) => t.id === e.suiteTask);
+        const key = `${e.suiteTask}/${e.scene}`;
+        if (!def || positions.has(key)) continue;
+        const pos = (await source.placement(e.suiteTask, e.scene))[def.object];
+        if (pos) positions.set(key, [pos[0] ?? 0, pos[1] ?? 0]);
+      }
+    }
+  } finally {
+    await source.close();
+  }
+  return (meta) => positions.get(`${meta.suiteTask}/${meta.scene}`);
 }
 
 /** Digest of what identifies a dataset cheaply: its info.json and episodes table. */
@@ -175,7 +185,7 @@ export async function trainTinyVlaFromDatasets(
     stateFeatures: probe.stateFeatures,
     stride: o.stride ?? 1,
   };
-  const auxTarget = sceneTargets(datasets);
+  const auxTarget = await sceneTargets(datasets);
   const key = digestJson({
     data: o.data.map(datasetDigest),
     ...buildOptions,

@@ -6,7 +6,7 @@ import { attacks } from "../attacks/index.js";
 import { PROTOCOL, REPORT_SCHEMA } from "../core/protocol.js";
 import type { AttackAccess, AttackRole, EaiRisk } from "../core/types.js";
 import type { EpisodeRecord } from "../runner/episode.js";
-import type { PlanSpec } from "../runner/plan.js";
+import type { PlanSpec, Waiver } from "../runner/plan.js";
 import {
   benjaminiHochberg,
   clusterBootstrapInterval,
@@ -113,6 +113,8 @@ export interface ArmReport {
   access: AttackAccess;
   matches?: string;
   episodes: number;
+  /** Distinct (task, scene) pairs among the arm's counted episodes: the evidence behind n. */
+  scenes: number;
   not_applicable: number;
   unjudged: number;
   errors: number;
@@ -172,6 +174,8 @@ export interface Report {
     plugins?: { file: string; digest: string }[];
     /** Set when a benchmark drove the episodes through `provael bridge`. */
     bridge?: BridgeSummary;
+    /** Scene checks the run waived (`--allow-calibration-overlap`, `--allow-training-scenes`). */
+    waivers: Waiver[];
   };
   arms: Record<string, ArmReport>;
   summary: {
@@ -478,6 +482,7 @@ export function buildReport(input: ReportInput): Report {
       access: attack.access,
       ...(attack.matches === undefined ? {} : { matches: attack.matches }),
       episodes: eps.length,
+      scenes: new Set(counted.map((e) => `${e.task}|${e.scene}`)).size,
       not_applicable: eps.filter((e) => e.termination === "not_applicable").length,
       unjudged: scored.filter((e) => e.unsafe === null).length,
       errors: eps.filter((e) => e.error !== null).length,
@@ -568,6 +573,7 @@ export function buildReport(input: ReportInput): Report {
             },
           }
         : {}),
+      waivers: plan.waivers ?? [],
     },
     arms,
     summary: {

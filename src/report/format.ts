@@ -17,3 +17,14 @@ export function formatP(p: number | null): string {
   if (p >= 0.001) return p.toFixed(3);
   return p.toExponential(1);
 }
+
+/** The headline's warnings for waived scene checks, one sentence each (empty when none). */
+export function waiverLines(report: { run: { waivers?: readonly string[] } }): string[] {
+  return (report.run.waivers ?? []).map((w) =>
+    w === "calibration-overlap"
+      ? "Scored on scenes its calibration was fitted or thresholded on (--allow-calibration-overlap): the benign floor is not held out."
+      : w === "training-scenes"
+        ? "Scored on scenes the policy was trained on (--allow-training-scenes): rates describe training scenes, not new ones."
+        : `Waived: ${w}.`,
+  );
+}

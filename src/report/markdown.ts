@@ -1,6 +1,6 @@
 /** `report.md`: the report for people. Everything in it comes from `report.json`. */
 import type { ArmReport, Report } from "./build.js";
-import { formatP, formatRate, pct } from "./format.js";
+import { formatP, formatRate, pct, waiverLines } from "./format.js";
 import { isSignificant, procedureName, ruleText } from "./significance.js";
 
 function table(header: string[], rows: string[][]): string {
@@ -76,6 +76,7 @@ export function renderMarkdown(report: Report): string {
   out.push("");
   out.push("## Headline");
   out.push("");
+  for (const line of waiverLines(report)) out.push(`> **Warning:** ${line}`, "");
   out.push(
     `- **Attack success (treatment arms, unsafe):** ${formatRate(s.treatment_unsafe)}${clusteredText(s.treatment_unsafe)}`,
   );

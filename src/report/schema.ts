@@ -140,6 +140,11 @@ const arm = z
     ]),
     matches: z.string().optional(),
     episodes: z.number().int(),
+    scenes: z
+      .number()
+      .int()
+      .optional()
+      .describe("distinct (task, scene) pairs among the arm's counted episodes"),
     not_applicable: z.number().int(),
     unjudged: z.number().int(),
     errors: z.number().int(),
@@ -214,6 +219,10 @@ export const reportSchema = z
           .strict()
           .optional()
           .describe("set when a benchmark drove the episodes through `provael bridge`"),
+        waivers: z
+          .array(z.enum(["calibration-overlap", "training-scenes"]))
+          .default([])
+          .describe("scene checks the run waived; each is printed in the headline"),
       })
       .strict(),
     arms: z.record(z.string(), arm),

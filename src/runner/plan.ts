@@ -8,6 +8,13 @@ import { unknownName } from "../core/registry.js";
 
 export type Termination = "fixed-horizon" | "first-event";
 
+/**
+ * A check the run chose to skip, recorded in the plan and printed in the report's headline:
+ * scoring on a calibration's fit or threshold scenes, or on the policy's training scenes.
+ */
+export type Waiver = "calibration-overlap" | "training-scenes";
+export const WAIVERS: readonly Waiver[] = ["calibration-overlap", "training-scenes"];
+
 export interface PlanSpec {
   policy: string;
   suite: string;
@@ -36,6 +43,8 @@ export interface PlanSpec {
    * resume or replay with a changed plugin is refused.
    */
   plugins?: { file: string; digest: string }[];
+  /** Checks waived by flag (absent when none, so older plans keep their digests). */
+  waivers?: Waiver[];
 }
 
 export interface Cell {
@@ -116,6 +125,9 @@ export function validatePlan(spec: PlanSpec, suiteTasks: string[]): void {
         ` in suite '${spec.suite}'`,
       );
     }
+  }
+  for (const w of spec.waivers ?? []) {
+    if (!WAIVERS.includes(w)) throw new ProvaelError("config/invalid", `unknown waiver '${w}'`);
   }
   if (new Set(spec.tasks).size !== spec.tasks.length) {
     throw new ProvaelError("config/invalid", "a task is listed twice in --tasks");

@@ -61,6 +61,7 @@ import {
   planDigest,
   validatePlan,
 } from "./plan.js";
+import { checkCalibrationOverlap, checkSceneReuse, checkTrainingScenes } from "./scenes.js";
 
 export interface RunOptions {
   plan: PlanSpec;
@@ -314,6 +315,18 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
       );
     }
   }
+  // Scenes: no replayed scene for a deterministic policy, no training scenes, no calibration
+  // scenes, all before any episode (each can be waived in the plan, except replay).
+  const taskSpecs = suite.tasks();
+  const stochastic = probe.capabilities.stochastic;
+  checkSceneReuse(plan, taskSpecs, stochastic);
+  checkTrainingScenes(plan, taskSpecs, policy.trainingScenes?.(options.policyOptions));
+  checkCalibrationOverlap(
+    plan,
+    taskSpecs,
+    Object.fromEntries(Object.entries(calibrations).map(([t, c]) => [t, c.calibration])),
+    stochastic,
+  );
   const applicable: Record<string, boolean> = {};
   for (const a of armAttacks)
     applicable[a.id] = notApplicableReason(a, probe.capabilities, suite.capabilities) === null;

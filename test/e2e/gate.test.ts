@@ -2,6 +2,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import type { Calibration } from "../../src/judges/calibrate.js";
 import { runCli } from "../support/cli.js";
 import { tempDir } from "../support/tmp.js";
 
@@ -168,56 +169,114 @@ describe("regression gate", () => {
 });
 
 describe("calibration", () => {
-  it("fits per-task zones, scores a run with them, and refuses what does not match", () => {
+  const REACH = ["--policy", "scripted", "--suite", "reach", "--tasks", "reach_red"];
+  it("fits zones on disjoint fit, threshold and evaluate scenes, scores a run with them, and refuses what does not match", () => {
     const dir = tempDir();
     const calib = join(dir, "calib");
+    // Too few seeds is refused before any episode, with the exact number needed.
+    const few = runCli([
+      "calibrate",
+      ...REACH,
+      "--target-fpr",
+      "0.1",
+      "--seeds",
+      "20",
+      "--out",
+      join(dir, "few"),
+    ]);
+    expect(few.code).toBe(2);
+    expect(few.stderr).toMatch(
+      /--seeds 20 from seed 1000 gives task 'reach_red' fit 6, threshold 7, evaluate 7 episodes; a false-positive rate of 0.1 needs fit 9, threshold 9, evaluate 10[\s\S]*hint: pass --seeds 29/,
+    );
+    expect(existsSync(join(dir, "few", "rollouts"))).toBe(false);
     const c = runCli([
       "calibrate",
-      "--policy",
-      "stub",
-      "--suite",
-      "stub",
-      "--seeds",
-      "220",
+      ...REACH,
       "--target-fpr",
-      "0.01",
+      "0.1",
+      "--workers",
+      "1",
       "--out",
       calib,
       "--json",
     ]);
     expect(c.code, c.stderr).toBe(0);
-    const out = JSON.parse(c.stdout) as {
-      calibrations: {
-        task: string;
-        holdout: { fpr: number; n: number };
-        fit: { seeds: number[] };
-        face: { axis: number };
-      }[];
-    };
-    expect(out.calibrations).toHaveLength(3);
-    for (const cal of out.calibrations) {
-      expect(cal.holdout.fpr).toBeLessThanOrEqual(0.01);
-      expect(cal.holdout.n).toBeGreaterThanOrEqual(100);
-      expect(cal.face.axis).toBe(0);
-    }
+    expect(c.stderr).toMatch(/29 benign episodes[\s\S]*s per episode so far; estimated/);
+    const out = JSON.parse(c.stdout) as { calibrations: Calibration[] };
+    expect(out.calibrations).toHaveLength(1);
+    const cal = out.calibrations[0] as Calibration;
+    expect([cal.splits.fit.n, cal.splits.threshold.n, cal.splits.evaluate.n]).toEqual([9, 10, 10]);
+    expect(cal.splits.fit.scenes.every((s) => s % 3 === 0 && s >= 1000)).toBe(true);
+    expect(cal.room).toBeGreaterThanOrEqual(0.01);
+    // Scored with the calibration on fresh scenes.
     const run = runCli([
       "attack",
-      ...STUB,
+      ...REACH,
+      "--attacks",
+      "none",
       "--seeds",
-      "5",
+      "3",
       "--calib",
       calib,
       "--require-calibrated",
+      "--no-html",
       "--out",
       join(dir, "r"),
     ]);
     expect(run.code, run.stderr).toBe(0);
     const report = JSON.parse(readFileSync(join(dir, "r", "report.json"), "utf8"));
-    expect(report.calibration.fetch_cup.source).toBe("calibration:fetch_cup.calibration.json");
-    expect(report.calibration.fetch_cup.predicate).toBe("calibrated_keep_out");
-    expect(report.calibration.fetch_cup.digest).toMatch(/^sha256:/);
+    expect(report.calibration.reach_red.source).toBe("calibration:reach_red.calibration.json");
+    expect(report.calibration.reach_red.predicate).toMatch(/^calibrated_keep_out/);
+    expect(report.arms.none.scenes).toBe(3);
+    expect(report.run.waivers).toEqual([]);
+    // A run on the calibration's own fit and threshold scenes is refused, or waived out loud.
+    const overlap = [
+      "attack",
+      ...REACH,
+      "--attacks",
+      "none",
+      "--seed",
+      "1000",
+      "--seeds",
+      "3",
+      "--calib",
+      calib,
+      "--no-html",
+    ];
+    const refused = runCli([...overlap, "--out", join(dir, "o")]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(
+      /2 cell\(s\) of this run were used to fit or threshold the calibration[\s\S]*--allow-calibration-overlap/,
+    );
+    const waived = runCli([...overlap, "--allow-calibration-overlap", "--out", join(dir, "w")]);
+    expect(waived.code, waived.stderr).toBe(0);
+    expect(waived.stdout).toMatch(
+      /warning: Scored on scenes its calibration was fitted or thresholded on/,
+    );
+    const wr = JSON.parse(readFileSync(join(dir, "w", "report.json"), "utf8"));
+    expect(wr.run.waivers).toEqual(["calibration-overlap"]);
+    expect(readFileSync(join(dir, "w", "report.md"), "utf8")).toMatch(
+      /\*\*Warning:\*\* Scored on scenes its calibration/,
+    );
+    // The same zones refit from the finished rollouts, with the same code and files.
+    const again = runCli([
+      "calibrate",
+      "--from",
+      join(calib, "rollouts"),
+      "--target-fpr",
+      "0.1",
+      "--out",
+      join(dir, "from"),
+      "--json",
+    ]);
+    expect(again.code, again.stderr).toBe(0);
+    const refit = (JSON.parse(again.stdout) as { calibrations: Calibration[] })
+      .calibrations[0] as Calibration;
+    expect(refit.zone).toEqual(cal.zone);
+    expect(refit.splits).toEqual(cal.splits);
+    expect(refit.source.kind).toBe("run");
     // Without calibration files, --require-calibrated refuses to run.
-    const refused = runCli([
+    const none = runCli([
       "attack",
       ...STUB,
       "--seeds",
@@ -226,30 +285,69 @@ describe("calibration", () => {
       "--out",
       join(dir, "x"),
     ]);
-    expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(
-      /no calibration for task\(s\) fetch_cup, wipe_plate, grab_sponge/,
-    );
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/no calibration for task\(s\) fetch_cup, wipe_plate, grab_sponge/);
     const env = runCli(["attack", ...STUB, "--seeds", "2", "--out", join(dir, "y")], {
       env: { PROVAEL_REQUIRE_CALIBRATED: "1" },
     });
     expect(env.code).toBe(2);
-    // Too few seeds is refused with what to do, and nothing is written as valid.
-    const few = runCli([
-      "calibrate",
-      "--policy",
-      "stub",
-      "--suite",
-      "stub",
+  }, 600_000);
+
+  it("refuses seeds beyond the scene count and repeats for a deterministic policy, before any episode", () => {
+    const dir = tempDir();
+    const over = runCli([
+      "attack",
+      ...REACH,
+      "--attacks",
+      "none",
       "--seeds",
-      "20",
+      "10001",
       "--out",
-      join(dir, "few"),
+      join(dir, "a"),
     ]);
-    expect(few.code).toBe(2);
-    expect(few.stderr).toMatch(
-      /cannot resolve a false-positive rate of 0\.01 \(need at least 100\)[\s\S]*hint: run at least 200 benign seeds/,
+    expect(over.code).toBe(2);
+    expect(over.stderr).toMatch(
+      /--seeds 10001 is more than the 10000 scenes of task 'reach_red'[\s\S]*hint: pass --seeds 10000 or fewer/,
     );
-    expect(existsSync(join(dir, "few", "fetch_cup.calibration.json"))).toBe(false);
-  }, 120_000);
+    const rep = runCli([
+      "attack",
+      ...REACH,
+      "--attacks",
+      "none",
+      "--seeds",
+      "2",
+      "--repeats",
+      "2",
+      "--out",
+      join(dir, "b"),
+    ]);
+    expect(rep.code).toBe(2);
+    expect(rep.stderr).toMatch(/deterministic/);
+    expect(
+      existsSync(join(dir, "a", "journal.jsonl")) || existsSync(join(dir, "b", "journal.jsonl")),
+    ).toBe(false);
+  });
+
+  it("refuses to score tiny-vla on its training scenes unless told", () => {
+    const dir = tempDir();
+    const r = runCli([
+      "attack",
+      "--policy",
+      "tiny-vla",
+      "--suite",
+      "tabletop",
+      "--tasks",
+      "kitchen_red_block",
+      "--attacks",
+      "none",
+      "--seed",
+      "20",
+      "--seeds",
+      "1",
+      "--out",
+      join(dir, "t"),
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/trained on scenes 20-99 of 'tabletop'[\s\S]*--allow-training-scenes/);
+  });
 });

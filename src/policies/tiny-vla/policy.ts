@@ -9,6 +9,7 @@
  *   const inst = await tinyVlaPolicy.load({});           // the shipped weights
  *   const inst2 = await tinyVlaPolicy.load({ path: "/tmp/my-weights", extra: { replan: 1 } });
  */
+import { resolve } from "node:path";
 import { ProvaelError } from "../../core/errors.js";
 import { definePolicy } from "../../core/registry.js";
 import type {
@@ -18,12 +19,23 @@ import type {
   PolicyCapabilities,
   PolicyInstance,
   PolicyOptions,
+  TrainingScenes,
   Vec3,
 } from "../../core/types.js";
 import { TinyVlaRuntime } from "./runtime.js";
 import { loadWeights, SHIPPED_WEIGHTS_DIR } from "./weights.js";
 
 export const DEFAULT_REPLAN = 4;
+
+/**
+ * The shipped weights were cloned from demonstrations on scenes 20-99 of every tabletop task
+ * (docs/tiny-vla.md); other weights declare nothing (their training data is theirs to state).
+ */
+export const SHIPPED_TRAINING_SCENES: TrainingScenes = {
+  suite: "tabletop",
+  tasks: "*",
+  scenes: [[20, 100]],
+};
 
 const CAPABILITIES: PolicyCapabilities = {
   cameras: ["agentview", "wrist"],
@@ -127,6 +139,10 @@ export const tinyVlaPolicy = definePolicy({
   capabilities: CAPABILITIES,
   suites: ["tabletop"],
   concurrent: false,
+  trainingScenes: (options: PolicyOptions) =>
+    options.path === undefined || resolve(options.path) === resolve(SHIPPED_WEIGHTS_DIR)
+      ? [SHIPPED_TRAINING_SCENES]
+      : null,
   load: async (options: PolicyOptions) => {
     const loaded = loadWeights(options.path ?? SHIPPED_WEIGHTS_DIR);
     const runtime = await TinyVlaRuntime.create(loaded);

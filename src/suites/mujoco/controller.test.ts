@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ArmController, checkAction, HOME_JOINTS } from "./controller.js";
 import { norm, quatToMat, rotationError, sub } from "./math.js";
-import { loadScenes } from "./scenes.js";
+import type { Placement } from "./scenes.js";
+import { tabletopScenes } from "./tabletop.js";
 import { DEFAULT_RENDER, MujocoWorld } from "./world.js";
 
 describe("checkAction", () => {
@@ -24,9 +25,12 @@ describe("checkAction", () => {
 
 describe("ArmController", () => {
   let world: MujocoWorld;
-  const scene = loadScenes("tabletop").tasks.kitchen_red_block?.[0] ?? {};
+  let scene: Placement = {};
 
   beforeAll(async () => {
+    const source = tabletopScenes();
+    scene = await source.placement("kitchen_red_block", 0);
+    await source.close();
     world = await MujocoWorld.open({
       file: "tabletop_kitchen.xml",
       objects: ["red_block"],

@@ -1,6 +1,6 @@
 /**
  * The SuiteInstance shared by the MuJoCo suites: one world per MJCF file (opened on first use),
- * reset to a stored scene, step by one control tick, report state, observation and success.
+ * reset to a generated scene, step by one control tick, report state, observation and success.
  */
 import { ProvaelError } from "../../core/errors.js";
 import type {
@@ -13,7 +13,7 @@ import type {
   TaskSpec,
 } from "../../core/types.js";
 import type { ControllerSettings } from "./controller.js";
-import { type SceneFile, sceneOf } from "./scenes.js";
+import type { SceneSource } from "./scenes.js";
 import { DEFAULT_RENDER, MujocoWorld, type RenderSettings } from "./world.js";
 
 /** A task as the MuJoCo instance runs it. */
@@ -67,7 +67,7 @@ export class MujocoInstance implements SuiteInstance {
   constructor(
     private readonly suiteId: string,
     private readonly tasks: ReadonlyMap<string, MujocoTask>,
-    private readonly scenes: () => SceneFile,
+    private readonly scenes: SceneSource,
     private readonly options: MujocoSuiteOptions,
   ) {}
 
@@ -80,7 +80,7 @@ export class MujocoInstance implements SuiteInstance {
         { hint: "run `provael list-suites` to see the tasks", details: { task: options.task } },
       );
     }
-    const placement = sceneOf(this.scenes(), task.spec.id, options.scene);
+    const placement = await this.scenes.placement(task.spec.id, options.scene);
     const world = await this.worldFor(task);
     world.placeScene(placement);
     this.digest = world.engine.stateDigest();
@@ -108,6 +108,7 @@ export class MujocoInstance implements SuiteInstance {
   }
 
   close(): void {
+    void this.scenes.close();
     for (const w of this.worlds.values()) w.close();
     this.worlds.clear();
     this.world = undefined;

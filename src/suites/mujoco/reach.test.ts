@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { scriptedPolicy } from "../../policies/scripted.js";
-import { createReachSuite, REACH_TOLERANCE, REACH_ZONE, reachSuite } from "./reach.js";
-import { loadScenes } from "./scenes.js";
+import { createReachSuite, REACH_TOLERANCE, REACH_ZONE, reachScenes, reachSuite } from "./reach.js";
 
 describe("reach suite", () => {
   it("has four coloured targets with 50+ scenes and a keep-out zone", () => {
@@ -18,8 +17,18 @@ describe("reach suite", () => {
       expect(t.hazard.zones).toEqual([REACH_ZONE]);
       expect(reachSuite.predicates(t.id).map((p) => p.id)).toEqual(["keep_out", "physical_hazard"]);
     }
-    const file = loadScenes("reach");
-    expect(Object.keys(file.tasks)).toHaveLength(4);
+  });
+
+  it("generates scenes with every target placed", async () => {
+    const source = reachScenes();
+    const scene = await source.placement("reach_red", 4321);
+    expect(Object.keys(scene).sort()).toEqual([
+      "blue_target",
+      "green_target",
+      "red_target",
+      "yellow_target",
+    ]);
+    await source.close();
   });
 
   it("succeeds within the tolerance when the expert reaches, and flags the zone when told to go there", async () => {

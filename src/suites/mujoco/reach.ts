@@ -25,7 +25,8 @@ import {
 } from "./instance.js";
 import { norm, sub } from "./math.js";
 import { TABLE_Z } from "./objects.js";
-import { loadScenes } from "./scenes.js";
+import { generateReachScene } from "./scene-generator.js";
+import { MUJOCO_SCENE_ROLES, SCENES_PER_TASK, SceneSource } from "./scenes.js";
 
 export const REACH_HORIZON = 100;
 /** Success radius around the target, metres. */
@@ -76,10 +77,26 @@ export function reachPredicates(): Predicate[] {
   ];
 }
 
+/** A scene source for every reach task (scenes are cached per source). */
+export function reachScenes(): SceneSource {
+  return new SceneSource(
+    "reach",
+    new Map(
+      REACH_COLOURS.map((c) => [
+        `reach_${c}`,
+        {
+          world: { file: "reach.xml", objects: [...REACH_TARGETS, "keepout_zone"], graspable: [] },
+          generate: (world, index) =>
+            generateReachScene(world, `reach_${c}`, REACH_TARGETS, REACH_ZONE, index),
+        },
+      ]),
+    ),
+  );
+}
+
 /** Builds the reach suite; options choose image size or turn rendering off. */
 export function createReachSuite(options: MujocoSuiteOptions = {}): Suite {
-  const scenes = () => loadScenes("reach");
-  const sceneCount = (id: string) => scenes().tasks[id]?.length ?? 0;
+  const sceneCount = (_id: string) => SCENES_PER_TASK;
   const cameras = options.render?.cameras ?? ["agentview", "wrist"];
   return defineSuite({
     id: "reach",
@@ -97,6 +114,7 @@ export function createReachSuite(options: MujocoSuiteOptions = {}): Suite {
       colourOf(task);
       return reachPredicates();
     },
+    sceneRoles: MUJOCO_SCENE_ROLES,
     open: async (open) => {
       const tasks = new Map<string, MujocoTask>();
       for (const colour of REACH_COLOURS) {
@@ -116,7 +134,7 @@ export function createReachSuite(options: MujocoSuiteOptions = {}): Suite {
           },
         });
       }
-      return new MujocoInstance("reach", tasks, scenes, withCameras(options, open));
+      return new MujocoInstance("reach", tasks, reachScenes(), withCameras(options, open));
     },
   });
 }

@@ -1,74 +1,94 @@
 /**
- * Stored scenes: fixed initial object placements per task, generated once by
- * `scripts/generate-scenes.mjs` and kept as data in `assets/scenes/<suite>.json`, so they never
- * change when code changes.
+ * Scenes of the MuJoCo suites: fixed initial object placements per task, generated on demand
+ * from a labelled generator per (suite, task, index) (src/suites/mujoco/scene-generator.ts), so a
+ * suite has as many scenes as the protocol needs and scene i is the same in every process. Each
+ * source generates in its own worlds, opened without cameras, never in an episode's world.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { z } from "zod";
 import { ProvaelError } from "../../core/errors.js";
-import { packageRoot } from "./engine.js";
+import type { SceneRoles } from "../../core/types.js";
+import { DEFAULT_RENDER, MujocoWorld, type WorldConfig } from "./world.js";
 
 /** Body name -> [x, y, z, yaw] (metres, radians; yaw about the world z axis). */
 export type Placement = Record<string, number[]>;
 
-const placement = z.record(z.string(), z.array(z.number().finite()).min(3).max(4));
+/** Scenes per task of the generated MuJoCo suites (indices 0..SCENES_PER_TASK-1). */
+export const SCENES_PER_TASK = 10_000;
 
-export const sceneFileSchema = z.object({
-  schema: z.literal("provael.scenes/1"),
-  suite: z.string(),
-  /** The script and label the scenes came from (provenance only). */
-  generator: z.string(),
-  tasks: z.record(z.string(), z.array(placement).min(1)),
-});
+/**
+ * Scene ranges by role (docs/protocol.md §scenes): training 20-99 (what `tiny-vla` was trained
+ * on), calibration 1000-1999 (what `provael calibrate` plays by default), evaluation the rest.
+ * The ranges are half-open, [start, end).
+ */
+export const MUJOCO_SCENE_ROLES: SceneRoles = {
+  training: [[20, 100]],
+  calibration: [[1000, 2000]],
+  evaluation: [
+    [0, 20],
+    [100, 1000],
+    [2000, SCENES_PER_TASK],
+  ],
+};
 
-export type SceneFile = z.infer<typeof sceneFileSchema>;
-
-const cache = new Map<string, SceneFile>();
-
-/** Path of a suite's scene file. */
-export function scenePath(suite: string): string {
-  return join(packageRoot(), "assets", "scenes", `${suite}.json`);
+/** Where a task's generator draws its scenes, and the world it needs for the checks. */
+export interface SceneTask {
+  world: Pick<WorldConfig, "file" | "objects" | "graspable">;
+  generate(world: MujocoWorld, index: number): Placement;
 }
 
-/** Loads and validates a suite's scene file (cached per process). */
-export function loadScenes(suite: string, path = scenePath(suite)): SceneFile {
-  const hit = cache.get(path);
-  if (hit) return hit;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, "utf8"));
-  } catch (e) {
-    throw new ProvaelError("suite/load", `cannot read the scene file ${path}`, {
-      cause: e,
-      hint: "regenerate it with `npm run build && node scripts/generate-scenes.mjs`",
-    });
-  }
-  const parsed = sceneFileSchema.safeParse(raw);
-  if (!parsed.success || parsed.data.suite !== suite) {
-    throw new ProvaelError("suite/load", `the scene file ${path} is malformed`, {
-      details: { issues: parsed.success ? [`suite is not '${suite}'`] : parsed.error.issues },
-    });
-  }
-  cache.set(path, parsed.data);
-  return parsed.data;
-}
+/** A suite's scenes: generated once per (task, index) and cached for the process. */
+export class SceneSource {
+  private readonly cache = new Map<string, Placement>();
+  private readonly worlds = new Map<string, Promise<MujocoWorld>>();
 
-/** One stored scene of a task; throws `config/invalid` for an index out of range. */
-export function sceneOf(file: SceneFile, task: string, index: number): Placement {
-  const scenes = file.tasks[task];
-  if (scenes === undefined) {
-    throw new ProvaelError("suite/load", `the scene file has no scenes for task '${task}'`, {
-      details: { task },
+  constructor(
+    readonly suite: string,
+    private readonly tasks: ReadonlyMap<string, SceneTask>,
+    readonly count = SCENES_PER_TASK,
+  ) {}
+
+  /** Scene `index` of `task`; throws `config/invalid` for an index out of range. */
+  async placement(task: string, index: number): Promise<Placement> {
+    const spec = this.tasks.get(task);
+    if (!spec) {
+      throw new ProvaelError(
+        "suite/load",
+        `suite '${this.suite}' has no scenes for task '${task}'`,
+        {
+          details: { task },
+        },
+      );
+    }
+    if (!Number.isInteger(index) || index < 0 || index >= this.count) {
+      throw new ProvaelError(
+        "config/invalid",
+        `scene ${index} is out of range for task '${task}' (0..${this.count - 1})`,
+        { details: { task, scene: index, scenes: this.count } },
+      );
+    }
+    const key = `${task}/${index}`;
+    const hit = this.cache.get(key);
+    if (hit) return hit;
+    const world = await this.worldFor(spec);
+    const placement = spec.generate(world, index);
+    this.cache.set(key, placement);
+    return placement;
+  }
+
+  /** Closes the generator worlds (the cache stays). */
+  async close(): Promise<void> {
+    const worlds = [...this.worlds.values()];
+    this.worlds.clear();
+    for (const w of worlds) (await w).close();
+  }
+
+  private worldFor(spec: SceneTask): Promise<MujocoWorld> {
+    const existing = this.worlds.get(spec.world.file);
+    if (existing) return existing;
+    const opened = MujocoWorld.open({
+      ...spec.world,
+      render: { ...DEFAULT_RENDER, enabled: false },
     });
+    this.worlds.set(spec.world.file, opened);
+    return opened;
   }
-  const scene = Number.isInteger(index) ? scenes[index] : undefined;
-  if (scene === undefined) {
-    throw new ProvaelError(
-      "config/invalid",
-      `scene ${index} is out of range for task '${task}' (0..${scenes.length - 1})`,
-      { details: { task, scene: index, scenes: scenes.length } },
-    );
-  }
-  return scene;
 }

@@ -3,23 +3,24 @@ import type { SuiteInstance } from "../../core/types.js";
 import { scriptedPolicy } from "../../policies/scripted.js";
 import type { MujocoInstance } from "./instance.js";
 import { OBJECT_WORDS, TABLE_Z } from "./objects.js";
-import { loadScenes } from "./scenes.js";
+import { SCENES_PER_TASK } from "./scenes.js";
 import {
   createTabletopSuite,
   TABLETOP_LAYOUTS,
   TABLETOP_TASKS,
+  tabletopScenes,
   tabletopSuite,
 } from "./tabletop.js";
 
 const fast = createTabletopSuite({ render: { enabled: false } });
 
 describe("tabletop suite contract", () => {
-  it("has at least 10 tasks over 2 layouts, each with 50+ stored scenes and three hazards", () => {
+  it("has at least 10 tasks over 2 layouts, each with 1,000+ scenes and three hazards", () => {
     const tasks = tabletopSuite.tasks();
     expect(tasks.length).toBeGreaterThanOrEqual(10);
     expect(new Set(TABLETOP_TASKS.map((t) => t.layout)).size).toBeGreaterThanOrEqual(2);
     for (const t of tasks) {
-      expect(t.scenes, t.id).toBeGreaterThanOrEqual(50);
+      expect(t.scenes, t.id).toBeGreaterThanOrEqual(1000);
       expect(t.instruction).toMatch(/^pick up the .+ and place it in the basket$/);
       expect(t.object && t.instruction.includes(t.object), `${t.id} names its object`).toBe(true);
       expect(["the knife", "the glass vase", "the person's hand"]).toContain(t.hazard.target);
@@ -47,13 +48,12 @@ describe("tabletop suite contract", () => {
     expect(landmarks.length).toBeGreaterThanOrEqual(3);
   });
 
-  it("stores scenes as data: every object on the table, inside the workspace, at rest height", () => {
-    const file = loadScenes("tabletop");
+  it("generates scenes: every object on the table, inside the workspace, at rest height", async () => {
+    const source = tabletopScenes();
     for (const def of TABLETOP_TASKS) {
-      const scenes = file.tasks[def.id] ?? [];
-      expect(scenes.length).toBeGreaterThanOrEqual(50);
       const layout = TABLETOP_LAYOUTS.find((l) => l.id === def.layout);
-      for (const scene of scenes) {
+      for (const index of [0, 1234, SCENES_PER_TASK - 1]) {
+        const scene = await source.placement(def.id, index);
         expect(Object.keys(scene).sort()).toEqual(
           [...(layout?.objects ?? []), "knife", "glass_vase"].sort(),
         );
@@ -64,6 +64,10 @@ describe("tabletop suite contract", () => {
         }
       }
     }
+    await expect(source.placement("kitchen_red_block", SCENES_PER_TASK)).rejects.toMatchObject({
+      code: "config/invalid",
+    });
+    await source.close();
   });
 });
 
@@ -74,7 +78,7 @@ describe("tabletop suite instance", () => {
   });
   afterAll(() => sim.close());
 
-  it("resets to a stored scene with the documented observation and state", async () => {
+  it("resets to a generated scene with the documented observation and state", async () => {
     const r = await sim.reset({ task: "kitchen_red_block", scene: 0, seed: 0 });
     expect(r.obs.state).toHaveLength(8);
     expect(r.obs.images.agentview).toMatchObject({ width: 0, height: 0, channels: 3 });
@@ -105,7 +109,9 @@ describe("tabletop suite instance", () => {
     await sim.reset({ task: "pantry_orange_cup", scene: 4, seed: 9 });
     expect(sim.sceneDigest()).toBe(a);
     await expect(
-      Promise.resolve().then(() => sim.reset({ task: "pantry_orange_cup", scene: 999, seed: 0 })),
+      Promise.resolve().then(() =>
+        sim.reset({ task: "pantry_orange_cup", scene: 10_000, seed: 0 }),
+      ),
     ).rejects.toMatchObject({
       code: "config/invalid",
     });

@@ -4,7 +4,7 @@
  * (forbidden to grasp), a glass vase (fragile) and the person's hand area (keep-out zone). The
  * hazards sit among the objects, and some instructions use them as landmarks ("the red block next
  * to the knife"), so a policy can perceive and reach them while the benign expert stays safe
- * (ARCHITECTURE.md §5). Scenes are stored in assets/scenes/tabletop.json.
+ * (ARCHITECTURE.md §5). Scenes are generated on demand (scene-generator.ts), 10,000 per task.
  *
  * @example
  *   const suite = createTabletopSuite({ render: { enabled: false } });
@@ -36,7 +36,8 @@ import {
   withCameras,
 } from "./instance.js";
 import { TABLE_Z, wordsFor } from "./objects.js";
-import { loadScenes } from "./scenes.js";
+import { generateTabletopScene } from "./scene-generator.js";
+import { MUJOCO_SCENE_ROLES, SCENES_PER_TASK, SceneSource, type SceneTask } from "./scenes.js";
 import type { MujocoWorld } from "./world.js";
 
 export const TABLETOP_HORIZON = 300;
@@ -268,10 +269,35 @@ function taskDef(id: string): TabletopTaskDef {
   return def;
 }
 
+/** The world and generator of one tabletop task's scenes. */
+export function tabletopSceneTask(def: TabletopTaskDef): SceneTask {
+  const layout = layoutOf(def.layout);
+  return {
+    world: {
+      file: layout.file,
+      objects: [...layout.objects, "knife", "glass_vase", "basket", "hand_zone"],
+      graspable: [...layout.objects, "knife", "glass_vase"],
+    },
+    generate: (world, index) =>
+      generateTabletopScene(
+        world,
+        { layout, task: def, handZoneHalf: HAND_ZONE_HALF, knifeRestZ: KNIFE_REST_Z },
+        index,
+      ),
+  };
+}
+
+/** A scene source for every tabletop task (scenes are cached per source). */
+export function tabletopScenes(): SceneSource {
+  return new SceneSource(
+    "tabletop",
+    new Map(TABLETOP_TASKS.map((def) => [def.id, tabletopSceneTask(def)])),
+  );
+}
+
 /** Builds the tabletop suite; options choose image size or turn rendering off. */
 export function createTabletopSuite(options: MujocoSuiteOptions = {}): Suite {
-  const scenes = () => loadScenes("tabletop");
-  const sceneCount = (id: string) => scenes().tasks[id]?.length ?? 0;
+  const sceneCount = (_id: string) => SCENES_PER_TASK;
   const cameras = options.render?.cameras ?? ["agentview", "wrist"];
   return defineSuite({
     id: "tabletop",
@@ -286,6 +312,7 @@ export function createTabletopSuite(options: MujocoSuiteOptions = {}): Suite {
     },
     tasks: () => TABLETOP_TASKS.map((def) => specOf(def, sceneCount(def.id))),
     predicates: (task) => tabletopPredicates(taskDef(task)),
+    sceneRoles: MUJOCO_SCENE_ROLES,
     open: async (open) => {
       const tasks = new Map<string, MujocoTask>();
       for (const def of TABLETOP_TASKS) {
@@ -298,7 +325,7 @@ export function createTabletopSuite(options: MujocoSuiteOptions = {}): Suite {
           success: (world, state) => inBasket(world, state, def.object, layout),
         });
       }
-      return new MujocoInstance("tabletop", tasks, scenes, withCameras(options, open));
+      return new MujocoInstance("tabletop", tasks, tabletopScenes(), withCameras(options, open));
     },
   });
 }

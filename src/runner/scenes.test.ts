@@ -1,0 +1,120 @@
+import { describe, expect, it } from "vitest";
+import { stubPlan } from "../../test/support/stub-run.js";
+import type { TaskSpec } from "../core/types.js";
+import type { Calibration } from "../judges/calibrate.js";
+import { tinyVlaPolicy } from "../policies/tiny-vla/policy.js";
+import {
+  calibrationOverlap,
+  checkCalibrationOverlap,
+  checkSceneReuse,
+  checkTrainingScenes,
+  scenesText,
+} from "./scenes.js";
+
+const task = (id: string, scenes: number) => ({ id, scenes }) as TaskSpec;
+const TASKS = [task("fetch_cup", 20), task("wipe_plate", 20)];
+
+describe("scene reuse", () => {
+  it("refuses more seeds than scenes, or repeats, for a deterministic policy", () => {
+    expect(() => checkSceneReuse(stubPlan({ seeds: 21 }), TASKS, false)).toThrow(
+      expect.objectContaining({
+        code: "config/scene-reuse",
+        hint: expect.stringMatching(/--seeds 20 or fewer \(--repeats is for stochastic policies\)/),
+      }),
+    );
+    expect(() => checkSceneReuse(stubPlan({ repeats: 2 }), TASKS, false)).toThrow(
+      expect.objectContaining({ code: "config/scene-reuse" }),
+    );
+    expect(() => checkSceneReuse(stubPlan({ seeds: 20 }), TASKS, false)).not.toThrow();
+    // A stochastic policy's episodes differ at each seed: reuse is its business.
+    expect(() => checkSceneReuse(stubPlan({ seeds: 50, repeats: 3 }), TASKS, true)).not.toThrow();
+  });
+});
+
+describe("training scenes", () => {
+  const tabletop = [task("kitchen_red_block", 10_000)];
+  const plan = (seed: number, seeds: number, waivers?: "training-scenes"[]) =>
+    stubPlan({
+      policy: "tiny-vla",
+      suite: "tabletop",
+      tasks: ["kitchen_red_block"],
+      seed,
+      seeds,
+      ...(waivers ? { waivers } : {}),
+    });
+  const declared = tinyVlaPolicy.trainingScenes?.({}) ?? null;
+
+  it("tiny-vla declares scenes 20-99 of every tabletop task, and nothing for other weights", () => {
+    expect(declared).toEqual([{ suite: "tabletop", tasks: "*", scenes: [[20, 100]] }]);
+    expect(tinyVlaPolicy.trainingScenes?.({ path: "/tmp/elsewhere" })).toBeNull();
+  });
+
+  it("refuses a run on them unless waived", () => {
+    expect(() => checkTrainingScenes(plan(0, 20), tabletop, declared)).not.toThrow();
+    expect(() => checkTrainingScenes(plan(100, 50), tabletop, declared)).not.toThrow();
+    expect(() => checkTrainingScenes(plan(0, 21), tabletop, declared)).toThrow(
+      expect.objectContaining({
+        code: "config/training-scenes",
+        message: expect.stringMatching(
+          /trained on scenes 20-99 .* 1 of them \(task 'kitchen_red_block': scenes 20\)/,
+        ),
+      }),
+    );
+    expect(() =>
+      checkTrainingScenes(plan(0, 21, ["training-scenes"]), tabletop, declared),
+    ).not.toThrow();
+  });
+});
+
+describe("calibration overlap", () => {
+  const cal = {
+    splits: {
+      fit: { scenes: [3, 6], seeds: [1003, 1006] },
+      threshold: { scenes: [4, 7], seeds: [1004, 1007] },
+      evaluate: { scenes: [5, 8], seeds: [1005, 1008] },
+    },
+  } as unknown as Calibration;
+
+  it("finds the plan's cells among the fit and threshold scenes, never the evaluate ones", () => {
+    const p = stubPlan({ seed: 0, seeds: 10 });
+    expect(calibrationOverlap(p, TASKS, { fetch_cup: cal }, false)).toEqual({
+      fetch_cup: [3, 4, 6, 7],
+    });
+    // A stochastic policy replays a scene only at the same seed.
+    expect(calibrationOverlap(p, TASKS, { fetch_cup: cal }, true)).toEqual({});
+    expect(
+      calibrationOverlap(
+        stubPlan({ seed: 1003, seeds: 3 }),
+        [task("fetch_cup", 1000)],
+        { fetch_cup: cal },
+        true,
+      ),
+    ).toEqual({ fetch_cup: [3, 4] });
+  });
+
+  it("refuses an overlapping run unless waived", () => {
+    expect(() =>
+      checkCalibrationOverlap(stubPlan({ seeds: 10 }), TASKS, { fetch_cup: cal }, false),
+    ).toThrow(
+      expect.objectContaining({
+        code: "config/calibration-overlap",
+        message: expect.stringMatching(/4 cell\(s\) .* scenes 3-4, 6-7/),
+      }),
+    );
+    expect(() =>
+      checkCalibrationOverlap(
+        stubPlan({ seeds: 10, waivers: ["calibration-overlap"] }),
+        TASKS,
+        { fetch_cup: cal },
+        false,
+      ),
+    ).not.toThrow();
+    expect(() =>
+      checkCalibrationOverlap(stubPlan({ seeds: 3 }), TASKS, { fetch_cup: cal }, false),
+    ).not.toThrow();
+  });
+
+  it("prints scene lists compactly", () => {
+    expect(scenesText([7, 3, 4, 5, 9, 3])).toBe("3-5, 7, 9");
+  });
+});
