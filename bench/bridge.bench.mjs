@@ -1,0 +1,141 @@
+// What `provael bridge` adds per step. An upstream (a child process) serves the stub policy over
+// vla-eval with a fixed latency per action; a benchmark loop here plays LIBERO-shaped
+// observations (a 128x128 PNG agent view, 8-D states, the instruction) either straight to that
+// upstream or through a bridge (another child process, arm `none`, profile libero) that forwards
+// to the same upstream. Per-step latency (p50, p99) and throughput at 1 and 4 connections; the
+// bridge's figures are reported as added milliseconds and as a fraction of direct throughput.
+// Run after `npx tsc -p tsconfig.build.json`: node bench/bridge.bench.mjs [latency_ms] [steps]
+import { fork } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { WebSocket } from "ws";
+import { loadProfile } from "../dist/bridge/profile.js";
+import { startBridge } from "../dist/bridge/server.js";
+import { float64Array, uint8Array } from "../dist/policies/served/codec/ndarray.js";
+import { decodeEnvelope, encodeEnvelope } from "../dist/policies/served/codec/vla-eval.js";
+import { startPolicyServer } from "../dist/policies/served/server/index.js";
+import { stubPolicy } from "../dist/policies/stub.js";
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const role = process.argv[2];
+
+if (role === "--upstream") {
+  const latency = Number(process.argv[3]);
+  const policy = {
+    ...stubPolicy,
+    load: async (o) => {
+      const inst = await stubPolicy.load(o);
+      return {
+        capabilities: inst.capabilities,
+        reset: (e) => inst.reset(e),
+        act: async (obs) => {
+          await sleep(latency);
+          return inst.act(obs);
+        },
+        close: () => inst.close(),
+      };
+    },
+  };
+  const server = await startPolicyServer({
+    policy,
+    protocol: "vla-eval",
+    host: "127.0.0.1",
+    port: 0,
+  });
+  process.send({ url: server.url });
+} else if (role === "--bridge") {
+  const bridge = await startBridge({
+    policy: "vla-eval",
+    policyOptions: { url: process.argv[3] },
+    arms: ["none"],
+    profile: loadProfile("libero"),
+    out: join(mkdtempSync(join(tmpdir(), "provael-bridge-bench-")), "run"),
+    host: "127.0.0.1",
+    port: 0,
+  });
+  process.send({ url: bridge.armUrls.none });
+} else {
+  const latency = Number(process.argv[2] ?? 10);
+  const steps = Number(process.argv[3] ?? 150);
+  const child = (args) =>
+    new Promise((resolve) => {
+      const c = fork(new URL(import.meta.url).pathname, args, { stdio: "inherit" });
+      c.once("message", (m) => resolve({ c, url: m.url }));
+    });
+  const upstream = await child(["--upstream", String(latency)]);
+  const bridge = await child(["--bridge", upstream.url]);
+
+  const image = uint8Array(
+    Uint8Array.from({ length: 128 * 128 * 3 }, (_, i) => (i * 37) & 255),
+    [128, 128, 3],
+  );
+  /** One benchmark connection: HELLO, EPISODE_START, `steps` observations; per-step latencies. */
+  async function play(url, index) {
+    const ws = new WebSocket(url, { perMessageDeflate: false });
+    await new Promise((r, j) => {
+      ws.once("open", r);
+      ws.once("error", j);
+    });
+    let seq = 0;
+    let wake = null;
+    const inbox = [];
+    ws.on("message", (d) => {
+      inbox.push(decodeEnvelope(new Uint8Array(d.buffer, d.byteOffset, d.byteLength)));
+      wake?.();
+    });
+    const send = (type, payload) => {
+      seq += 1;
+      ws.send(encodeEnvelope({ type, payload, seq, timestamp: 0 }));
+      return seq;
+    };
+    const reply = async () => {
+      while (inbox.length === 0) await new Promise((r) => (wake = r));
+      return inbox.shift();
+    };
+    send("hello", { harness_version: "bench", protocol_version: 1 });
+    await reply();
+    send("episode_start", { task: { name: "bench", suite: "libero_spatial", episode_idx: index } });
+    const times = [];
+    for (let s = 0; s < steps; s++) {
+      const payload = {
+        images: { agentview: image },
+        task_description: "pick up the black bowl and place it on the plate",
+        states: float64Array([0.1, 0, 1, 0, 0, 0, 0.02, -0.02], [8]),
+      };
+      const t0 = performance.now();
+      send("observation", payload);
+      const r = await reply();
+      times.push(performance.now() - t0);
+      if (r.type !== "action") throw new Error(`step ${s}: ${r.payload.error}`);
+    }
+    send("episode_end", { metrics: { success: false }, steps, elapsed_sec: 0 });
+    ws.close();
+    return times;
+  }
+  const pct = (xs, p) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s[Math.min(s.length - 1, Math.floor(p * s.length))];
+  };
+  async function measure(url, connections) {
+    const t0 = performance.now();
+    const all = (
+      await Promise.all(Array.from({ length: connections }, (_, i) => play(url, i)))
+    ).flat();
+    const seconds = (performance.now() - t0) / 1000;
+    return { p50: pct(all, 0.5), p99: pct(all, 0.99), rate: all.length / seconds };
+  }
+  console.log(
+    `upstream latency ${latency} ms, ${steps} steps per connection, 128x128 PNG agent view`,
+  );
+  for (const connections of [1, 4]) {
+    await measure(bridge.url, connections); // warm both paths (JIT, connections)
+    const direct = await measure(upstream.url, connections);
+    const bridged = await measure(bridge.url, connections);
+    console.log(
+      `${connections} connection(s): direct p50 ${direct.p50.toFixed(2)} ms p99 ${direct.p99.toFixed(2)} ms ${direct.rate.toFixed(1)} steps/s; bridged p50 ${bridged.p50.toFixed(2)} ms p99 ${bridged.p99.toFixed(2)} ms ${bridged.rate.toFixed(1)} steps/s; added p50 ${(bridged.p50 - direct.p50).toFixed(2)} ms p99 ${(bridged.p99 - direct.p99).toFixed(2)} ms; throughput ratio ${(bridged.rate / direct.rate).toFixed(3)} (goal >= 0.95, added p50 <= 2 ms)`,
+    );
+  }
+  bridge.c.kill("SIGKILL");
+  upstream.c.kill("SIGKILL");
+}
