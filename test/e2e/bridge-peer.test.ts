@@ -18,7 +18,7 @@ import { tempDir } from "../support/tmp.js";
 const PYTHON = "/usr/bin/python3";
 const PEER = join(import.meta.dirname, "..", "peers", "libero_peer.py");
 
-export interface PeerEpisode {
+interface PeerEpisode {
   task: string;
   episode_idx: number;
   poses: [number, number, number][];
@@ -28,13 +28,13 @@ export interface PeerEpisode {
   error: string | null;
 }
 
-export interface PeerSummary {
+interface PeerSummary {
   hello: { observation_params?: Record<string, unknown>; model_server?: string };
   episodes: PeerEpisode[];
 }
 
 /** Runs the peer to the end; its summary comes back as JSON on stdout. */
-export function runPeer(url: string, args: string[] = []): PeerSummary {
+function runPeer(url: string, args: string[] = []): PeerSummary {
   const r = spawnSync(PYTHON, [PEER, "--url", url, "--timeout", "20", ...args], {
     encoding: "utf8",
     timeout: 120_000,
@@ -50,7 +50,7 @@ afterAll(() => {
 });
 
 /** Starts the built CLI and resolves with the first line it prints (JSON). */
-export function startCli(
+function startCli(
   args: string[],
 ): Promise<{ line: unknown; child: ChildProcess; stderr: () => string }> {
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
