@@ -5,6 +5,7 @@
  * `--attack-param freeze.length=[5,5]` sets the hold of `random_freeze` too; a value the run
  * gives the control itself wins (recorded in the plan like any other).
  */
+import { ProvaelError } from "../core/errors.js";
 import type { Attack } from "../core/types.js";
 
 export type GivenParams = Readonly<Record<string, Readonly<Record<string, unknown>>>>;
@@ -22,7 +23,21 @@ export function givenParams(
   return { ...inherited, ...own };
 }
 
-/** The parsed params of an arm (throws the schema's error when a value does not fit). */
+/** The parsed params of an arm; a value that does not fit its schema is a `config/invalid`. */
 export function resolveParams<P>(attack: Attack<P>, given: GivenParams): P {
-  return attack.params.parse(givenParams(attack, given));
+  const values = givenParams(attack, given);
+  const parsed = attack.params.safeParse(values);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(params)"}: ${i.message}`);
+  throw new ProvaelError(
+    "config/invalid",
+    `the params of '${attack.id}' are not valid: ${issues.join("; ")}`,
+    {
+      details: { given: values },
+      hint:
+        attack.matches !== undefined
+          ? `'${attack.id}' takes ${(attack.sharedParams ?? []).join(", ") || "no params"} from '${attack.matches}'; see \`provael list-attacks --json\``
+          : "see the parameters in `provael list-attacks --json`",
+    },
+  );
 }
