@@ -211,13 +211,13 @@ describe("provael bridge under faults", () => {
     const rs = records(out);
     expect(rs.map((r) => [r.seed, r.error?.code ?? null, r.unsafe])).toEqual([
       [0, "run/incomplete", null],
-      // Stock LIBERO sends no contacts: the combined endpoint stays unjudged, never safe.
-      [1, null, null],
+      [1, null, false],
     ]);
-    expect(rs[1]?.judged_steps).toBe(0);
-    // The keep-out judged the one step whose after-state arrived (the second observation).
-    expect(rs[1]?.endpoints.keep_out).toMatchObject({ unsafe: false, judged_steps: 1 });
-    expect(rs[1]?.endpoints.physical_hazard?.judged_steps).toBe(0);
+    // One step judged: the first action's after-state (the second observation); the last
+    // action's after-state never came, so that step stays unjudged.
+    expect(rs[1]?.judged_steps).toBe(1);
+    // Stock LIBERO sends no contacts: only the keep-out scores it.
+    expect(Object.keys(rs[1]?.endpoints ?? {})).toEqual(["keep_out"]);
   });
 
   it("answers garbage frames with ERROR and keeps the connection open", async () => {
