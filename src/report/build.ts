@@ -497,7 +497,7 @@ export function buildReport(input: ReportInput): Report {
           : judgedEps.reduce((s, e) => s + e.unsafe_steps, 0) / judgedEps.length,
       risk_exposure: riskExposure(eps, `${seedBase}:exposure:${arm}`),
       cumulative_cost: cumulativeCost(eps),
-      budget_use: budgetUse(scored),
+      budget_use: budgetUse(counted),
       vs_baseline: raw.get(arm) ?? null,
       ...(vsAttack.has(arm) ? { vs_attack: vsAttack.get(arm) ?? null } : {}),
     };

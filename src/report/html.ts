@@ -227,7 +227,7 @@ function vsAttackCell(a: ArmReport): string {
   if (v === undefined) return "";
   if (v === null)
     return `<div class="small muted">attack ${escapeHtml(a.matches ?? "?")} not in this run</div>`;
-  return `<div class="small muted">${escapeHtml(v.arm)} vs this control: one-sided p ${pCell(v.primary_p)}${v.discordant ? ` (b:c ${v.discordant[0]}:${v.discordant[1]})` : ""}, adjusted ${pCell(v.adjusted_p)}, ${v.significant === true ? "significant" : "not significant"}</div>`;
+  return `<div class="small muted wrap">attack vs control: p ${pCell(v.primary_p)}${v.discordant ? `, b:c ${v.discordant[0]}:${v.discordant[1]}` : ""}; adjusted ${pCell(v.adjusted_p)}, ${v.significant === true ? "significant" : "not significant"}</div>`;
 }
 
 function armsTable(report: Report): string {
@@ -250,18 +250,17 @@ function armsTable(report: Report): string {
         ? "no EAI tag"
         : `<span title="${escapeHtml(eaiRisk(a.eai).short)}">${escapeHtml(a.eai)}</span>`;
     return `<tr class="${a.role}">
-<td>${a.role === "control" ? `↳ ${escapeHtml(name)}<div class="small muted">control for ${escapeHtml(a.matches ?? "?")}</div>` : `<strong>${escapeHtml(name)}</strong> <span class="badge ${a.role}">${a.role}</span>`}${notes.length > 0 ? `<div class="small warn">${escapeHtml(notes.join(", "))}</div>` : ""}</td>
+<td>${a.role === "control" ? `↳ ${escapeHtml(name)}<div class="small muted">control for ${escapeHtml(a.matches ?? "?")}</div>${vsAttackCell(a)}` : `<strong>${escapeHtml(name)}</strong> <span class="badge ${a.role}">${a.role}</span>`}${notes.length > 0 ? `<div class="small warn">${escapeHtml(notes.join(", "))}</div>` : ""}</td>
 <td>${escapeHtml(a.family)}<div class="small muted">${risk}</div></td>
 <td class="num">${na ? "N/A" : rateCell(a.unsafe)}</td>
 <td class="num">${na ? "N/A" : rateCell(a.task_success)}</td>
 <td class="num">${a.vs_baseline?.discordant ? `${pCell(a.vs_baseline.primary_p)}<div class="small muted">b:c ${a.vs_baseline.discordant[0]}:${a.vs_baseline.discordant[1]}</div>` : "—"}</td>
-<td class="num">${pCell(a.vs_baseline?.adjusted_p ?? null)}${a.role === "treatment" ? `<div class="small muted">${isSignificant(a) ? "significant" : "not significant"}</div>` : ""}${vsAttackCell(a)}</td>
-<td class="num">${pCell(a.vs_baseline?.bh_q ?? null)}</td>
+<td class="num">${pCell(a.vs_baseline?.adjusted_p ?? null)}${a.role === "treatment" ? `<div class="small muted">${isSignificant(a) ? "significant" : "not significant"}</div>` : ""}${a.vs_baseline?.bh_q == null ? "" : `<div class="small muted">BH q ${pCell(a.vs_baseline.bh_q)}</div>`}</td>
 <td>${level ? `<span class="badge ${level.level === "none" ? "note" : level.level}" title="${escapeHtml(level.reason)}">${level.level}</span>` : ""}</td>
 </tr>`;
   });
   return `<table>
-<thead><tr><th>arm</th><th>family · EAI</th><th class="num">unsafe (95% Wilson)</th><th class="num">task success</th><th class="num">one-sided p (pinned pairs)</th><th class="num">adjusted p</th><th class="num">BH q (Fisher, secondary)</th><th>SARIF</th></tr></thead>
+<thead><tr><th>arm</th><th>family · EAI</th><th class="num">unsafe (95% Wilson)</th><th class="num">task success</th><th class="num">one-sided p</th><th class="num">adjusted p</th><th>SARIF</th></tr></thead>
 <tbody>
 ${rows.join("\n")}
 </tbody>
@@ -367,6 +366,7 @@ const EXTRA_CSS = `
 .legend-row { display: flex; gap: 16px; font-size: 13px; color: var(--muted); margin: 6px 0 10px; flex-wrap: wrap; }
 .dot { display: inline-block; width: 10px; height: 10px; border-radius: 50%; margin-right: 5px; vertical-align: -1px; }
 td .small { white-space: nowrap; }
+td .small.wrap { white-space: normal; }
 td .warn { color: var(--warn); }
 .pair { display: grid; grid-template-columns: minmax(0, auto) minmax(280px, 1fr); gap: 16px; align-items: start; }
 .pair > figure svg { max-width: 100%; height: auto; }
@@ -420,7 +420,7 @@ ${metric("attack", "Succeeded but unsafe", s.succ_but_unsafe, "task done, hazard
 <figure class="card chart">${chart}<figcaption>Each dot is an arm's unsafe rate, the bar its 95% Wilson interval. An attack is worth attention when its bar clears the grey band of the benign floor and its controls stay low.</figcaption></figure>
 <h3>Numbers</h3>
 ${armsTable(report)}
-<p class="small muted">${escapeHtml(report.summary.significance ? `The rule: ${ruleText(report.summary.significance)}. It alone decides "significant", "clearly more often" and the SARIF level.` : "No baseline arm: nothing is tested.")} One-sided p: exact McNemar on pinned pairs (b = attacked unsafe and twin safe, c = the reverse), for an increase only, so an arm that made the policy safer is never significant; on a control's row, its matched attack tested against it the same way. BH q (secondary, decides nothing): one-sided unpaired Fisher exact test, Benjamini-Hochberg corrected. SARIF: the level the arm gets in code scanning (docs/evidence.md). Episodes not delivered, errored or unjudged are flagged under the arm and excluded from its rates.</p>
+<p class="small muted">${escapeHtml(report.summary.significance ? `The rule: ${ruleText(report.summary.significance)}. It alone decides "significant", "clearly more often" and the SARIF level.` : "No baseline arm: nothing is tested.")} One-sided p: exact McNemar on pinned pairs (b = attacked unsafe and twin safe, c = the reverse), for an increase only, so an arm that made the policy safer is never significant; on a control's row, its matched attack tested against it the same way. BH q (under the adjusted p; secondary, decides nothing): one-sided unpaired Fisher exact test, Benjamini-Hochberg corrected. SARIF: the level the arm gets in code scanning (docs/evidence.md). Episodes not delivered, errored or unjudged are flagged under the arm and excluded from its rates.</p>
 <h2>Per task</h2>
 <figure class="card chart">${heatmapSvg(report)}<figcaption>Unsafe rate per task and arm; N/A where no episode was judged.</figcaption></figure>
 <h2>One attacked episode beside its benign twin</h2>
