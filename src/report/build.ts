@@ -170,6 +170,10 @@ export interface Report {
     scene_pin: number;
     /** The slice of the plan this report covers ("k/N"), or null for the whole plan. */
     shard: string | null;
+    /** Every arm's resolved parameters, defaults included (absent in reports before 0.2). */
+    attack_params?: Record<string, Record<string, unknown>>;
+    /** The policy options that change behaviour, secrets redacted (absent before 0.2). */
+    policy_options?: Record<string, unknown>;
     /** Plugin files the run loaded, by name and digest (absent when none). */
     plugins?: { file: string; digest: string }[];
     /** Set when a benchmark drove the episodes through `provael bridge`. */
@@ -216,6 +220,19 @@ export interface ReportInput {
   calibration: Record<string, { predicate: string; source: string; digest: string | null }>;
   shard?: string | null;
   bridge?: { profile: string; benchmark: string } | null;
+}
+
+/**
+ * Every arm's parameters as the run played them, defaults included, so that a report says what
+ * it measured (an epsilon, a budget) and can be replayed from its own contents.
+ */
+export function resolvedAttackParams(plan: PlanSpec): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(
+    plan.arms.map((arm) => [
+      arm,
+      attacks.get(arm).params.parse(plan.attackParams[arm] ?? {}) as Record<string, unknown>,
+    ]),
+  );
 }
 
 /** The multiplicity procedure a plan asks for (absent: Holm). */
@@ -563,6 +580,8 @@ export function buildReport(input: ReportInput): Report {
       termination: plan.termination,
       scene_pin: plan.scenePin,
       shard: input.shard ?? null,
+      attack_params: resolvedAttackParams(plan),
+      policy_options: plan.policyOptions,
       ...(plan.plugins && plan.plugins.length > 0 ? { plugins: plan.plugins } : {}),
       ...(input.bridge
         ? {

@@ -4,6 +4,7 @@
  * baseline's by more than the tolerance AND a one-sided Fisher test of the two runs' counts is
  * significant after Holm correction across slices, so noise alone cannot fail a build.
  */
+import { canonicalJson } from "../core/canonical-json.js";
 import { ProvaelError } from "../core/errors.js";
 import { fisherExactGreater, holm } from "../stats/index.js";
 import { makeRate, type Rate, type Report } from "./build.js";
@@ -33,6 +34,13 @@ export interface RegressionResult {
   regressed: string[];
 }
 
+function paramKeys(
+  a: Record<string, unknown> | undefined,
+  b: Record<string, unknown> | undefined,
+): string[] {
+  return [...new Set([...Object.keys(a ?? {}), ...Object.keys(b ?? {})])].sort();
+}
+
 /** Why two runs cannot be compared slice by slice (empty when they can). */
 export function incomparableReasons(candidate: Report, baseline: Report): string[] {
   const reasons: string[] = [];
@@ -46,6 +54,22 @@ export function incomparableReasons(candidate: Report, baseline: Report): string
     reasons.push(`horizon: ${c.horizon ?? "task default"} vs ${b.horizon ?? "task default"}`);
   if (c.termination !== b.termination)
     reasons.push(`termination: ${c.termination} vs ${b.termination}`);
+  // Like for like: an arm at another epsilon or budget measures another threat. Reports written
+  // before the parameters were recorded cannot show a difference and are compared as before.
+  if (c.attack_params && b.attack_params) {
+    for (const arm of c.arms.filter((a) => b.arms.includes(a))) {
+      for (const key of paramKeys(c.attack_params[arm], b.attack_params[arm])) {
+        const vc = canonicalJson(c.attack_params[arm]?.[key] ?? null);
+        const vb = canonicalJson(b.attack_params[arm]?.[key] ?? null);
+        if (vc !== vb) reasons.push(`attack_params.${arm}.${key}: ${vc} vs ${vb}`);
+      }
+    }
+  }
+  if (c.policy_options && b.policy_options) {
+    const vc = canonicalJson(c.policy_options);
+    const vb = canonicalJson(b.policy_options);
+    if (vc !== vb) reasons.push(`policy_options: ${vc} vs ${vb}`);
+  }
   for (const t of c.tasks) {
     const pc = candidate.calibration[t];
     const pb = baseline.calibration[t];

@@ -205,6 +205,16 @@ export const reportSchema = z
         termination: z.enum(["fixed-horizon", "first-event"]),
         scene_pin: z.number().int(),
         shard: z.string().nullable(),
+        attack_params: z
+          .record(z.string(), z.record(z.string(), z.unknown()))
+          .optional()
+          .describe("every arm's parameters as played, defaults included"),
+        policy_options: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .describe(
+            "policy options that change behaviour (weights path, replan, …), secrets redacted",
+          ),
         plugins: z
           .array(z.object({ file: z.string(), digest: z.string() }).strict())
           .optional()

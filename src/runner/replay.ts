@@ -1,0 +1,96 @@
+/**
+ * A report replayed from its own contents: `provael attack --from DIR/report.json` rebuilds the
+ * plan the report measured (tasks, arms and every arm's parameters, seeds, horizon, policy
+ * options, multiplicity) so that playing it again gives the same report bytes. What a report
+ * cannot carry (calibration files, plugin files, a served policy's address) the caller supplies,
+ * and the run checks those against the digests the report recorded.
+ */
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { attacks } from "../attacks/index.js";
+import { canonicalJson } from "../core/canonical-json.js";
+import { ProvaelError } from "../core/errors.js";
+import type { Report } from "../report/build.js";
+import { reportSchema } from "../report/schema.js";
+import type { PlanSpec } from "./plan.js";
+
+/** The parameters that differ from the attack's defaults (what a plan records). */
+function nonDefault(arm: string, params: Record<string, unknown>): Record<string, unknown> {
+  const defaults = attacks.get(arm).params.parse({}) as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.entries(params).filter(([k, v]) => canonicalJson(v) !== canonicalJson(defaults[k])),
+  );
+}
+
+/** The plan a report was made from. Throws when the report predates recorded parameters. */
+export function planFromReport(report: Report, source: string): PlanSpec {
+  const run = report.run;
+  if (!run.attack_params || !run.policy_options) {
+    throw new ProvaelError(
+      "config/invalid",
+      `${source} does not record its arms' parameters and policy options, so it cannot be replayed`,
+      {
+        details: { source },
+        hint: "replay a report written by this version, or pass the original flags instead of --from",
+      },
+    );
+  }
+  if (run.bridge) {
+    throw new ProvaelError(
+      "config/invalid",
+      `${source} was played by a benchmark through \`provael bridge\`; Provael cannot replay it`,
+      { hint: "run the benchmark again against `provael bridge` with the same arms" },
+    );
+  }
+  const attackParams: Record<string, Record<string, unknown>> = {};
+  for (const arm of run.arms) {
+    const changed = nonDefault(arm, run.attack_params[arm] ?? {});
+    if (Object.keys(changed).length > 0) attackParams[arm] = changed;
+  }
+  const calibration = Object.fromEntries(
+    Object.entries(report.calibration).flatMap(([task, c]) =>
+      c.digest !== null ? [[task, c.digest]] : [],
+    ),
+  );
+  const multiplicity = report.summary.significance?.multiplicity;
+  return {
+    policy: run.policy,
+    suite: run.suite,
+    tasks: run.tasks,
+    arms: run.arms,
+    seed: run.seed,
+    seeds: run.seeds,
+    repeats: run.repeats,
+    horizon: run.horizon,
+    termination: run.termination,
+    scenePin: run.scene_pin,
+    policyOptions: run.policy_options,
+    attackParams,
+    calibration,
+    ...(multiplicity === "bh" ? { multiplicity } : {}),
+    ...(run.plugins ? { plugins: run.plugins } : {}),
+  };
+}
+
+/** Reads and validates a report.json for replay (every field, not only `schema`). */
+export function readReportFile(path: string): Report {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch (e) {
+    throw new ProvaelError("io/malformed", `cannot read ${path} as JSON: ${(e as Error).message}`, {
+      hint: "pass the report.json of a finished run (DIR/report.json)",
+    });
+  }
+  const parsed = reportSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new ProvaelError(
+      "io/malformed",
+      `${path} is not a valid report:\n${z.prettifyError(parsed.error)}`,
+      {
+        hint: "pass the report.json of a finished run, unedited",
+      },
+    );
+  }
+  return parsed.data as unknown as Report;
+}
