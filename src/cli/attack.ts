@@ -21,6 +21,7 @@ import { defaultWorkers } from "../runner/executor.js";
 import { writeFileAtomic } from "../runner/files.js";
 import { saveFrames } from "../runner/frames.js";
 import type { PlanSpec, Termination, Waiver } from "../runner/plan.js";
+import { planFromReport, readReportFile } from "../runner/replay.js";
 import { parseShard, type RunOptions, runAttack } from "../runner/run.js";
 import { suites } from "../suites/index.js";
 import { EXIT } from "./exit.js";
@@ -59,6 +60,7 @@ interface AttackFlags extends ServedFlags {
   policyOption?: Record<string, ParamValue>;
   attackParam?: Record<string, Record<string, ParamValue>>;
   plugin?: string[];
+  from?: string;
   policyPath?: string;
   policyUrl?: string;
 }
@@ -217,6 +219,10 @@ export function registerAttack(program: Command): void {
       {},
     )
     .option(
+      "--from <report.json>",
+      "replay the plan a finished run's report recorded (tasks, arms and their params, seeds, policy options); pass its --calib and --plugin files again",
+    )
+    .option(
       "--plugin <file>",
       "ES module exporting attacks, policies or suites (defineAttack, …) to register, repeatable",
       (v: string, prev: string[] = []) => [...prev, v],
@@ -246,7 +252,8 @@ export function registerAttack(program: Command): void {
         ...(flags.policyPath ? { path: flags.policyPath } : {}),
         ...(Object.keys(extra).length > 0 ? { extra } : {}),
       };
-      const plan: PlanSpec = {
+      const replay = raw.from ? replayPlan(raw.from, command) : null;
+      const plan: PlanSpec = replay ?? {
         policy: flags.policy,
         suite: flags.suite,
         tasks,
@@ -265,7 +272,7 @@ export function registerAttack(program: Command): void {
         ),
         ...waiversOf(flags),
       };
-      const out = flags.out ?? defaultOut(flags.policy, flags.suite);
+      const out = flags.out ?? defaultOut(plan.policy, plan.suite);
       const bar = progressBar(Boolean(process.stderr.isTTY) && !flags.json);
       const runOptions: RunOptions = {
         plan,
@@ -273,12 +280,15 @@ export function registerAttack(program: Command): void {
         resume: Boolean(flags.resume),
         concurrency: flags.concurrency,
         policyOptions: {
-          ...policyOptions,
+          ...(replay ? replay.policyOptions : policyOptions),
           ...(flags.policyUrl ? { url: flags.policyUrl } : {}),
-          extra: { ...extra, ...served.extra },
+          extra: {
+            ...(replay ? (replay.policyOptions.extra as Record<string, unknown>) : extra),
+            ...served.extra,
+          },
         },
         calibrations: Object.fromEntries(
-          tasks
+          plan.tasks
             .filter((t) => calibrations[t])
             .map((t) => [t, calibrations[t] as LoadedCalibration]),
         ),
@@ -439,6 +449,41 @@ function keyValue(raw: string, previous: Record<string, ParamValue>) {
   const key = raw.slice(0, at);
   const value = raw.slice(at + 1);
   return { ...previous, [key]: typedValue(value) };
+}
+
+/** Flags that say what to play: with --from, the report says it, and these would contradict it. */
+const PLAN_FLAGS = [
+  "policy",
+  "suite",
+  "attacks",
+  "tasks",
+  "seeds",
+  "seed",
+  "repeats",
+  "horizon",
+  "termination",
+  "scenePin",
+  "multiplicity",
+  "policyOption",
+  "policyPath",
+  "attackParam",
+  "recipe",
+] as const;
+
+/** The plan of `--from FILE`, refusing flags that would change what it plays. */
+function replayPlan(file: string, command: Command): PlanSpec {
+  const given = PLAN_FLAGS.filter((k) => command.getOptionValueSource(k) === "cli");
+  if (given.length > 0) {
+    throw new ProvaelError(
+      "config/invalid",
+      `--from replays the plan ${file} recorded; ${given.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} would change it`,
+      {
+        details: { flags: given },
+        hint: "drop those flags (the report holds them), or start a new run without --from",
+      },
+    );
+  }
+  return planFromReport(readReportFile(file), file);
 }
 
 /** Keys a recipe may set; a flag given on the command line always wins. */

@@ -69,6 +69,7 @@ export function planFromReport(report: Report, source: string): PlanSpec {
     calibration,
     ...(multiplicity === "bh" ? { multiplicity } : {}),
     ...(run.plugins ? { plugins: run.plugins } : {}),
+    ...(run.waivers.length > 0 ? { waivers: run.waivers } : {}),
   };
 }
 
