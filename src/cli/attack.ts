@@ -468,6 +468,8 @@ const PLAN_FLAGS = [
   "policyPath",
   "attackParam",
   "recipe",
+  "allowCalibrationOverlap",
+  "allowTrainingScenes",
 ] as const;
 
 /** The plan of `--from FILE`, refusing flags that would change what it plays. */
