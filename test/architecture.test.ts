@@ -19,6 +19,7 @@ function files(dir: string): string[] {
 /** Which layers each layer may import (ARCHITECTURE.md §3). */
 const ALLOWED: Record<string, string[]> = {
   core: ["core"],
+  rundir: ["core", "rundir"],
   stats: ["core", "stats"],
   judges: ["core", "stats", "judges"],
   suites: ["core", "stats", "judges", "suites"],
@@ -27,6 +28,7 @@ const ALLOWED: Record<string, string[]> = {
   offline: ["core", "stats", "offline", "suites", "policies"],
   config: ["core", "stats", "config", "attacks", "suites", "policies", "judges"],
   runner: [
+    "rundir",
     "core",
     "stats",
     "runner",
@@ -38,6 +40,7 @@ const ALLOWED: Record<string, string[]> = {
     "config",
   ],
   report: [
+    "rundir",
     "core",
     "stats",
     "report",
@@ -49,6 +52,7 @@ const ALLOWED: Record<string, string[]> = {
     "policies",
   ],
   bridge: [
+    "rundir",
     "core",
     "stats",
     "bridge",
@@ -60,8 +64,9 @@ const ALLOWED: Record<string, string[]> = {
     "runner",
     "config",
   ],
-  evidence: ["core", "stats", "evidence", "report", "runner", "config"],
+  evidence: ["rundir", "core", "stats", "evidence", "report", "runner", "config"],
   cli: [
+    "rundir",
     "core",
     "stats",
     "cli",

@@ -10,16 +10,11 @@ import { ProvaelError } from "../core/errors.js";
 import { policies } from "../policies/index.js";
 import type { Report } from "../report/build.js";
 import { formatRate, waiverLines } from "../report/format.js";
-import { renderHtml, showcase } from "../report/html.js";
-import { annotateManifest } from "../report/manifest.js";
-import { displayOrder, renderMarkdown } from "../report/markdown.js";
-import { writeSarif } from "../report/sarif.js";
+import { displayOrder } from "../report/markdown.js";
 import { procedureName } from "../report/significance.js";
-import { decide, renderVerdict, type Verdict } from "../report/verdict.js";
+import type { Verdict } from "../report/verdict.js";
 import { type LoadedCalibration, loadCalibrations } from "../runner/calibration.js";
 import { defaultWorkers } from "../runner/executor.js";
-import { writeFileAtomic } from "../runner/files.js";
-import { saveFrames } from "../runner/frames.js";
 import type { PlanSpec, Termination, Waiver } from "../runner/plan.js";
 import { planFromReport, readReportFile } from "../runner/replay.js";
 import { parseShard, type RunOptions, runAttack } from "../runner/run.js";
@@ -300,19 +295,31 @@ export function registerAttack(program: Command): void {
         onProgress: (d, t) => bar.update(d, t),
         ...(pluginSources.length > 0 ? { plugins: pluginSources } : {}),
       };
+      runOptions.finish = {
+        html: flags.html !== false,
+        protocol,
+        ...(flags.sarifOut === undefined ? {} : { sarifOut: flags.sarifOut }),
+        recipe: { name: recipe.name, source: RECIPES.includes(recipe) ? "built-in" : raw.recipe },
+      };
       let result: Awaited<ReturnType<typeof runAttack>>;
       try {
         result = await runAttack(runOptions);
       } finally {
         bar.stop();
       }
+      const verdict = result.verdict;
       if (result.alreadyComplete) {
         if (flags.json)
-          process.stdout.write(`${JSON.stringify({ out, complete: true, played: 0 })}\n`);
-        else
+          process.stdout.write(
+            `${JSON.stringify({ out, complete: true, played: 0, report_digest: result.reportDigest, verdict })}\n`,
+          );
+        else {
           process.stdout.write(
             `${out} is already complete; nothing to do (see ${join(out, "report.md")})\n`,
           );
+          if (verdict) process.stdout.write(`${verdictLines(verdict)}\n`);
+        }
+        if (verdict) process.exitCode = verdictExitCode(verdict);
         return;
       }
       const report = result.report;
@@ -323,26 +330,6 @@ export function registerAttack(program: Command): void {
         process.exitCode = EXIT.incomplete;
         return;
       }
-      const verdict = protocol ? decide(report, protocol) : null;
-      if (flags.html !== false) {
-        // Replays the showcased episode and its twin to save camera frames for the page.
-        const { attacked, twin } = showcase(report);
-        const shown = [attacked, twin].flatMap((e) =>
-          e ? [{ id: e.cell, task: e.task, arm: e.arm, seed: e.seed, repeat: e.repeat }] : [],
-        );
-        await saveFrames(out, plan, runOptions.policyOptions, runOptions.calibrations ?? {}, shown);
-        writeFileAtomic(join(out, "report.html"), await renderHtml(report, out));
-      }
-      if (flags.sarifOut) writeSarif(report, flags.sarifOut);
-      annotateManifest(out, {
-        recipe: { name: recipe.name, source: RECIPES.includes(recipe) ? "built-in" : raw.recipe },
-        ...(verdict ? { verdict: verdict.verdict, acceptance: verdict } : {}),
-      });
-      if (verdict)
-        writeFileAtomic(
-          join(out, "report.md"),
-          `${renderMarkdown(report)}\n${renderVerdict(verdict)}`,
-        );
       if (flags.json) {
         process.stdout.write(
           `${JSON.stringify({ out, report_digest: result.reportDigest, played: result.played, summary: report.summary, arms: report.arms, verdict }, null, 2)}\n`,

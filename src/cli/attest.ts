@@ -12,6 +12,7 @@ import {
   writeKeyPair,
 } from "../evidence/keys.js";
 import { readTrustStore, type TrustedKey, trustPublicKey } from "../evidence/trust-store.js";
+import { checkOutputFile } from "../rundir/files.js";
 import { reportError } from "./exit.js";
 
 /**
@@ -117,6 +118,7 @@ export function registerAttest(program: Command): void {
     .requiredOption("--out <file>", "attestation file to write (e.g. DIR/attestation.dsse.json)")
     .option("--json", "print JSON")
     .action((flags: { in: string; key: string; out: string; json?: boolean }) => {
+      checkOutputFile(flags.out, "--out");
       const key = readPrivateKey(flags.key);
       const envelope = attestRun(flags.in, key, systemClock);
       writeEnvelope(flags.out, envelope);

@@ -21,6 +21,7 @@ import {
 } from "../judges/calibrate.js";
 import { policies } from "../policies/index.js";
 import { pct } from "../report/format.js";
+import { readReportFile } from "../report/read.js";
 import { CALIBRATION_SUFFIX } from "../runner/calibration.js";
 import { defaultWorkers } from "../runner/executor.js";
 import { writeFileAtomic } from "../runner/files.js";

@@ -1,10 +1,10 @@
 /** `provael report --in DIR --baseline OLD/report.json`: the regression gate. */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJson } from "../core/canonical-json.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import type { Report } from "../report/build.js";
+import { readReportFile } from "../report/read.js";
 import { compareReports, regressionSarif, renderRegressionMarkdown } from "../report/regression.js";
 import { writeFileAtomic } from "../runner/files.js";
 import { EXIT } from "./exit.js";
@@ -19,17 +19,7 @@ export interface GateFlags {
 }
 
 function readBaseline(path: string): Report {
-  try {
-    const r = JSON.parse(readFileSync(path, "utf8")) as Report;
-    if (r.schema !== "provael.report/1") throw new Error(`schema ${String(r.schema)}`);
-    return r;
-  } catch (e) {
-    throw new ProvaelError(
-      "io/malformed",
-      `--baseline ${path} is not a Provael report.json: ${(e as Error).message}`,
-      { cause: e },
-    );
-  }
+  return readReportFile(path, `--baseline ${path}`).report;
 }
 
 /** Runs the gate, writes regression.{json,md,sarif} into the candidate run, returns the exit code. */

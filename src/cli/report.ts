@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { isBridgedRun, reportFromBridgeJournal } from "../bridge/rundir.js";
@@ -22,7 +22,9 @@ import {
 import { formatRate, pct } from "../report/format.js";
 import { renderHtml } from "../report/html.js";
 import { renderMarkdown } from "../report/markdown.js";
+import { readRunReport } from "../report/read.js";
 import { buildSarif } from "../report/sarif.js";
+import { checkOutputFile, writeFileAtomic } from "../rundir/files.js";
 import { EXIT } from "./exit.js";
 import { runGate } from "./gate.js";
 import { choice } from "./parse.js";
@@ -30,37 +32,12 @@ import { choice } from "./parse.js";
 /** Where `provael report --format compliance` looks for an attestation of the run by default. */
 export const DEFAULT_ATTESTATION = "attestation.dsse.json";
 
-/** Reads DIR/report.json, with clear errors for a missing, partial or malformed run. */
+/** Reads DIR/report.json of a finished run, validated (see `readRunReport`). */
 export function readReport(dir: string): Report {
-  const path = join(dir, "report.json");
   // A bridge stopped without writing its report (killed): the journal holds every episode.
-  if (!existsSync(path) && isBridgedRun(dir)) return reportFromBridgeJournal(dir);
-  if (!existsSync(path)) {
-    const partial = existsSync(join(dir, "journal.jsonl"));
-    throw new ProvaelError(
-      partial ? "run/incomplete" : "run/not-found",
-      partial
-        ? `${dir} holds an unfinished run (no report.json yet)`
-        : `${dir} holds no Provael run (no report.json)`,
-      {
-        hint: partial
-          ? `finish it with \`provael attack --resume --out ${dir}\` and the original flags`
-          : "pass the --out directory of a finished `provael attack`",
-      },
-    );
-  }
-  try {
-    const report = JSON.parse(readFileSync(path, "utf8")) as Report;
-    if (report.schema !== "provael.report/1")
-      throw new Error(`unknown schema ${String(report.schema)}`);
-    return report;
-  } catch (e) {
-    throw new ProvaelError(
-      "io/malformed",
-      `${path} is not a Provael report: ${(e as Error).message}`,
-      { cause: e },
-    );
-  }
+  if (!existsSync(join(dir, "report.json")) && isBridgedRun(dir))
+    return reportFromBridgeJournal(dir);
+  return readRunReport(dir).report;
 }
 
 /** What the compliance map needs from the run directory besides report.json. */
@@ -119,8 +96,9 @@ function write(out: string | undefined, text: string): void {
     process.stdout.write(text);
     return;
   }
+  checkOutputFile(out, "--out");
   try {
-    writeFileSync(out, text);
+    writeFileAtomic(out, text);
   } catch (e) {
     throw new ProvaelError("io/write", `cannot write ${out}: ${(e as Error).message}`, {
       cause: e,

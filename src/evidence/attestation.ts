@@ -13,6 +13,7 @@ import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import type { Report } from "../report/build.js";
+import { parseReport } from "../report/read.js";
 import { rateSchema, reportSchema } from "../report/schema.js";
 import {
   type Envelope,
@@ -97,14 +98,7 @@ export function readRunFiles(dir: string): RunFiles {
     });
   }
   const reportBytes = readEvidenceFile(reportPath, "report");
-  const parsed = reportSchema.safeParse(parseJson(decodeUtf8(reportBytes, reportPath), reportPath));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new ProvaelError(
-      "io/malformed",
-      `${reportPath} is not a Provael report (${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"})`,
-    );
-  }
+  const report = parseReport(reportBytes, reportPath);
   const manifestPath = join(dir, "execution-manifest.json");
   let manifest: RunFiles["manifest"] = null;
   if (existsSync(manifestPath)) {
@@ -115,7 +109,7 @@ export function readRunFiles(dir: string): RunFiles {
     }
     manifest = { value: value as Record<string, unknown>, bytes };
   }
-  return { report: parsed.data as Report, reportBytes, manifest };
+  return { report, reportBytes, manifest };
 }
 
 const hexOf = (d: string) => d.slice("sha256:".length);

@@ -9,6 +9,7 @@
 import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { assertInside, framesDir } from "../rundir/files.js";
 import type { ArmReport, Rate, Report, ReportEpisode } from "./build.js";
 import {
   armsChartSvg,
@@ -114,7 +115,8 @@ function readFrames(
   budget: { left: number },
   steps?: number[],
 ): Frame[] {
-  const dir = join(runDir, "frames", cell);
+  // The cell id comes from the report: it must be a cell id, and the folder inside the run.
+  const dir = framesDir(runDir, cell);
   if (!existsSync(dir)) return [];
   const found: Array<{ camera: string; step: number; file: string }> = [];
   for (const name of readdirSync(dir).sort()) {
@@ -135,6 +137,7 @@ function readFrames(
           ).filter((f): f is (typeof own)[number] => f !== undefined);
   const frames: Frame[] = [];
   for (const f of chosen) {
+    assertInside(runDir, f.file);
     const size = statSync(f.file).size;
     if (size > MAX_FRAME_BYTES || size > budget.left) continue;
     const bytes = readFileSync(f.file);

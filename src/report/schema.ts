@@ -63,7 +63,8 @@ const budget = z
 
 export const episodeSchema = z
   .object({
-    cell: z.string(),
+    // A cell id names a frames folder: nothing else (`../x`) may pass for one.
+    cell: z.string().regex(/^c[0-9a-f]{20}$/),
     task: z.string(),
     arm: z.string(),
     seed: z.number().int(),

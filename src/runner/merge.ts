@@ -14,7 +14,10 @@ import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import type { Report } from "../report/build.js";
 import { buildManifest } from "../report/manifest.js";
-import { writeFileAtomic } from "./files.js";
+import { renderMarkdown } from "../report/markdown.js";
+import { readReportFile } from "../report/read.js";
+import { isCommitted, outputDigests } from "../rundir/commit.js";
+import { RUN_FILES, writeFileAtomic } from "../rundir/files.js";
 import {
   JOURNAL_FILE,
   type JournalEntry,
@@ -23,8 +26,8 @@ import {
   readTrajectory,
   scanJournal,
 } from "./journal.js";
+import { type FinishedCell, finalize } from "./outputs.js";
 import { planCells, planDifferences } from "./plan.js";
-import { type FinishedCell, finalize } from "./run.js";
 
 export interface MergeResult {
   out: string;
@@ -57,12 +60,12 @@ export function mergeRuns(
     const path = join(dir, JOURNAL_FILE);
     if (!existsSync(path))
       throw new ProvaelError("run/not-found", `${dir} holds no Provael run (no ${JOURNAL_FILE})`);
-    if (!existsSync(join(dir, "report.json"))) {
+    if (!isCommitted(dir)) {
       throw new ProvaelError("run/incomplete", `${dir} is an unfinished shard`, {
         hint: "finish it with `provael attack --resume` and the same --shard, then merge again",
       });
     }
-    const report = JSON.parse(readFileSync(join(dir, "report.json"), "utf8")) as Report;
+    const { report } = readReportFile(join(dir, RUN_FILES.report));
     return { dir, journal: scanJournal(path), report };
   });
   const first = shards[0] as (typeof shards)[number];
@@ -149,7 +152,7 @@ export function mergeRuns(
 
   if (existsSync(out) && readdirSync(out).length > 0) {
     if (
-      existsSync(join(out, "report.json")) &&
+      isCommitted(out) &&
       existsSync(join(out, JOURNAL_FILE)) &&
       scanJournal(join(out, JOURNAL_FILE)).header.plan_digest === head.plan_digest
     ) {
@@ -191,6 +194,8 @@ export function mergeRuns(
     first.report.calibration,
     null,
   );
+  writeFileAtomic(join(tmp, RUN_FILES.markdown), renderMarkdown(report));
+  const outputs = [RUN_FILES.trajectories, RUN_FILES.report, RUN_FILES.markdown];
   const manifest = buildManifest({
     reportDigest: digest,
     trajectoriesDigest: report.trajectories_digest,
@@ -209,7 +214,11 @@ export function mergeRuns(
       })),
     },
   });
-  writeFileAtomic(join(tmp, "execution-manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  // The commit point, as for a run: the manifest names every output by its digest.
+  writeFileAtomic(
+    join(tmp, RUN_FILES.manifest),
+    `${JSON.stringify({ ...manifest, outputs: outputDigests(tmp, outputs) }, null, 2)}\n`,
+  );
   if (existsSync(out)) rmSync(out, { recursive: true });
   renameSync(tmp, out);
   return { out, report, digest, cells: cells.length, duplicates, alreadyComplete: false };

@@ -3,23 +3,14 @@
  * and manifest. The report depends only on the plan and the episodes, never on the number of
  * concurrent episodes, their completion order, or whether the run was resumed.
  */
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  renameSync,
-  writeSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { attacks } from "../attacks/index.js";
 import { resolveParams } from "../attacks/params.js";
 import { loadPlugins, type PluginRecord, type PluginSource } from "../config/plugins.js";
 import { canonicalJson } from "../core/canonical-json.js";
 import { type Clock, systemClock } from "../core/clock.js";
-import { sha256, sha256Stream } from "../core/digest.js";
+import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import { redactPolicyOptions, redactText, secretValues } from "../core/redact.js";
@@ -30,12 +21,13 @@ import type {
   SuiteCapabilities,
 } from "../core/types.js";
 import { policies } from "../policies/index.js";
-import { buildReport, type Report, type ReportInput } from "../report/build.js";
-import { buildManifest } from "../report/manifest.js";
-import { renderMarkdown } from "../report/markdown.js";
+import type { Report, ReportInput } from "../report/build.js";
+import { readReportFile } from "../report/read.js";
+import { decide, type Verdict } from "../report/verdict.js";
+import { isCommitted } from "../rundir/commit.js";
+import { checkOutputDir, RUN_FILES, removeTempFiles } from "../rundir/files.js";
 import { suites } from "../suites/index.js";
 import { type LoadedCalibration, provenanceFor } from "./calibration.js";
-import type { EpisodeRecord } from "./episode.js";
 import {
   type Executor,
   type ExecutorSetup,
@@ -43,16 +35,20 @@ import {
   probePolicy,
   workerExecutor,
 } from "./executor.js";
-import { writeFileAtomic } from "./files.js";
 import {
   JOURNAL_FILE,
   JOURNAL_FORMAT,
   type JournalEntry,
   type JournalHeader,
   JournalWriter,
-  readTrajectory,
   scanJournal,
 } from "./journal.js";
+import {
+  checkFinishOptions,
+  type FinishedCell,
+  type FinishOptions,
+  writeRunOutputs,
+} from "./outputs.js";
 import {
   type Cell,
   type PlanSpec,
@@ -88,6 +84,8 @@ export interface RunOptions {
   shard?: Shard | null;
   /** Plugin files to load and record (see `pluginSource`); `plan.plugins` is filled from them. */
   plugins?: PluginSource[];
+  /** report.html, the verdict, SARIF and the recipe: written with the run's other outputs. */
+  finish?: FinishOptions;
 }
 
 export interface RunResult {
@@ -98,7 +96,14 @@ export interface RunResult {
   played: number;
   total: number;
   alreadyComplete: boolean;
+  /**
+   * The verdict under `finish.protocol`, decided again from report.json on every invocation
+   * (an already complete run included), so a retried run exits as the first one would have.
+   */
+  verdict: Verdict | null;
 }
+
+export { checkSceneDigests, type FinishedCell, finalize } from "./outputs.js";
 
 /** Why an attack cannot run against this policy and suite, or null when it can. */
 export function notApplicableReason(
@@ -125,13 +130,15 @@ function prepareOut(
   shard: string | null,
 ): { existing: ReturnType<typeof scanJournal> | null } {
   const journalPath = join(out, JOURNAL_FILE);
+  checkOutputDir(out, "--out");
   if (!existsSync(out)) {
     mkdirSync(out, { recursive: true });
     return { existing: null };
   }
   const entries = readdirSync(out);
   if (entries.includes(JOURNAL_FILE)) {
-    const finished = entries.includes("report.json");
+    // Finished means committed: report.json alone may be the first output of a killed finalisation.
+    const finished = isCommitted(out);
     if (!resume) {
       throw new ProvaelError(
         "run/out-exists",
@@ -165,6 +172,7 @@ function prepareOut(
         },
       );
     }
+    removeTempFiles(out);
     return { existing };
   }
   if (entries.length > 0) {
@@ -259,8 +267,12 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
   checkCalibrations(plan, calibrations, options.requireCalibrated ?? false);
   const shard = options.shard ?? null;
 
+  const finish = options.finish ?? {};
+  checkFinishOptions(finish);
+
   const { existing } = prepareOut(options.out, plan, options.resume, shardLabel(shard));
   const cells = planCells(plan).filter((_, i) => !shard || i % shard.count === shard.index);
+  if (existing) checkJournalCells(options.out, existing.entries, cells, shardLabel(shard));
   const journalPath = join(options.out, JOURNAL_FILE);
   // Finished cells: their records and where their lines sit in the journal (trajectories stay on disk).
   const done = new Map<string, FinishedCell>();
@@ -275,15 +287,18 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
   }
   const pending = cells.filter((c) => !done.has(c.id));
 
-  // A finalised run is never replayed or rewritten, errored cells included.
-  if (existing && existsSync(join(options.out, "report.json"))) {
+  // A committed run is never replayed or rewritten, errored cells included; its verdict is
+  // decided again from its report so that the exit code is the first invocation's.
+  if (existing && isCommitted(options.out)) {
+    const { report, bytes } = readReportFile(join(options.out, RUN_FILES.report));
     return {
       out: options.out,
-      report: null,
-      reportDigest: null,
+      report,
+      reportDigest: sha256(bytes),
       played: 0,
       total: cells.length,
       alreadyComplete: true,
+      verdict: finish.protocol ? decide(report, finish.protocol) : null,
     };
   }
 
@@ -417,37 +432,32 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
       played,
       total: cells.length,
       alreadyComplete: false,
+      verdict: null,
     };
   }
 
   const provenance = Object.fromEntries(
     plan.tasks.map((t) => [t, provenanceFor(suite, t, calibrations)]),
   );
-  const { report, digest } = finalize(
-    options.out,
+  const { report, digest, verdict } = await writeRunOutputs({
+    out: options.out,
     plan,
-    [...done.values()],
+    entries: [...done.values()],
     policyDigest,
-    provenance,
-    shardLabel(shard),
-  );
-  const manifest = buildManifest({
-    reportDigest: digest,
-    trajectoriesDigest: report.trajectories_digest,
-    planDigest: planDigest(plan),
-    toolVersion: TOOL_VERSION,
+    calibration: provenance,
     shard: shardLabel(shard),
-    startedAt,
-    clock,
-    commandLine: options.commandLine,
-    secrets,
-    resumed: existing !== null,
-    extra: { workers: Math.max(workers, 1), concurrency: options.concurrency },
+    policyOptions: options.policyOptions,
+    calibrations,
+    finish,
+    manifest: {
+      startedAt,
+      clock,
+      commandLine: options.commandLine,
+      secrets,
+      resumed: existing !== null,
+      extra: { workers: Math.max(workers, 1), concurrency: options.concurrency },
+    },
   });
-  writeFileAtomic(
-    join(options.out, "execution-manifest.json"),
-    `${JSON.stringify(manifest, null, 2)}\n`,
-  );
   return {
     out: options.out,
     report,
@@ -455,7 +465,39 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
     played,
     total: cells.length,
     alreadyComplete: false,
+    verdict,
   };
+}
+
+/**
+ * Every journalled episode must belong to a cell of this plan (and shard), and say what that
+ * cell is: a line for another plan's or another shard's cell would be counted in the report.
+ */
+function checkJournalCells(
+  out: string,
+  entries: JournalEntry[],
+  cells: Cell[],
+  shard: string | null,
+): void {
+  const byId = new Map(cells.map((c) => [c.id, c]));
+  const foreign: string[] = [];
+  for (const e of entries) {
+    const c = byId.get(e.record.cell);
+    const r = e.record;
+    if (!c || c.task !== r.task || c.arm !== r.arm || c.seed !== r.seed || c.repeat !== r.repeat)
+      foreign.push(r.cell);
+  }
+  if (foreign.length > 0) {
+    const ids = [...new Set(foreign)];
+    throw new ProvaelError(
+      "run/journal-corrupt",
+      `cannot resume ${out}: the journal holds ${foreign.length} episode(s) for cells outside ${shard ? `shard ${shard} of ` : ""}the plan: ${ids.slice(0, 10).join(", ")}${ids.length > 10 ? ", …" : ""}`,
+      {
+        details: { cells: ids },
+        hint: "the journal was edited or joined with another run's; start a new run directory",
+      },
+    );
+  }
 }
 
 /** Calibrations must cover exactly the tasks the plan says, for this policy and suite. */
@@ -493,93 +535,4 @@ function checkCalibrations(
       );
     }
   }
-}
-
-/** Every arm at one (task, seed, repeat) must have started from the same scene. */
-export function checkSceneDigests(episodes: EpisodeRecord[]): void {
-  const seen = new Map<string, { arm: string; digest: string }>();
-  for (const e of episodes) {
-    if (e.scene_digest === null) continue;
-    const key = `${e.task}|${e.seed}|${e.repeat}`;
-    const first = seen.get(key);
-    if (!first) seen.set(key, { arm: e.arm, digest: e.scene_digest });
-    else if (first.digest !== e.scene_digest) {
-      throw new ProvaelError(
-        "run/scene-mismatch",
-        `arms '${first.arm}' and '${e.arm}' started task '${e.task}' seed ${e.seed} from different scenes`,
-        {
-          details: {
-            task: e.task,
-            seed: e.seed,
-            repeat: e.repeat,
-            digests: [first.digest, e.scene_digest],
-          },
-          hint: "the suite's reset is not deterministic for a pinned scene; pairs would not be matched",
-        },
-      );
-    }
-  }
-}
-
-/** A finished cell: its record, and where its journal line (with the trajectory) sits. */
-export type FinishedCell = Pick<JournalEntry, "record" | "path" | "offset" | "length">;
-
-/**
- * Writes trajectories.jsonl, report.json and report.md from finished episodes. Trajectories are
- * streamed from the journal one episode at a time, in report order.
- */
-export function finalize(
-  out: string,
-  plan: PlanSpec,
-  entries: FinishedCell[],
-  policyDigest: string | null,
-  calibration: Report["calibration"],
-  shard: string | null = null,
-  bridge: ReportInput["bridge"] = null,
-): { report: Report; digest: string } {
-  const records = entries.map((e) => e.record);
-  checkSceneDigests(records);
-  // Trajectories in report order, so the file (and its digest) is independent of completion order.
-  const draft = buildReport({
-    plan,
-    toolVersion: TOOL_VERSION,
-    policyDigest,
-    episodes: records,
-    trajectoriesDigest: "",
-    calibration,
-    shard,
-    bridge,
-  });
-  const byCell = new Map(entries.map((e) => [e.record.cell, e]));
-  const trajectoriesDigest = writeTrajectories(
-    join(out, "trajectories.jsonl"),
-    draft.episodes.map((ep) => byCell.get(ep.cell)),
-  );
-  const report: Report = { ...draft, trajectories_digest: trajectoriesDigest };
-  const json = `${canonicalJson(report)}\n`;
-  writeFileAtomic(join(out, "report.md"), renderMarkdown(report));
-  writeFileAtomic(join(out, "report.json"), json);
-  return { report, digest: sha256(json) };
-}
-
-/** Streams trajectories to a file atomically, hashing as it goes; returns the file's digest. */
-function writeTrajectories(path: string, cells: (FinishedCell | undefined)[]): string {
-  const tmp = `${path}.tmp-${process.pid}`;
-  const fd = openSync(tmp, "w");
-  const hash = sha256Stream();
-  try {
-    for (const cell of cells) {
-      if (!cell) continue;
-      const steps = readTrajectory(cell);
-      if (steps.length === 0) continue;
-      const chunk = Buffer.from(`${steps.map((st) => canonicalJson(st)).join("\n")}\n`);
-      writeSync(fd, chunk);
-      hash.update(chunk);
-    }
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
-  return hash.digest();
 }

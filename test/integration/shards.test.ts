@@ -83,7 +83,8 @@ describe("shards and merge", () => {
     const lines = bytes(join(dir, "s0"), JOURNAL_FILE).split("\n");
     lines[1] = (lines[1] as string).replace('"unsafe_steps":0', '"unsafe_steps":7');
     writeFileSync(join(copy, JOURNAL_FILE), lines.join("\n"));
-    writeFileSync(join(copy, "report.json"), bytes(join(dir, "s0")));
+    for (const f of ["report.json", "report.md", "trajectories.jsonl", "execution-manifest.json"])
+      writeFileSync(join(copy, f), bytes(join(dir, "s0"), f));
     expect(() =>
       mergeRuns([join(dir, "s0"), copy, join(dir, "s1")], join(dir, "m"), { commandLine: [] }),
     ).toThrow(/conflicting results/);

@@ -205,7 +205,7 @@ export class WsConnection {
   }
 
   /** The next frame, or a retryable `policy/timeout` after `timeoutMs`. */
-  next(timeoutMs: number, what = "a reply"): Promise<Frame> {
+  next(timeoutMs: number, what = "reply"): Promise<Frame> {
     const queued = this.frames.shift();
     if (queued) {
       this.queuedBytes -= queued.kind === "binary" ? queued.data.length : queued.text.length;

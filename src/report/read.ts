@@ -1,0 +1,104 @@
+/**
+ * The one way to read a report.json: the whole file is validated against the zod schema (not
+ * only its `schema` field), so every reader (report, verdict, the regression gate, merge,
+ * calibrate, attest, leaderboard, compliance, SARIF) gets a well-formed report or a usage error
+ * naming the first bad field, with every issue listed below it.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { prettifyError } from "zod";
+import { ProvaelError } from "../core/errors.js";
+import { manifestNamesReport } from "../rundir/commit.js";
+import { RUN_FILES } from "../rundir/files.js";
+import type { Report } from "./build.js";
+import { reportSchema } from "./schema.js";
+
+/** Issues shown in a message; a report broken everywhere would otherwise print megabytes. */
+const MAX_ISSUES = 20;
+
+export interface ReadReport {
+  report: Report;
+  /** The file's bytes (their SHA-256 is the run's digest). */
+  bytes: Buffer;
+}
+
+/** Validates report.json text; `what` names it in errors (a path, or `--baseline PATH`). */
+export function parseReport(bytes: Buffer, what: string): Report {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch (e) {
+    throw new ProvaelError("io/malformed", `${what} is not a Provael report: not UTF-8 text`, {
+      cause: e,
+      hint: "pass the report.json a `provael attack` run wrote",
+    });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new ProvaelError(
+      "io/malformed",
+      `${what} is not a Provael report: not JSON (${(e as Error).message})`,
+      { cause: e, hint: "pass the report.json a `provael attack` run wrote" },
+    );
+  }
+  const parsed = reportSchema.safeParse(value);
+  if (!parsed.success) {
+    const issues = parsed.error.issues;
+    const first = issues[0];
+    const field = first && first.path.length > 0 ? first.path.join(".") : "(the whole file)";
+    const shown = prettifyError({ issues: issues.slice(0, MAX_ISSUES) });
+    const more = issues.length > MAX_ISSUES ? `\n  … and ${issues.length - MAX_ISSUES} more` : "";
+    throw new ProvaelError(
+      "io/malformed",
+      `${what} is not a valid Provael report: first bad field '${field}' (${first?.message ?? "invalid"}); ${issues.length} issue(s):\n${shown}${more}`,
+      {
+        details: { field, issues: issues.length },
+        hint: "report.json files are written by `provael attack` and `provael merge`; this one was edited, damaged or written by another tool",
+      },
+    );
+  }
+  return parsed.data as unknown as Report;
+}
+
+/** Reads and validates a report.json file named directly (`--baseline OLD/report.json`). */
+export function readReportFile(path: string, what = path): ReadReport {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (e) {
+    throw new ProvaelError("io/read", `cannot read ${what}: ${(e as Error).message}`, {
+      cause: e,
+      details: { path },
+    });
+  }
+  return { report: parseReport(bytes, what), bytes };
+}
+
+/**
+ * Reads DIR/report.json of a finished run. A directory with a journal but no commit point is an
+ * unfinished run (killed, or still running), even when report.json is already there.
+ */
+export function readRunReport(dir: string): ReadReport {
+  const path = join(dir, RUN_FILES.report);
+  const partial = existsSync(join(dir, RUN_FILES.journal));
+  const resume = `finish it with \`provael attack --resume --out ${dir}\` and the original flags`;
+  if (!existsSync(path)) {
+    throw new ProvaelError(
+      partial ? "run/incomplete" : "run/not-found",
+      partial
+        ? `${dir} holds an unfinished run (no report.json yet)`
+        : `${dir} holds no Provael run (no report.json)`,
+      { hint: partial ? resume : "pass the --out directory of a finished `provael attack`" },
+    );
+  }
+  if (partial && !manifestNamesReport(dir)) {
+    throw new ProvaelError(
+      "run/incomplete",
+      `${dir} holds an unfinished run: its outputs were being written when it stopped (no ${RUN_FILES.manifest} naming this report.json)`,
+      { hint: resume },
+    );
+  }
+  return readReportFile(path);
+}
