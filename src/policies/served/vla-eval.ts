@@ -55,7 +55,9 @@ class VlaEvalClient {
     if (!this.conn) throw new ProvaelError("internal/invariant", "vla-eval: send before connect");
     this.seq += 1;
     this.conn.send(
-      encodeEnvelope({ type, payload, seq: this.seq, timestamp: this.clock.now() / 1000 }),
+      // Raw images: every vla-eval decoder reads them, and they cost no PNG encoding per step
+      // (the bridge would otherwise decode a benchmark's PNG and encode it again).
+      encodeEnvelope({ type, payload, seq: this.seq, timestamp: this.clock.now() / 1000 }, "raw"),
     );
     return this.seq;
   }

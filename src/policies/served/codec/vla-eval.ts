@@ -107,30 +107,35 @@ export function decodePng(
   }
 }
 
-function toEncodable(v: WireValue): Encodable {
+/** How images travel: PNG (what vla-eval benchmarks send) or raw bytes (no encoding cost). */
+export type ImageFormat = "png" | "raw";
+
+function toEncodable(v: WireValue, images: ImageFormat): Encodable {
   if (v instanceof NdArray) {
     validateNdArray(v);
     if (isImage(v)) {
       const [h, w, c] = v.shape as [number, number, number];
+      if (images === "raw")
+        return { __image__: true, format: "raw", data: v.data, dtype: "|u1", shape: [h, w, c] };
       return { __image__: true, format: "png", data: encodePng(v.data, w, h, c), shape: [h, w, c] };
     }
     return { __ndarray__: true, data: v.data, dtype: v.dtype, shape: [...v.shape] };
   }
-  if (Array.isArray(v)) return v.map(toEncodable);
+  if (Array.isArray(v)) return v.map((x) => toEncodable(x, images));
   if (isWireMap(v)) {
     const m = new Map<string, Encodable>();
-    for (const [k, x] of Object.entries(v)) m.set(k, toEncodable(x));
+    for (const [k, x] of Object.entries(v)) m.set(k, toEncodable(x, images));
     return m;
   }
   return v;
 }
 
 /** Encodes one envelope; `timestamp` is written as float64 like Python's `time.time()`. */
-export function encodeEnvelope(e: Envelope): Uint8Array {
+export function encodeEnvelope(e: Envelope, images: ImageFormat = "png"): Uint8Array {
   return encodeMsgpack(
     new Map<string, Encodable>([
       ["type", e.type],
-      ["payload", toEncodable(e.payload)],
+      ["payload", toEncodable(e.payload, images)],
       ["seq", e.seq],
       ["timestamp", new MsgFloat(e.timestamp)],
     ]),
