@@ -13,6 +13,7 @@ import {
   readSync,
   writeSync,
 } from "node:fs";
+import { z } from "zod";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import type { EpisodeRecord, TrajectoryStep } from "./episode.js";
@@ -67,6 +68,27 @@ export interface JournalScan {
 
 const CHUNK = 1 << 20;
 
+/** What resume reads of each line; a line without it (`null`, `{"type":"episode"}`) is corrupt. */
+const headerShape = z
+  .object({ type: z.literal("header"), format: z.string(), plan: z.object({}).loose() })
+  .loose();
+const episodeShape = z
+  .object({
+    type: z.literal("episode"),
+    record: z
+      .object({
+        cell: z.string(),
+        task: z.string(),
+        arm: z.string(),
+        seed: z.number().int(),
+        repeat: z.number().int(),
+        error: z.object({ code: z.string(), message: z.string() }).loose().nullable(),
+      })
+      .loose(),
+    trajectory: z.array(z.unknown()),
+  })
+  .loose();
+
 /**
  * Streams a journal line by line, keeping each episode's record and the position of its line but
  * not its trajectory, so memory stays flat however long the run. A torn last line is dropped; a
@@ -105,6 +127,19 @@ export function scanJournal(path: string): JournalScan {
         `journal ${path} line ${lineNo} is not valid JSON`,
         {
           cause: e,
+          hint: "the journal was edited or damaged; start a new run directory",
+        },
+      );
+    }
+    const shape = lineNo === 1 ? headerShape : episodeShape;
+    const checked = shape.safeParse(parsed);
+    if (!checked.success) {
+      const issue = checked.error.issues[0];
+      throw new ProvaelError(
+        "run/journal-corrupt",
+        `journal ${path} line ${lineNo} is not a journal ${lineNo === 1 ? "header" : "episode"} line (${issue?.path.join(".") || "(the line)"}: ${issue?.message ?? "invalid"})`,
+        {
+          details: { line: lineNo },
           hint: "the journal was edited or damaged; start a new run directory",
         },
       );
