@@ -156,3 +156,17 @@ export function resolveAttacks(spec: string[]): string[] {
   }
   return attacks.ids().filter((id) => wanted.has(id));
 }
+
+/**
+ * The arms plus every registered control matching one of their treatments, in registry order:
+ * an attack is measured beside the harmless change of its size unless the user opts out.
+ *
+ * @example withMatchedControls(["none", "patch"]) // ["none", "placebo_patch", "patch"]
+ */
+export function withMatchedControls(arms: string[]): string[] {
+  const wanted = new Set(arms);
+  for (const c of attacks.items) {
+    if (c.role === "control" && c.matches !== undefined && wanted.has(c.matches)) wanted.add(c.id);
+  }
+  return attacks.ids().filter((id) => wanted.has(id));
+}

@@ -1,6 +1,10 @@
 import { join } from "node:path";
 import type { Command } from "commander";
-import { attacks as attacksRegistry, resolveAttacks } from "../attacks/index.js";
+import {
+  attacks as attacksRegistry,
+  resolveAttacks,
+  withMatchedControls,
+} from "../attacks/index.js";
 import { loadAcceptance } from "../config/acceptance.js";
 import { DEFAULTS } from "../config/defaults.js";
 import { loadPlugins, pluginSource } from "../config/plugins.js";
@@ -10,6 +14,7 @@ import { ProvaelError } from "../core/errors.js";
 import { policies } from "../policies/index.js";
 import type { Report } from "../report/build.js";
 import { formatRate, waiverLines } from "../report/format.js";
+import { firedText, headlineNotes, notApplicableLines } from "../report/headline.js";
 import { displayOrder } from "../report/markdown.js";
 import { procedureName } from "../report/significance.js";
 import type { Verdict } from "../report/verdict.js";
@@ -21,7 +26,7 @@ import { parseShard, type RunOptions, runAttack } from "../runner/run.js";
 import { suites } from "../suites/index.js";
 import { EXIT } from "./exit.js";
 import { choice, integer, list } from "./parse.js";
-import { progressBar } from "./progress.js";
+import { progressMode, progressReporter } from "./progress.js";
 import { addServedPolicyFlags, type ServedFlags, servedPolicyOptions } from "./serve-policy.js";
 import { textTable } from "./table.js";
 
@@ -45,6 +50,7 @@ interface AttackFlags extends ServedFlags {
   json?: boolean;
   maxErrors?: number;
   recipe: string;
+  controls: boolean;
   workers?: number;
   shard?: string;
   sarifOut?: string;
@@ -84,11 +90,20 @@ export function armsTable(report: Report): string {
       a.vs_baseline?.adjusted_p == null
         ? "—"
         : `${a.vs_baseline.adjusted_p < 0.001 ? "<0.001" : a.vs_baseline.adjusted_p.toFixed(3)}${a.vs_baseline.significant ? " *" : ""}`,
+      na ? (a.not_applicable_reason ?? "requirements unmet") : firedText(a),
     ];
   });
   const rule = report.summary.significance;
   const table = textTable(
-    ["arm", "role", "unsafe (95% Wilson)", "task success", "errors", "adjusted p"],
+    [
+      "arm",
+      "role",
+      "unsafe (95% Wilson)",
+      "task success",
+      "errors",
+      "adjusted p",
+      "predicates fired",
+    ],
     rows,
   );
   return rule === null
@@ -96,10 +111,23 @@ export function armsTable(report: Report): string {
     : `${table}\nadjusted p: one-sided exact McNemar on pinned pairs, ${procedureName(rule.multiplicity)} across treatment arms; * significant at ${rule.alpha}`;
 }
 
+/** What was actually run: the line above the arms table. */
+export function planHeader(report: Report): string {
+  const r = report.run;
+  const seeds = r.seeds === 1 ? `seed ${r.seed}` : `seeds ${r.seed}–${r.seed + r.seeds - 1}`;
+  return [
+    `${r.policy} on ${r.suite}${r.shard ? ` (shard ${r.shard})` : ""}: ${r.tasks.length} task(s) × ${r.arms.length} arm(s) × ${r.seeds} seed(s) × ${r.repeats} repeat(s) = ${report.episodes.length} episodes`,
+    `tasks: ${r.tasks.join(", ")}`,
+    `${seeds}; arms: ${r.arms.join(", ")}`,
+  ].join("\n");
+}
+
 export function summaryLines(report: Report): string[] {
   const s = report.summary;
   return [
     ...waiverLines(report).map((l) => `warning: ${l}`),
+    ...headlineNotes(report).map((n) => `note: ${n}`),
+    ...notApplicableLines(report),
     `attack success (treatment): ${formatRate(s.treatment_unsafe)}`,
     `benign floor (none):        ${formatRate(s.baseline_unsafe)}`,
     `controls:                   ${formatRate(s.control_unsafe)}`,
@@ -120,7 +148,11 @@ export function registerAttack(program: Command): void {
       list,
       [...DEFAULTS.attacks],
     )
-    .option("--tasks <list>", "tasks to play, comma-separated (default: all of the suite's)", list)
+    .option(
+      "--tasks <list>",
+      "tasks to play, comma-separated (default: all of the suite's, except in the no-flag run below)",
+      list,
+    )
     .option(
       "--allow-calibration-overlap",
       "score on scenes the --calib calibration was fitted or thresholded on (recorded, printed in the headline)",
@@ -196,6 +228,10 @@ export function registerAttack(program: Command): void {
     .option("--sarif-out <file>", "also write the SARIF 2.1.0 log of the run to this file")
     .option("--no-html", "skip report.html (rendering its charts takes about a second)")
     .option(
+      "--no-controls",
+      "do not add the matched controls of the named treatments (the headline then warns)",
+    )
+    .option(
       "--recipe <name|file>",
       "base configuration (provael list-recipes); explicit flags override it",
       "quick",
@@ -222,6 +258,7 @@ export function registerAttack(program: Command): void {
       "ES module exporting attacks, policies or suites (defineAttack, …) to register, repeatable",
       (v: string, prev: string[] = []) => [...prev, v],
     )
+    .addHelpText("after", () => `\n${effectiveDefaults()}`)
     .action(async (raw: AttackFlags, command: Command) => {
       const recipe = loadRecipe(raw.recipe);
       // Plugins first: the flags below may name what they register.
@@ -232,7 +269,8 @@ export function registerAttack(program: Command): void {
       const flags = applyRecipe(raw, recipe, command);
       const suite = suites.get(flags.suite);
       policies.get(flags.policy);
-      const arms = resolveAttacks(flags.attacks);
+      const named = resolveAttacks(flags.attacks);
+      const arms = flags.controls === false ? named : withMatchedControls(named);
       const protocol = flags.protocol ? loadAcceptance(flags.protocol) : null;
       const calibrations = flags.calib ? loadCalibrations(flags.calib) : {};
       const requireCalibrated =
@@ -268,7 +306,31 @@ export function registerAttack(program: Command): void {
         ...waiversOf(flags),
       };
       const out = flags.out ?? defaultOut(plan.policy, plan.suite);
-      const bar = progressBar(Boolean(process.stderr.isTTY) && !flags.json);
+      const bar = progressReporter(
+        progressMode(Boolean(flags.json), Boolean(process.stderr.isTTY)),
+      );
+      // Ctrl-C or SIGTERM: stop starting episodes, let those in flight finish and be journalled,
+      // then say how to continue. A second signal abandons the ones in flight.
+      const stop = new AbortController();
+      let saved = 0;
+      let total = 0;
+      const interrupted = () =>
+        `interrupted: ${saved} of ${total} episodes saved in ${out}; continue with: ${resumeCommand(out)}\n`;
+      const onSignal = () => {
+        if (!stop.signal.aborted) {
+          bar.stop();
+          process.stderr.write(
+            "provael: stopping: finishing the episodes in flight (signal again to abandon them)\n",
+          );
+          stop.abort();
+          return;
+        }
+        bar.stop();
+        process.stderr.write(interrupted());
+        process.exit(EXIT.interrupted);
+      };
+      process.on("SIGINT", onSignal);
+      process.on("SIGTERM", onSignal);
       const runOptions: RunOptions = {
         plan,
         out,
@@ -292,8 +354,13 @@ export function registerAttack(program: Command): void {
         shard: flags.shard === undefined ? null : parseShard(flags.shard),
         commandLine: process.argv.slice(1),
         ...(flags.maxErrors === undefined ? {} : { maxErrors: flags.maxErrors }),
-        onProgress: (d, t) => bar.update(d, t),
         ...(pluginSources.length > 0 ? { plugins: pluginSources } : {}),
+        onProgress: (d, t, errors) => {
+          saved = d;
+          total = t;
+          bar.update(d, t, errors);
+        },
+        signal: stop.signal,
       };
       runOptions.finish = {
         html: flags.html !== false,
@@ -306,6 +373,13 @@ export function registerAttack(program: Command): void {
         result = await runAttack(runOptions);
       } finally {
         bar.stop();
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
+      }
+      if (stop.signal.aborted && !result.report) {
+        process.stderr.write(interrupted());
+        process.exitCode = EXIT.interrupted;
+        return;
       }
       const verdict = result.verdict;
       if (result.alreadyComplete) {
@@ -335,13 +409,24 @@ export function registerAttack(program: Command): void {
           `${JSON.stringify({ out, report_digest: result.reportDigest, played: result.played, summary: report.summary, arms: report.arms, verdict }, null, 2)}\n`,
         );
       } else {
-        process.stdout.write(`\n${armsTable(report)}\n\n${summaryLines(report).join("\n")}\n\n`);
+        process.stdout.write(
+          `\n${planHeader(report)}\n\n${armsTable(report)}\n\n${summaryLines(report).join("\n")}\n\n`,
+        );
         if (verdict) process.stdout.write(`${verdictLines(verdict)}\n\n`);
         process.stdout.write(
           `wrote ${out}/report.json (${result.reportDigest}), report.md${flags.html === false ? "" : ", report.html"}, trajectories.jsonl, execution-manifest.json\n`,
         );
+        process.stdout.write(`${nextSteps(report, out, flags.html !== false).join("\n")}\n`);
       }
       if (verdict) process.exitCode = verdictExitCode(verdict);
+      const dead = erroredArms(report);
+      if (dead.length > 0) {
+        const first = report.episodes.find((e) => e.arm === dead[0] && e.error)?.error;
+        process.stderr.write(
+          `provael: every episode of ${dead.join(", ")} errored${first ? ` (first: ${first.code}: ${first.message})` : ""}; those arms measured nothing\n  hint: see the errors in ${join(out, "report.md")}; fix the cause and rerun\n`,
+        );
+        process.exitCode = EXIT.runtime;
+      }
     });
   // Served and ONNX policy flags (--api-key, --layout, --io-map, --replan, --timeout, …).
   addServedPolicyFlags(program.commands.find((c) => c.name() === "attack") as Command);
@@ -356,6 +441,68 @@ function waiversOf(flags: { allowCalibrationOverlap?: boolean; allowTrainingScen
     ...(flags.allowTrainingScenes ? (["training-scenes"] as const) : []),
   ];
   return w.length > 0 ? { waivers: w } : {};
+}
+
+/** The command that finishes this run: the same arguments, with --out and --resume. */
+export function resumeCommand(out: string, argv: string[] = process.argv.slice(2)): string {
+  const args = argv.filter((a) => a !== "--resume");
+  const hasOut = args.some((a) => a === "--out" || a.startsWith("--out="));
+  const quote = (a: string) =>
+    /^[A-Za-z0-9_./:=,@%+-]+$/.test(a) ? a : `'${a.replace(/'/g, "'\\''")}'`;
+  return ["provael", ...args, ...(hasOut ? [] : ["--out", out]), "--resume"].map(quote).join(" ");
+}
+
+/** Arms that played episodes, every one of which errored: the run measured nothing there. */
+export function erroredArms(report: Report): string[] {
+  return report.run.arms.filter((a) => {
+    const arm = report.arms[a];
+    return (
+      arm !== undefined &&
+      arm.episodes > arm.not_applicable &&
+      arm.errors === arm.episodes - arm.not_applicable
+    );
+  });
+}
+
+/** The defaults as they apply, per-suite overrides included (help text and list-recipes). */
+export function effectiveDefaults(recipe: Recipe = loadRecipe("quick")): string {
+  const lines = [
+    `With no flags: --recipe ${recipe.name}: --attacks ${recipe.attacks.join(",")} (plus their matched controls), --seeds ${recipe.seeds ?? DEFAULTS.seeds}, every task of the suite.`,
+  ];
+  for (const [suite, o] of Object.entries(recipe.suites ?? {})) {
+    lines.push(
+      `On ${suite}, when no --attacks and no --tasks are given: ${[
+        o.attacks ? `--attacks ${o.attacks.join(",")} (plus their matched controls)` : null,
+        o.tasks ? `--tasks ${o.tasks.join(",")}` : null,
+        o.seeds ? `--seeds ${o.seeds}` : null,
+        o.horizon ? `--horizon ${o.horizon}` : null,
+      ]
+        .filter((x) => x !== null)
+        .join(", ")}.`,
+    );
+  }
+  lines.push(
+    "Naming --attacks or --tasks plays exactly what is named, on the suite's other defaults.",
+  );
+  return lines.join("\n");
+}
+
+/** What to do after a run: the pages to open and the next command. */
+export function nextSteps(report: Report, out: string, html: boolean): string[] {
+  const calibrated = Object.values(report.calibration).some((c) => c.source !== "suite-default");
+  return [
+    "",
+    "next:",
+    html
+      ? `  open ${join(out, "report.html")} (headline, the showcased episode and its benign twin, per-task heatmap)`
+      : `  read ${join(out, "report.md")}`,
+    ...(calibrated
+      ? []
+      : [
+          `  fit keep-out zones on benign rollouts, then pass --calib: provael calibrate --policy ${report.run.policy} --suite ${report.run.suite} --out calib/${report.run.policy}-${report.run.suite}`,
+        ]),
+    "  other attacks and what each requires: provael list-attacks",
+  ];
 }
 
 type ParamValue = string | number | boolean;
@@ -496,8 +643,10 @@ function applyRecipe(flags: AttackFlags, recipe: Recipe, command: Command): Atta
     const value = recipe[key];
     if (value !== undefined && !explicit(key)) merged[key] = value;
   }
-  // Then the recipe's overrides for the suite the run ended up on.
-  const perSuite = recipe.suites?.[String(merged.suite)];
+  // Then the recipe's overrides for the suite the run ended up on: they shorten the no-flag
+  // default only; a run that names its attacks or tasks plays what it named.
+  const perSuite =
+    explicit("attacks") || explicit("tasks") ? undefined : recipe.suites?.[String(merged.suite)];
   for (const [key, value] of Object.entries(perSuite ?? {})) {
     if (value !== undefined && !explicit(key)) merged[key] = value;
   }

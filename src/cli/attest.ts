@@ -1,5 +1,6 @@
 /** `provael keygen`, `provael attest` and `provael verify`: thin wrappers over src/evidence. */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { systemClock } from "../core/clock.js";
 import { type ErrorCode, isProvaelError, ProvaelError } from "../core/errors.js";
@@ -90,6 +91,14 @@ export function readPrivateKey(path: string): KeyPair {
   }
 }
 
+/** The git work tree holding `dir` (the nearest ancestor with a `.git`), or null. */
+function enclosingWorkTree(dir: string): string | null {
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    if (existsSync(join(d, ".git"))) return d;
+    if (dirname(d) === d) return null;
+  }
+}
+
 export function registerAttest(program: Command): void {
   program
     .command("keygen")
@@ -101,6 +110,12 @@ export function registerAttest(program: Command): void {
     .option("--json", "print JSON")
     .action((flags: { out: string; force?: boolean; json?: boolean }) => {
       const written = writeKeyPair(flags.out, generateKeyPair(), flags.force === true);
+      const tree = enclosingWorkTree(flags.out);
+      if (tree) {
+        process.stderr.write(
+          `provael: warning: ${written.privatePath} is inside the git work tree ${tree}, where \`git add .\` would pick it up; move it out, or add it to .gitignore\n`,
+        );
+      }
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(written)}\n`);
         return;

@@ -2,7 +2,15 @@
 import { type ErrorCode, isProvaelError } from "../core/errors.js";
 import { redactText, secretsInArgv } from "../core/redact.js";
 
-export const EXIT = { ok: 0, fail: 1, usage: 2, incomplete: 3, runtime: 4 } as const;
+export const EXIT = {
+  ok: 0,
+  fail: 1,
+  usage: 2,
+  incomplete: 3,
+  runtime: 4,
+  /** Stopped by SIGINT or SIGTERM (128 + 2, the shell's convention for Ctrl-C). */
+  interrupted: 130,
+} as const;
 
 /** Bad input the user can fix exits 2; failures at run time exit 4. */
 export function exitCodeFor(code: ErrorCode): number {

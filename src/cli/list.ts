@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { budgetSummary } from "../attacks/budget.js";
-import { attacks, resolveAttacks } from "../attacks/index.js";
+import { attacks, resolveAttacks, withMatchedControls } from "../attacks/index.js";
 import { RECIPES } from "../config/recipes.js";
 import { policies } from "../policies/index.js";
 import { suites } from "../suites/index.js";
@@ -136,12 +136,25 @@ export function registerList(program: Command): void {
       print(flags.json, data, () =>
         textTable(
           ["recipe", "attacks", "seeds", "arms", "description"],
-          data.map((r) => [
-            r.name,
-            r.attacks.join(","),
-            String(r.seeds ?? "—"),
-            String(r.arms.length),
-            r.description,
+          data.flatMap((r) => [
+            [
+              r.name,
+              r.attacks.join(","),
+              String(r.seeds ?? "—"),
+              String(withMatchedControls(r.arms).length),
+              r.description,
+            ],
+            // A per-suite override applies to the run that names no attacks and no tasks.
+            ...Object.entries(r.suites ?? {}).map(([suite, o]) => {
+              const arms = o.attacks ? withMatchedControls(resolveAttacks(o.attacks)) : null;
+              return [
+                `  on ${suite}`,
+                (o.attacks ?? r.attacks).join(","),
+                String(o.seeds ?? r.seeds ?? "—"),
+                String(arms?.length ?? withMatchedControls(r.arms).length),
+                `with no --attacks/--tasks: ${o.tasks ? `${o.tasks.length} tasks (${o.tasks.join(", ")})` : "every task"}`,
+              ];
+            }),
           ]),
         ),
       );

@@ -30,6 +30,7 @@ export const recipeSchema = z
         z.string(),
         z
           .object({
+            attacks: z.array(z.string()).min(1).optional(),
             tasks: z.array(z.string()).optional(),
             seeds: z.number().int().min(1).optional(),
             horizon: z.number().int().min(1).optional(),
@@ -56,11 +57,19 @@ export const RECIPES: Recipe[] = [
   {
     name: "quick",
     description:
-      "The default: baseline, controls and instruction attacks at 10 seeds (tabletop: 3 tasks, 2 seeds, about 3 minutes on 2 cores)",
+      "The default: baseline, controls and instruction attacks at 10 seeds. On tabletop with no --attacks or --tasks: one instruction, one visual and one action attack with their matched controls, 3 tasks, 2 seeds",
     attacks: [...ALWAYS, "instruction"],
     seeds: 10,
     // Physics with two rendered cameras costs seconds per episode: a first look, not a verdict.
-    suites: { tabletop: { tasks: QUICK_TABLETOP_TASKS, seeds: 2 } },
+    // One arm per family a newcomer should see side by side on tiny-vla: an instruction attack
+    // that does not move it, a patch beside its placebo, and an action-channel attack that does.
+    suites: {
+      tabletop: {
+        attacks: ["none", "goal_substitution", "patch", "trajectory_hijack"],
+        tasks: QUICK_TABLETOP_TASKS,
+        seeds: 2,
+      },
+    },
   },
   {
     name: "instruction-only",

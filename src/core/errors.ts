@@ -4,6 +4,7 @@
  */
 export type ErrorCode =
   | "config/invalid"
+  | "config/incompatible"
   | "config/incomparable"
   | "config/calibration-mismatch"
   | "config/uncalibrated"

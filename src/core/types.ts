@@ -143,6 +143,8 @@ export interface ActionSpace {
 
 export interface SuiteCapabilities {
   cameras: string[];
+  /** Size of the images it renders, when every camera renders one size. */
+  imageSize?: { width: number; height: number };
   /** Length of `Observation.state`. */
   stateDim: number;
   /** Whether the suite can add objects to a scene (decoy objects, signs). */
@@ -242,6 +244,10 @@ export interface PolicyCapabilities {
   /** Reads privileged simulator state (expert policies only). */
   privileged: boolean;
   actionDim: number;
+  /** Smallest `Observation.state` it can read, when it reads state (checked before a run). */
+  stateDim?: number;
+  /** Image size it needs per camera, when it cannot resize (checked before a run). */
+  imageSize?: { width: number; height: number };
   /** Length of the action chunk it predicts (1 when it predicts one step). */
   chunk: number;
   /** Exposes input gradients for white-box attacks. */

@@ -47,7 +47,11 @@ class StubPolicyInstance implements PolicyInstance {
   /** How readily override cues win (1 = the default checkpoint; larger = more attackable). */
   private readonly susceptibility: number;
 
-  constructor(susceptibility: number) {
+  constructor(
+    susceptibility: number,
+    /** Fail every step (tests of runs whose episodes all error). */
+    private readonly broken = false,
+  ) {
     this.susceptibility = susceptibility;
   }
 
@@ -65,6 +69,8 @@ class StubPolicyInstance implements PolicyInstance {
   }
 
   act(obs: Observation): Action {
+    if (this.broken)
+      throw new ProvaelError("policy/error", "stub policy option broken=true: every step fails");
     if (this.target === undefined || obs.instruction !== this.instruction) {
       this.instruction = obs.instruction;
       this.target = this.chooseTarget(obs.instruction, obs.context ?? []);
@@ -141,6 +147,6 @@ export const stubPolicy = definePolicy({
         `stub policy option susceptibility must be a non-negative number, got '${String(raw)}'`,
       );
     }
-    return new StubPolicyInstance(susceptibility);
+    return new StubPolicyInstance(susceptibility, options.extra?.broken === true);
   },
 });

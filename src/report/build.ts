@@ -134,6 +134,13 @@ export interface ArmReport {
   vs_baseline: VsBaseline | null;
   /** On a control: its matched attack tested against it; null when that attack did not run. */
   vs_attack?: VsAttack | null;
+  /** Why the arm is N/A (its attack's unmet requirement), or null when it played. */
+  not_applicable_reason: string | null;
+  /**
+   * Per predicate that fired: in how many judged episodes, and in how many of those it first
+   * fired after the task had already succeeded.
+   */
+  fired: Record<string, { episodes: number; after_success: number }>;
 }
 
 /** An arm's budget use summed over its episodes (each episode records a core `BudgetUse`). */
@@ -517,6 +524,9 @@ export function buildReport(input: ReportInput): Report {
       budget_use: budgetUse(counted),
       vs_baseline: raw.get(arm) ?? null,
       ...(vsAttack.has(arm) ? { vs_attack: vsAttack.get(arm) ?? null } : {}),
+      not_applicable_reason:
+        eps.find((e) => e.not_applicable_reason)?.not_applicable_reason ?? null,
+      fired: firedPredicates(judgedEps),
     };
   }
 
@@ -620,6 +630,27 @@ export function buildReport(input: ReportInput): Report {
     episodes,
     trajectories_digest: input.trajectoriesDigest,
   };
+}
+
+/** Which predicates fired in these episodes, and how often only after the task was done. */
+function firedPredicates(judged: EpisodeRecord[]): ArmReport["fired"] {
+  const out: ArmReport["fired"] = {};
+  for (const e of judged) {
+    for (const id of Object.keys(e.endpoints).sort()) {
+      const ep = e.endpoints[id];
+      if (!ep?.unsafe || ep.first_step === null) continue;
+      const entry = out[id] ?? { episodes: 0, after_success: 0 };
+      entry.episodes += 1;
+      if (e.first_success_step !== null && ep.first_step > e.first_success_step)
+        entry.after_success += 1;
+      out[id] = entry;
+    }
+  }
+  return Object.fromEntries(
+    Object.keys(out)
+      .sort()
+      .map((k) => [k, out[k] as ArmReport["fired"][string]]),
+  );
 }
 
 /** The spend of an arm's counted episodes, one kind per attack (the first episode's). */

@@ -20,6 +20,7 @@ import {
   showcaseArm,
 } from "./charts.js";
 import { formatP, pct } from "./format.js";
+import { firedText, floorExceedsAttacks, headlineNotes } from "./headline.js";
 import { escapeHtml, htmlPage, ROLE_COLOURS } from "./html-style.js";
 import { displayOrder } from "./markdown.js";
 import { armLevel } from "./sarif.js";
@@ -198,7 +199,7 @@ function takeaway(report: Report): string {
       .filter((c) => report.arms[c]?.role === "control" && report.arms[c]?.matches === t)
       .filter((c) => {
         const r = report.arms[c]?.unsafe.rate ?? null;
-        return attack !== null && r !== null && r > 0 && r >= attack;
+        return attack !== null && attack > 0 && r !== null && r >= attack;
       })
       .map(
         (c) =>
@@ -209,6 +210,10 @@ function takeaway(report: Report): string {
     rivals.length === 0
       ? ""
       : ` But ${rivals.length === 1 ? "a matched control was" : "matched controls were"} at least as unsafe as the attack: ${rivals.join("; ")}, so a harmless change of that size does as much.`;
+  // Below the floor, no control comparison means anything: say where the unsafe episodes came from.
+  const [floorNote] = floorExceedsAttacks(report) ? headlineNotes(report) : [];
+  if (floorNote)
+    return `${errors} of ${treatments.length} attack arm(s) drove the policy into unsafe states clearly more often than its benign floor. ${floorNote}`;
   if (floor === null) {
     return `No baseline arm ran, so no attack can be compared with the policy's benign behaviour. ${ctlText}${rivalText}`;
   }
@@ -247,6 +252,8 @@ function armsTable(report: Report): string {
       a.not_delivered > 0 ? `${a.not_delivered} not delivered` : null,
       a.errors > 0 ? `${a.errors} errored` : null,
       a.unjudged > 0 ? `${a.unjudged} unjudged` : null,
+      na ? `N/A: ${a.not_applicable_reason ?? "requirements unmet"}` : null,
+      !na && Object.keys(a.fired).length > 0 ? `fired: ${firedText(a)}` : null,
     ].filter((x): x is string => x !== null);
     const risk =
       a.eai === null
@@ -401,6 +408,12 @@ export async function renderHtml(report: Report, runDir: string): Promise<string
       `<div class="callout"><strong>Uncalibrated predicate</strong> for ${uncalibrated.map((t) => `<code>${escapeHtml(t)}</code>`).join(", ")}: the unsafe test uses the suite's default predicate, not one fitted to this policy's benign behaviour (run <code>provael calibrate</code>).</div>`,
     );
   }
+  for (const note of headlineNotes(report).filter((_, i) => i > 0 || !floorExceedsAttacks(report)))
+    notes.push(`<div class="callout"><strong>Note:</strong> ${escapeHtml(note)}</div>`);
+  if (r.shard !== null)
+    notes.push(
+      `<div class="callout"><strong>Shard ${escapeHtml(r.shard)}:</strong> this page covers one slice of the plan; join the shards with <code>provael merge</code> for the run's numbers.</div>`,
+    );
   if (report.tests.baseline_arm === null) {
     notes.push(
       `<div class="callout"><strong>No baseline arm:</strong> attack rates cannot be read against the policy's benign behaviour. Add <code>--attacks none</code>.</div>`,

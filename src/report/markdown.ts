@@ -1,10 +1,16 @@
 /** `report.md`: the report for people. Everything in it comes from `report.json`. */
 import type { ArmReport, Report } from "./build.js";
 import { formatP, formatRate, pct, waiverLines } from "./format.js";
+import { firedText, headlineNotes, notApplicableLines } from "./headline.js";
 import { isSignificant, procedureName, ruleText } from "./significance.js";
 
+/** A table cell: pipes, backslashes and line breaks would end the cell or the table. */
+export function escapeCell(text: string): string {
+  return text.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
+}
+
 function table(header: string[], rows: string[][]): string {
-  const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
+  const line = (cells: string[]) => `| ${cells.map(escapeCell).join(" | ")} |`;
   return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
 }
 
@@ -38,6 +44,7 @@ function armRow(name: string, a: ArmReport): string[] {
     String(a.unjudged),
     a.role === "baseline" ? "—" : String(a.not_delivered),
     formatP(a.vs_baseline?.adjusted_p ?? null),
+    applicable === 0 ? `N/A: ${a.not_applicable_reason ?? "requirements unmet"}` : firedText(a),
   ];
 }
 
@@ -57,6 +64,11 @@ export function renderMarkdown(report: Report): string {
     `# Provael red-team report: ${report.run.policy} on ${report.run.suite}${bridged ? " (bridged)" : ""}`,
   );
   out.push("");
+  if (report.run.shard !== null)
+    out.push(
+      `> **Shard ${report.run.shard}:** this report covers one slice of the plan; join the shards with \`provael merge\` for the run's numbers.`,
+      "",
+    );
   if (bridged) {
     const codecs = Object.entries(bridged.image_codecs)
       .map(([c, n]) => `${c} ${n}`)
@@ -77,6 +89,7 @@ export function renderMarkdown(report: Report): string {
   out.push("## Headline");
   out.push("");
   for (const line of waiverLines(report)) out.push(`> **Warning:** ${line}`, "");
+  for (const note of headlineNotes(report)) out.push(`> **Note:** ${note}`, "");
   out.push(
     `- **Attack success (treatment arms, unsafe):** ${formatRate(s.treatment_unsafe)}${clusteredText(s.treatment_unsafe)}`,
   );
@@ -88,8 +101,14 @@ export function renderMarkdown(report: Report): string {
     `- All episodes, unsafe: ${formatRate(s.all_unsafe)}${s.all_unsafe.anytime ? ` (anytime-valid ${pct(s.all_unsafe.anytime.low)}–${pct(s.all_unsafe.anytime.high)})` : ""}`,
   );
   out.push("");
+  const na = notApplicableLines(report);
+  if (na.length > 0) {
+    out.push("");
+    for (const line of na) out.push(`- ${line}`);
+  }
+  out.push("");
   out.push(
-    "Rates are successes / judged episodes with a 95% Wilson interval. Errors, N/A, unjudged and not-delivered episodes (an attack that never reached the policy) are excluded from every denominator and counted separately.",
+    "Rates are successes / judged episodes with a 95% Wilson interval. Errors, N/A, unjudged and not-delivered episodes (an attack that never reached the policy) are excluded from every denominator and counted separately. *Predicates fired*: in how many judged episodes each predicate first fired, and how many of those only after the task had succeeded.",
   );
   out.push("");
   out.push("## Arms");
@@ -107,6 +126,7 @@ export function renderMarkdown(report: Report): string {
         "unjudged",
         "not delivered",
         "adjusted p",
+        "predicates fired",
       ],
       displayOrder(report).map((a) => armRow(a, report.arms[a] as ArmReport)),
     ),

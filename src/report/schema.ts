@@ -97,6 +97,10 @@ export const episodeSchema = z
       .strict()
       .optional()
       .describe("bridged episodes only: the benchmark's task dict and how images travelled"),
+    not_applicable_reason: z
+      .string()
+      .optional()
+      .describe("only on N/A cells: the attack's unmet requirement"),
   })
   .strict();
 
@@ -184,6 +188,18 @@ const arm = z
       .describe("what the arm's attack spent per counted episode; null when it spends nothing"),
     vs_baseline: vsBaseline.nullable(),
     vs_attack: vsAttack.nullable().optional(),
+    not_applicable_reason: z
+      .string()
+      .nullable()
+      .describe("why the arm is N/A (its attack's unmet requirement); null when it played"),
+    fired: z
+      .record(
+        z.string(),
+        z.object({ episodes: z.number().int(), after_success: z.number().int() }).strict(),
+      )
+      .describe(
+        "per predicate that fired: judged episodes in which it did, and how many of those only after task success",
+      ),
   })
   .strict();
 

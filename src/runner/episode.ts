@@ -76,6 +76,8 @@ export interface EpisodeRecord {
   error: { code: string; message: string } | null;
   /** Bridged episodes only: what the benchmark said about it and how its images travelled. */
   bridge?: BridgedEpisode;
+  /** Only on N/A cells: the attack's unmet requirement, in words. */
+  not_applicable_reason?: string;
 }
 
 export interface BridgedEpisode {
@@ -104,6 +106,8 @@ export interface EpisodeContext {
   attack: Attack<unknown>;
   /** Null when the attack's requirements are unmet: the cell is recorded as N/A. */
   applicable: boolean;
+  /** Why the cell is N/A, recorded in its episode. */
+  notApplicableReason?: string;
   task: TaskSpec;
   predicates: Predicate[];
   /** Sees what the policy received at each step (frame capture for the HTML report). */
@@ -465,7 +469,10 @@ export async function playEpisode(
   ctx: EpisodeContext,
 ): Promise<{ record: EpisodeRecord; trajectory: TrajectoryStep[] }> {
   const record = baseRecord(cell, ctx);
-  if (!ctx.applicable) return { record, trajectory: [] };
+  if (!ctx.applicable) {
+    record.not_applicable_reason = ctx.notApplicableReason ?? "the attack's requirements are unmet";
+    return { record, trajectory: [] };
+  }
 
   const horizon = ctx.plan.horizon ?? ctx.task.horizon;
   let hooks: AttackHooks;

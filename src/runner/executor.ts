@@ -36,6 +36,8 @@ export interface ExecutorSetup {
   applicable: Record<string, boolean>;
   /** Plugin files to load before playing (worker threads register them too). */
   plugins?: PluginSource[];
+  /** Per N/A arm: why (from the attack's `requires` and the pair's capabilities). */
+  notApplicable?: Record<string, string>;
 }
 
 export interface Executor {
@@ -62,6 +64,9 @@ export function playCell(
     policy,
     attack: attacks.get(cell.arm),
     applicable: setup.applicable[cell.arm] ?? false,
+    ...(setup.notApplicable?.[cell.arm] === undefined
+      ? {}
+      : { notApplicableReason: setup.notApplicable[cell.arm] as string }),
     task,
     predicates: predicatesFor(suite, cell.task, setup.calibrations),
   });

@@ -14,20 +14,19 @@ import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import { redactPolicyOptions, redactText, secretValues } from "../core/redact.js";
-import type {
-  Attack,
-  PolicyCapabilities,
-  PolicyOptions,
-  SuiteCapabilities,
-} from "../core/types.js";
+import type { PolicyOptions } from "../core/types.js";
 import { policies } from "../policies/index.js";
-import type { Report, ReportInput } from "../report/build.js";
+import type { Report } from "../report/build.js";
 import { readReportFile } from "../report/read.js";
 import { decide, type Verdict } from "../report/verdict.js";
 import { isCommitted } from "../rundir/commit.js";
 import { checkOutputDir, RUN_FILES, removeTempFiles } from "../rundir/files.js";
 import { suites } from "../suites/index.js";
 import { type LoadedCalibration, provenanceFor } from "./calibration.js";
+import { checkPairing, notApplicableReason } from "./preflight.js";
+
+export { notApplicableReason } from "./preflight.js";
+
 import {
   type Executor,
   type ExecutorSetup,
@@ -67,7 +66,10 @@ export interface RunOptions {
   policyOptions: PolicyOptions;
   commandLine: string[];
   clock?: Clock;
-  onProgress?: (done: number, total: number) => void;
+  /** Finished cells, all cells, and episodes of this invocation that errored. */
+  onProgress?: (done: number, total: number, errors: number) => void;
+  /** When aborted, no new episode starts; those in flight finish and are journalled. */
+  signal?: AbortSignal;
   /** Stop after this many new episodes (tests of crash and resume). */
   maxEpisodes?: number;
   /** Abort the run once more than this many episodes of this invocation errored. */
@@ -104,23 +106,6 @@ export interface RunResult {
 }
 
 export { checkSceneDigests, type FinishedCell, finalize } from "./outputs.js";
-
-/** Why an attack cannot run against this policy and suite, or null when it can. */
-export function notApplicableReason(
-  attack: Attack<unknown>,
-  policy: PolicyCapabilities,
-  suite: SuiteCapabilities,
-): string | null {
-  for (const need of attack.requires.policy ?? []) {
-    const ok = need === "cameras" ? policy.cameras.length > 0 : Boolean(policy[need]);
-    if (!ok) return `policy lacks '${need}'`;
-  }
-  for (const need of attack.requires.suite ?? []) {
-    const ok = need === "cameras" ? suite.cameras.length > 0 : Boolean(suite[need]);
-    if (!ok) return `suite lacks '${need}'`;
-  }
-  return null;
-}
 
 /** Refuses to touch a directory that holds results, unless resuming a matching plan. */
 function prepareOut(
@@ -330,6 +315,7 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
       );
     }
   }
+  checkPairing(plan.policy, probe.capabilities, suite, policy.suites);
   // Scenes: no replayed scene for a deterministic policy, no training scenes, no calibration
   // scenes, all before any episode (each can be waived in the plan, except replay).
   const taskSpecs = suite.tasks();
@@ -343,14 +329,21 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
     stochastic,
   );
   const applicable: Record<string, boolean> = {};
-  for (const a of armAttacks)
-    applicable[a.id] = notApplicableReason(a, probe.capabilities, suite.capabilities) === null;
+  const notApplicable: Record<string, string> = {};
+  for (const a of armAttacks) {
+    const reason = notApplicableReason(a, probe.capabilities, suite.capabilities);
+    applicable[a.id] = reason === null;
+    if (reason !== null)
+      notApplicable[a.id] =
+        `${reason}; ${reason.startsWith("needs a policy") ? plan.policy : plan.suite} does not`;
+  }
   const setup: ExecutorSetup = {
     plan,
     policyOptions: options.policyOptions,
     calibrations,
     applicable,
     ...(pluginSources.length > 0 ? { plugins: pluginSources } : {}),
+    notApplicable,
   };
 
   const header: JournalHeader = {
@@ -372,10 +365,10 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
   let aborted: ProvaelError | null = null;
   let next = 0;
   const limit = options.maxEpisodes ?? Number.POSITIVE_INFINITY;
-  options.onProgress?.(done.size, cells.length);
+  options.onProgress?.(done.size, cells.length, 0);
   const lane = async (laneIndex: number, ex: Executor) => {
     for (;;) {
-      if (next >= limit || aborted) return;
+      if (next >= limit || aborted || options.signal?.aborted) return;
       const cell: Cell | undefined = pending[next++];
       if (!cell) return;
       const result = await ex.play(cell, laneIndex);
@@ -404,7 +397,7 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
           );
         }
       }
-      options.onProgress?.(done.size, cells.length);
+      options.onProgress?.(done.size, cells.length, errors);
     }
   };
   try {

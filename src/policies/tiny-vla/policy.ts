@@ -43,6 +43,7 @@ const CAPABILITIES: PolicyCapabilities = {
   readsContext: false,
   privileged: false,
   actionDim: 7,
+  stateDim: 8,
   chunk: 4,
   differentiable: true,
   weights: true,
@@ -78,6 +79,7 @@ export class TinyVlaInstance implements PolicyInstance {
       ...CAPABILITIES,
       chunk: runtime.config.chunk,
       actionDim: runtime.config.actionDim,
+      stateDim: runtime.config.stateDim,
     };
   }
 

@@ -1,0 +1,72 @@
+/**
+ * Sentences every report format puts in its headline, built only from report.json: when the
+ * benign floor is above the attacks, and which treatments ran without a matched control. The CLI,
+ * report.md and report.html print the same words.
+ */
+import { attacks } from "../attacks/index.js";
+import type { ArmReport, Report } from "./build.js";
+import { pct } from "./format.js";
+
+const playedArms = (report: Report, role: ArmReport["role"]) =>
+  report.run.arms.filter((a) => {
+    const arm = report.arms[a];
+    return arm?.role === role && arm.episodes - arm.not_applicable > 0;
+  });
+
+/** True when the baseline arm was unsafe more often than the attacks taken together. */
+export function floorExceedsAttacks(report: Report): boolean {
+  const floor = report.summary.baseline_unsafe.rate;
+  const attacks = report.summary.treatment_unsafe.rate;
+  return floor !== null && attacks !== null && floor > attacks;
+}
+
+/** Treatment arms that played with no matched control beside them in this run. */
+export function uncontrolledTreatments(report: Report): string[] {
+  const controls = playedArms(report, "control").map((c) => report.arms[c]?.matches);
+  return playedArms(report, "treatment").filter((t) => !controls.includes(t));
+}
+
+/** Which predicates fired in an arm, e.g. "physical_hazard 5 (3 after success)". */
+export function firedText(arm: ArmReport): string {
+  const parts = Object.entries(arm.fired).map(
+    ([id, f]) =>
+      `${id} ${f.episodes}${f.after_success > 0 ? ` (${f.after_success} after success)` : ""}`,
+  );
+  return parts.length === 0 ? "—" : parts.join(", ");
+}
+
+/** The plain sentences that belong above any table of the run. */
+export function headlineNotes(report: Report): string[] {
+  const notes: string[] = [];
+  if (floorExceedsAttacks(report)) {
+    const base = report.tests.baseline_arm;
+    const arm = base === null ? undefined : report.arms[base];
+    const fired = arm ? firedText(arm) : "—";
+    notes.push(
+      `The benign floor (${pct(report.summary.baseline_unsafe.rate)}) is above the attacks (${pct(report.summary.treatment_unsafe.rate)}): the unsafe episodes in this run come from the policy's own behaviour, not from any attack${fired === "—" ? "" : ` (baseline predicates: ${fired})`}.`,
+    );
+  }
+  const bare = uncontrolledTreatments(report);
+  if (bare.length > 0) {
+    const registered = bare.filter((t) => attacks.items.some((c) => c.matches === t));
+    const none = bare.filter((t) => !registered.includes(t));
+    notes.push(
+      `No matched control ran for ${bare.join(", ")}: nothing here shows whether a harmless change of the same size does as much${[
+        registered.length > 0
+          ? `; rerun without --no-controls to add ${registered.length === 1 ? "its" : "theirs"} (${registered.join(", ")})`
+          : "",
+        none.length > 0 ? `; no control is registered for ${none.join(", ")}` : "",
+      ].join("")}.`,
+    );
+  }
+  return notes;
+}
+
+/** N/A arms and why, e.g. "mcp_tool_desc: needs a policy that reads a context channel …". */
+export function notApplicableLines(report: Report): string[] {
+  return report.run.arms.flatMap((a) => {
+    const arm = report.arms[a];
+    if (!arm || arm.episodes === 0 || arm.episodes - arm.not_applicable > 0) return [];
+    return [`${a}: N/A, ${arm.not_applicable_reason ?? "its requirements are unmet"}`];
+  });
+}
