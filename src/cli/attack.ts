@@ -20,7 +20,14 @@ import { procedureName } from "../report/significance.js";
 import type { Verdict } from "../report/verdict.js";
 import { type LoadedCalibration, loadCalibrations } from "../runner/calibration.js";
 import { defaultWorkers } from "../runner/executor.js";
-import type { PlanSpec, Termination, Waiver } from "../runner/plan.js";
+import {
+  type PlanSpec,
+  planCells,
+  type Termination,
+  validatePlan,
+  type Waiver,
+} from "../runner/plan.js";
+import { checkPairing } from "../runner/preflight.js";
 import { planFromReport, readReportFile } from "../runner/replay.js";
 import { parseShard, type RunOptions, runAttack } from "../runner/run.js";
 import { suites } from "../suites/index.js";
@@ -48,6 +55,7 @@ interface AttackFlags extends ServedFlags {
   out?: string;
   resume?: boolean;
   json?: boolean;
+  dryRun?: boolean;
   maxErrors?: number;
   recipe: string;
   controls: boolean;
@@ -111,12 +119,16 @@ export function armsTable(report: Report): string {
     : `${table}\nadjusted p: one-sided exact McNemar on pinned pairs, ${procedureName(rule.multiplicity)} across treatment arms; * significant at ${rule.alpha}`;
 }
 
-/** What was actually run: the line above the arms table. */
-export function planHeader(report: Report): string {
-  const r = report.run;
+/** What was actually run (or will be, for --dry-run): the lines above the arms table. */
+export function planHeader(
+  r: Pick<Report["run"], "policy" | "suite" | "tasks" | "arms" | "seed" | "seeds" | "repeats"> & {
+    shard?: string | null;
+  },
+  episodes: number,
+): string {
   const seeds = r.seeds === 1 ? `seed ${r.seed}` : `seeds ${r.seed}–${r.seed + r.seeds - 1}`;
   return [
-    `${r.policy} on ${r.suite}${r.shard ? ` (shard ${r.shard})` : ""}: ${r.tasks.length} task(s) × ${r.arms.length} arm(s) × ${r.seeds} seed(s) × ${r.repeats} repeat(s) = ${report.episodes.length} episodes`,
+    `${r.policy} on ${r.suite}${r.shard ? ` (shard ${r.shard})` : ""}: ${r.tasks.length} task(s) × ${r.arms.length} arm(s) × ${r.seeds} seed(s) × ${r.repeats} repeat(s) = ${episodes} episodes`,
     `tasks: ${r.tasks.join(", ")}`,
     `${seeds}; arms: ${r.arms.join(", ")}`,
   ].join("\n");
@@ -216,6 +228,7 @@ export function registerAttack(program: Command): void {
       integer("--max-errors", { min: 0 }),
     )
     .option("--json", "print a JSON summary instead of tables")
+    .option("--dry-run", "print the plan (tasks, seeds, arms, episodes) and play nothing")
     .option(
       "--workers <n>",
       "worker threads for in-process policies (default: every core)",
@@ -305,6 +318,26 @@ export function registerAttack(program: Command): void {
         ),
         ...waiversOf(flags),
       };
+      if (flags.dryRun) {
+        const planned = suites.get(plan.suite);
+        validatePlan(
+          plan,
+          planned.tasks().map((t) => t.id),
+        );
+        // The declared capabilities; a served policy's are checked again once it is connected.
+        const declared = policies.get(plan.policy);
+        checkPairing(plan.policy, declared.capabilities, planned, declared.suites);
+        const shard = flags.shard === undefined ? null : parseShard(flags.shard);
+        const cells = planCells(plan).filter((_, i) => !shard || i % shard.count === shard.index);
+        const header = planHeader(
+          { ...plan, shard: shard ? `${shard.index}/${shard.count}` : null },
+          cells.length,
+        );
+        if (flags.json)
+          process.stdout.write(`${JSON.stringify({ plan, episodes: cells.length }, null, 2)}\n`);
+        else process.stdout.write(`${header}\n(dry run: nothing played)\n`);
+        return;
+      }
       const out = flags.out ?? defaultOut(plan.policy, plan.suite);
       const bar = progressReporter(
         progressMode(Boolean(flags.json), Boolean(process.stderr.isTTY)),
@@ -410,7 +443,7 @@ export function registerAttack(program: Command): void {
         );
       } else {
         process.stdout.write(
-          `\n${planHeader(report)}\n\n${armsTable(report)}\n\n${summaryLines(report).join("\n")}\n\n`,
+          `\n${planHeader(report.run, report.episodes.length)}\n\n${armsTable(report)}\n\n${summaryLines(report).join("\n")}\n\n`,
         );
         if (verdict) process.stdout.write(`${verdictLines(verdict)}\n\n`);
         process.stdout.write(

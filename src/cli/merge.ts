@@ -1,6 +1,9 @@
+import { join } from "node:path";
 import type { Command } from "commander";
+import { renderHtml } from "../report/html.js";
+import { writeFileAtomic } from "../runner/files.js";
 import { mergeRuns } from "../runner/merge.js";
-import { armsTable, summaryLines } from "./attack.js";
+import { armsTable, nextSteps, planHeader, summaryLines } from "./attack.js";
 
 export function registerMerge(program: Command): void {
   program
@@ -11,8 +14,12 @@ export function registerMerge(program: Command): void {
     .requiredOption("--in <dirs...>", "shard run directories")
     .requiredOption("--out <dir>", "merged run directory (must not exist)")
     .option("--json", "print JSON")
-    .action((flags: { in: string[]; out: string; json?: boolean }) => {
+    .action(async (flags: { in: string[]; out: string; json?: boolean }) => {
       const r = mergeRuns(flags.in, flags.out, { commandLine: process.argv.slice(1) });
+      // Every command that writes a report writes all its formats (camera frames need a replay:
+      // `provael attack` saves them; a merged page goes without).
+      if (r.report && !r.alreadyComplete)
+        writeFileAtomic(join(r.out, "report.html"), await renderHtml(r.report, r.out));
       if (flags.json) {
         process.stdout.write(
           `${JSON.stringify({ out: r.out, report_digest: r.digest, cells: r.cells, duplicates: r.duplicates, complete: r.alreadyComplete }, null, 2)}\n`,
@@ -23,9 +30,12 @@ export function registerMerge(program: Command): void {
         process.stdout.write(`${r.out} already holds this plan's merged run; nothing to do\n`);
         return;
       }
-      process.stdout.write(`\n${armsTable(r.report)}\n\n${summaryLines(r.report).join("\n")}\n\n`);
       process.stdout.write(
-        `merged ${flags.in.length} shard(s), ${r.cells} cells (${r.duplicates} identical duplicate(s)) into ${r.out}/report.json (${r.digest})\n`,
+        `\n${planHeader(r.report.run, r.report.episodes.length)}\n\n${armsTable(r.report)}\n\n${summaryLines(r.report).join("\n")}\n\n`,
       );
+      process.stdout.write(
+        `merged ${flags.in.length} shard(s), ${r.cells} cells (${r.duplicates} identical duplicate(s)) into ${r.out}/report.json (${r.digest}), report.md, report.html\n`,
+      );
+      process.stdout.write(`${nextSteps(r.report, r.out, true).join("\n")}\n`);
     });
 }

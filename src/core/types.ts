@@ -238,6 +238,11 @@ export interface SuiteOpenOptions {
 export interface PolicyCapabilities {
   /** Cameras the policy reads (empty for state-only policies). */
   cameras: string[];
+  /**
+   * The cameras are what it can forward, not what it needs (a served policy whose server has not
+   * said): the pre-flight check does not refuse a suite that lacks some of them.
+   */
+  camerasOptional?: boolean;
   readsState: boolean;
   /** Reads `Observation.context` (tool descriptions, notes). */
   readsContext: boolean;

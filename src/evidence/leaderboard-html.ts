@@ -55,13 +55,13 @@ function row(r: LeaderboardRow): string {
   return `<tr class="${r.role}">
 <td><strong>${escapeHtml(r.family)}</strong><div class="small muted" title="${escapeHtml(r.arms.join(", "))}">${r.role} · ${arms}</div></td>
 <td>${escapeHtml(r.eai.join(", ") || "—")}</td>
-<td>${escapeHtml(r.policy)}</td>
+<td>${escapeHtml(r.policy)}${r.policy_digest ? `<div class="small muted" title="${escapeHtml(r.policy_digest)}">${escapeHtml(r.policy_digest.slice(0, 19))}…</div>` : ""}<div class="small muted" title="${escapeHtml(r.tasks.join(", "))}">plan ${escapeHtml(r.plan.slice(7, 15))} · ${r.tasks.length} task(s)</div></td>
 <td class="num"><strong>${pct(r.unsafe.rate)}</strong><div class="small muted">${r.unsafe.successes}/${r.unsafe.n}</div></td>
 <td>${strip(r.unsafe, r.baseline, r.role)}<div class="small muted ci">${ci(r.unsafe)}</div></td>
 <td class="num">${r.baseline === null ? "—" : `${pct(r.baseline.rate)}<div class="small muted">${r.baseline.successes}/${r.baseline.n}</div>`}</td>
 <td><span class="level ${r.evidence_level}">${LEVEL_LABEL[r.evidence_level]}</span></td>
 <td>${flags}</td>
-<td class="num">${r.runs}</td>
+<td class="num">${r.reports.map((d, i) => `<a href="#run-${escapeHtml(d.slice(7, 23))}" title="${escapeHtml(d)}">${i + 1}</a>`).join(" ")}</td>
 </tr>`;
 }
 
@@ -115,18 +115,18 @@ ${rows.map(row).join("\n")}
   });
   const body = `<h1>Provael leaderboard</h1>
 <p class="sub">${board.rows.length} rows from ${board.inputs.length} run(s) over ${policies.size} policy(ies) and ${suites.length} suite(s) · built by Provael ${escapeHtml(board.tool_version)}</p>
-<div class="callout"><strong>Evidence, not certification.</strong> Each rate is unsafe episodes over judged episodes in simulation, pooled over the runs listed below, with a 95% Wilson interval. Read a treatment row against its benign floor (the baseline arm of the same policy and suite) and against the control rows, which apply harmless changes of the same size. A stub fixture tests Provael's wiring and says nothing about any real policy.</div>
+<div class="callout"><strong>Evidence, not certification.</strong> Each rate is unsafe episodes over judged episodes in simulation, pooled over the runs listed below (each cell counted once, shards and merges deduplicated, calibration rollouts left out; a row pools only runs of one plan: same tasks, horizon, scenes, weights and scoring), with a 95% Wilson interval. Read a treatment row against its benign floor (the baseline arm of the same policy and suite) and against the control rows, which apply harmless changes of the same size. A stub fixture tests Provael's wiring and says nothing about any real policy.</div>
 <div class="legend"><span><span class="level served-policy">served policy</span> a served or exported model</span><span><span class="level simulator-own-policy">simulator, own policy</span> Provael's own policies in MuJoCo</span><span><span class="level stub-fixture">stub fixture</span> wiring test only</span></div>
 ${sections.join("\n")}
 <h2>Inputs</h2>
 <p class="small muted">Inputs digest <code>${escapeHtml(board.inputs_digest)}</code> (SHA-256 over the sorted report digests). Rebuild with <code>provael leaderboard build --runs …</code> and compare, or check with <code>provael leaderboard verify --in DIR --runs …</code>.</p>
 <table>
-<thead><tr><th>report digest</th><th>policy</th><th>suite</th><th class="num">seeds</th><th>protocol</th><th>tool</th></tr></thead>
+<thead><tr><th>report digest</th><th>policy</th><th>suite</th><th class="num">seeds</th><th>shard</th><th>protocol</th><th>tool</th><th>pooled</th></tr></thead>
 <tbody>
 ${board.inputs
   .map(
     (i) =>
-      `<tr><td><code>${escapeHtml(i.digest)}</code></td><td>${escapeHtml(i.policy)}</td><td>${escapeHtml(i.suite)}</td><td class="num">${i.seeds}</td><td>${escapeHtml(i.protocol)}</td><td>${escapeHtml(i.tool_version)}</td></tr>`,
+      `<tr id="run-${escapeHtml(i.digest.slice(7, 23))}"><td><code>${escapeHtml(i.digest)}</code></td><td>${escapeHtml(i.policy)}</td><td>${escapeHtml(i.suite)}</td><td class="num">${i.seeds}</td><td>${escapeHtml(i.shard ?? "—")}</td><td>${escapeHtml(i.protocol)}</td><td>${escapeHtml(i.tool_version)}</td><td>${i.excluded === null ? "yes, each cell once" : `no: ${escapeHtml(i.excluded)}`}</td></tr>`,
   )
   .join("\n")}
 </tbody>

@@ -4,12 +4,12 @@
  * `leaderboard.json` is canonical JSON with no clock value, so rebuilding it from the same runs
  * gives the same bytes; a signature, when asked for, goes beside it.
  */
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { canonicalJson } from "../core/canonical-json.js";
 import type { Clock } from "../core/clock.js";
-import { sha256 } from "../core/digest.js";
+import { digestJson, sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import type { Report } from "../report/build.js";
@@ -106,6 +106,13 @@ const rowSchema = z
     calibrated: z.boolean(),
     preliminary: z.boolean(),
     runs: z.number().int().min(1),
+    /** What pools: runs with this digest share the tasks, horizon, termination, scenes, weights. */
+    plan: z.string(),
+    tasks: z.array(z.string()),
+    /** The weights (or model) digest the runs recorded, when known. */
+    policy_digest: z.string().nullable(),
+    /** The reports behind the row (each counted once per cell), as listed in `inputs`. */
+    reports: z.array(z.string()),
   })
   .strict();
 
@@ -119,6 +126,9 @@ const inputSchema = z
     protocol: z.string(),
     tool_version: z.string(),
     seeds: z.number().int(),
+    shard: z.string().nullable(),
+    /** Calibration rollouts are listed but never pooled: they are the data the zones were fitted on. */
+    excluded: z.string().nullable(),
   })
   .strict();
 
@@ -140,6 +150,26 @@ export interface RunInput {
   /** SHA-256 of the report.json bytes. */
   digest: string;
   dir: string;
+  /** Benign rollouts written by `provael calibrate`: listed, never pooled. */
+  calibration?: boolean;
+}
+
+/** Whether a run directory holds the benign rollouts of `provael calibrate`. */
+export function isCalibrationRun(dir: string): boolean {
+  const manifest = join(dir, "execution-manifest.json");
+  if (existsSync(manifest)) {
+    try {
+      const m = JSON.parse(readFileSync(manifest, "utf8")) as { command_line?: unknown };
+      if (Array.isArray(m.command_line) && m.command_line.slice(0, 3).includes("calibrate"))
+        return true;
+    } catch {
+      // An unreadable manifest says nothing either way; the folder test below still applies.
+    }
+  }
+  const parent = dirname(dir);
+  return (
+    basename(dir) === "rollouts" && readdirSync(parent).some((f) => f.endsWith(".calibration.json"))
+  );
 }
 
 /** Pools counts into a rate with its Wilson interval; null rate and interval when n = 0. */
@@ -209,7 +239,13 @@ export function readRuns(dirs: readonly string[]): RunInput[] {
   for (const dir of found) {
     const files = readRunFiles(dir);
     const digest = sha256(files.reportBytes);
-    if (!byDigest.has(digest)) byDigest.set(digest, { report: files.report, digest, dir });
+    if (!byDigest.has(digest))
+      byDigest.set(digest, {
+        report: files.report,
+        digest,
+        dir,
+        ...(isCalibrationRun(dir) ? { calibration: true } : {}),
+      });
   }
   return [...byDigest.values()];
 }
@@ -221,12 +257,48 @@ const isCalibrated = (r: Report) =>
     return c !== undefined && c.source !== "suite-default";
   });
 
-/** Builds the leaderboard from reports; the result depends only on the set of reports. */
+/**
+ * What must match for two runs' episodes to pool: policy and weights, suite, the task set, the
+ * horizon and termination, the scene pin, repeats and how each task is scored. Seeds and arms
+ * may differ (more seeds add cells); shards and their merge share it.
+ */
+export function poolingPlan(report: Report): string {
+  const r = report.run;
+  return digestJson({
+    policy: r.policy,
+    suite: r.suite,
+    policy_digest: r.policy_digest,
+    tasks: [...r.tasks].sort(),
+    horizon: r.horizon,
+    termination: r.termination,
+    scene_pin: r.scene_pin,
+    repeats: r.repeats,
+    calibration: Object.fromEntries(
+      Object.keys(report.calibration)
+        .sort()
+        .map((t) => [t, report.calibration[t]]),
+    ),
+  }).slice(0, 19);
+}
+
+type Episode = Report["episodes"][number];
+const isJudgedEpisode = (e: Episode) =>
+  e.error === null && e.termination !== "not_applicable" && e.unsafe !== null;
+
+/**
+ * Builds the leaderboard from reports; the result depends only on the set of reports. Each cell
+ * counts once however many reports hold it (a shard and the merge that contains it), two reports
+ * that disagree about a cell are refused, calibration rollouts are listed and left out, and
+ * rows pool only runs of one pooling plan (see `poolingPlan`); other plans get rows of their own.
+ */
 export function buildLeaderboard(runs: readonly RunInput[]): Leaderboard {
   const sorted = [...runs].sort((a, b) => (a.digest < b.digest ? -1 : a.digest > b.digest ? 1 : 0));
   interface Acc {
     policy: string;
     suite: string;
+    plan: string;
+    tasks: string[];
+    policyDigest: string | null;
     family: string;
     role: "treatment" | "control";
     eai: Set<string>;
@@ -237,48 +309,83 @@ export function buildLeaderboard(runs: readonly RunInput[]): Leaderboard {
     calibrated: boolean;
     preliminary: boolean;
   }
+  // One episode per (plan, cell), with the first report that held it.
+  const cells = new Map<
+    string,
+    { bytes: string; digest: string; episode: Episode; report: Report }
+  >();
+  const reportsOf = new Map<string, Set<string>>();
+  for (const { report, digest, calibration } of sorted) {
+    if (calibration) continue;
+    const plan = poolingPlan(report);
+    for (const e of report.episodes) {
+      const key = `${plan}\u0000${e.cell}`;
+      // `delivered` compares with the benign twin, which a shard may not hold: not the cell's own.
+      const { delivered: _twinDependent, ...own } = e;
+      const bytes = canonicalJson(own);
+      const prior = cells.get(key);
+      if (prior && prior.bytes !== bytes) {
+        throw new ProvaelError(
+          "config/incomparable",
+          `reports ${prior.digest} and ${digest} disagree about cell ${e.cell} (${e.task}, ${e.arm}, seed ${e.seed})`,
+          {
+            details: { cell: e.cell, reports: [prior.digest, digest] },
+            hint: "a cell is one episode: leave out one of the runs, or rerun it with other seeds",
+          },
+        );
+      }
+      if (!prior) cells.set(key, { bytes, digest, episode: e, report });
+      const behind = reportsOf.get(key) ?? new Set<string>();
+      behind.add(digest);
+      reportsOf.set(key, behind);
+    }
+  }
   const rows = new Map<string, Acc>();
   const floors = new Map<string, { s: number; n: number }>();
-  for (const { report, digest } of sorted) {
-    const { policy, suite } = report.run;
-    const psKey = `${policy}\u0000${suite}`;
-    for (const arm of report.run.arms) {
-      const a = report.arms[arm];
-      if (!a) continue;
-      if (a.role === "baseline") {
-        const f = floors.get(psKey) ?? { s: 0, n: 0 };
-        f.s += a.unsafe.successes;
-        f.n += a.unsafe.n;
-        floors.set(psKey, f);
-        continue;
-      }
-      const key = `${psKey}\u0000${a.family}\u0000${a.role}`;
-      const acc = rows.get(key) ?? {
-        policy,
-        suite,
-        family: a.family,
-        role: a.role,
-        eai: new Set<string>(),
-        arms: new Set<string>(),
-        s: 0,
-        n: 0,
-        runs: new Set<string>(),
-        calibrated: true,
-        preliminary: false,
-      };
-      if (a.eai !== null) acc.eai.add(a.eai);
-      acc.arms.add(arm);
-      acc.s += a.unsafe.successes;
-      acc.n += a.unsafe.n;
-      acc.runs.add(digest);
-      acc.calibrated &&= isCalibrated(report);
-      acc.preliminary ||= report.summary.preliminary;
-      rows.set(key, acc);
+  for (const [key, { episode: e, report }] of [...cells.entries()].sort(([a], [b]) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  )) {
+    const a = report.arms[e.arm];
+    if (!a) continue;
+    const plan = key.slice(0, key.indexOf("\u0000"));
+    const judged = isJudgedEpisode(e);
+    const unsafe = judged && e.unsafe === true ? 1 : 0;
+    if (a.role === "baseline") {
+      const f = floors.get(plan) ?? { s: 0, n: 0 };
+      f.s += unsafe;
+      f.n += judged ? 1 : 0;
+      floors.set(plan, f);
+      continue;
     }
+    const rowKey = `${plan}\u0000${a.family}\u0000${a.role}`;
+    const acc = rows.get(rowKey) ?? {
+      policy: report.run.policy,
+      suite: report.run.suite,
+      plan,
+      tasks: [...report.run.tasks].sort(),
+      policyDigest: report.run.policy_digest,
+      family: a.family,
+      role: a.role,
+      eai: new Set<string>(),
+      arms: new Set<string>(),
+      s: 0,
+      n: 0,
+      runs: new Set<string>(),
+      calibrated: true,
+      preliminary: false,
+    };
+    if (a.eai !== null) acc.eai.add(a.eai);
+    acc.arms.add(e.arm);
+    acc.s += unsafe;
+    acc.n += judged ? 1 : 0;
+    for (const d of reportsOf.get(key) ?? []) acc.runs.add(d);
+    acc.calibrated &&= isCalibrated(report);
+    acc.preliminary ||= report.summary.preliminary;
+    rows.set(rowKey, acc);
   }
   const out: LeaderboardRow[] = [...rows.values()]
     .map((r) => {
-      const floor = floors.get(`${r.policy}\u0000${r.suite}`);
+      const floor = floors.get(r.plan);
       return {
         policy: r.policy,
         suite: r.suite,
@@ -292,6 +399,10 @@ export function buildLeaderboard(runs: readonly RunInput[]): Leaderboard {
         calibrated: r.calibrated,
         preliminary: r.preliminary,
         runs: r.runs.size,
+        plan: r.plan,
+        tasks: r.tasks,
+        policy_digest: r.policyDigest,
+        reports: [...r.runs].sort(),
       };
     })
     .sort(compareRows);
@@ -300,13 +411,17 @@ export function buildLeaderboard(runs: readonly RunInput[]): Leaderboard {
     disclaimer: DISCLAIMER,
     tool_version: TOOL_VERSION,
     inputs_digest: inputsDigest(sorted.map((r) => r.digest)),
-    inputs: sorted.map(({ report, digest }) => ({
+    inputs: sorted.map(({ report, digest, calibration }) => ({
       digest,
       policy: report.run.policy,
       suite: report.run.suite,
       protocol: report.protocol,
       tool_version: report.tool_version,
       seeds: report.run.seeds,
+      shard: report.run.shard,
+      excluded: calibration
+        ? "calibration rollouts (the data the keep-out zones were fitted on)"
+        : null,
     })),
     rows: out,
   };
@@ -318,6 +433,7 @@ function compareRows(a: LeaderboardRow, b: LeaderboardRow): number {
     r.role === "treatment" ? "0" : "1",
     r.family,
     r.policy,
+    r.plan,
   ];
   const ka = k(a);
   const kb = k(b);

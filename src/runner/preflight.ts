@@ -48,7 +48,9 @@ export function pairingProblems(
 ): string[] {
   const problems: string[] = [];
   const s = suite.capabilities;
-  const missing = policy.cameras.filter((c) => !s.cameras.includes(c));
+  const missing = policy.camerasOptional
+    ? []
+    : policy.cameras.filter((c) => !s.cameras.includes(c));
   if (missing.length > 0) {
     problems.push(
       `${policyId} reads camera(s) ${missing.map((c) => `'${c}'`).join(", ")}; ${suite.id} renders ${s.cameras.length > 0 ? s.cameras.map((c) => `'${c}'`).join(", ") : "no camera"}`,

@@ -9,6 +9,7 @@ import { isWireMap, type WireValue } from "./codec/tree.js";
 export function servedCapabilities(cameras: string[], chunk: number): PolicyCapabilities {
   return {
     cameras,
+    camerasOptional: true,
     readsState: true,
     readsContext: false,
     privileged: false,
@@ -38,8 +39,10 @@ export function refineCapabilities(
   const caps = info.capabilities;
   if (!isWireMap(caps)) return base;
   const out = { ...base };
-  if (Array.isArray(caps.cameras) && caps.cameras.every((c) => typeof c === "string"))
+  if (Array.isArray(caps.cameras) && caps.cameras.every((c) => typeof c === "string")) {
     out.cameras = base.cameras.filter((c) => (caps.cameras as string[]).includes(c));
+    out.camerasOptional = false;
+  }
   if (typeof caps.readsState === "boolean") out.readsState = caps.readsState;
   if (typeof caps.readsContext === "boolean")
     out.readsContext = caps.readsContext && forwardsContext;
