@@ -298,7 +298,7 @@ export function registerAttack(program: Command): void {
         ...(flags.policyPath ? { path: flags.policyPath } : {}),
         ...(Object.keys(extra).length > 0 ? { extra } : {}),
       };
-      const replay = raw.from ? replayPlan(raw.from, command) : null;
+      const replay = raw.from ? replayPlan(raw.from, command, raw.policyPath) : null;
       const plan: PlanSpec = replay ?? {
         policy: flags.policy,
         suite: flags.suite,
@@ -632,7 +632,6 @@ const PLAN_FLAGS = [
   "scenePin",
   "multiplicity",
   "policyOption",
-  "policyPath",
   "attackParam",
   "recipe",
   "allowCalibrationOverlap",
@@ -640,7 +639,7 @@ const PLAN_FLAGS = [
 ] as const;
 
 /** The plan of `--from FILE`, refusing flags that would change what it plays. */
-function replayPlan(file: string, command: Command): PlanSpec {
+function replayPlan(file: string, command: Command, policyPath?: string): PlanSpec {
   const given = PLAN_FLAGS.filter((k) => command.getOptionValueSource(k) === "cli");
   if (given.length > 0) {
     throw new ProvaelError(
@@ -652,7 +651,12 @@ function replayPlan(file: string, command: Command): PlanSpec {
       },
     );
   }
-  return planFromReport(readReportFile(file), file);
+  // A report names weights by digest, not by path: the path is given again, and the run checks
+  // the loaded weights against that digest.
+  const plan = planFromReport(readReportFile(file), file);
+  return policyPath
+    ? { ...plan, policyOptions: { path: policyPath, ...plan.policyOptions } }
+    : plan;
 }
 
 /** Keys a recipe may set; a flag given on the command line always wins. */

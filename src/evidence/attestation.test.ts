@@ -308,7 +308,12 @@ describe("attestation", () => {
   it("detects every single-byte change to report.json", () => {
     const text = reportBytes.toString("latin1");
     const runStart = text.indexOf('"run":{');
-    const runEnd = text.indexOf("}", runStart);
+    // The run object nests (attack_params, plugins): its end is the brace that closes it.
+    let runEnd = runStart + '"run":'.length;
+    for (let depth = 0; ; runEnd++) {
+      if (text[runEnd] === "{") depth++;
+      else if (text[runEnd] === "}" && --depth === 0) break;
+    }
     const rng = Rng.fromLabel("tamper:report");
     const offsets = new Set<number>([0, reportBytes.length - 1]);
     for (let i = runStart; i <= runEnd; i++) offsets.add(i);

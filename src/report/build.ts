@@ -242,6 +242,15 @@ export function resolvedAttackParams(plan: PlanSpec): Record<string, Record<stri
   );
 }
 
+/**
+ * The policy options a report records: what changes behaviour, without the weights path or a
+ * server address (machine-specific values; the weights are named by `policy_digest`).
+ */
+export function reportedPolicyOptions(options: Record<string, unknown>): Record<string, unknown> {
+  const { path: _path, url: _url, ...rest } = options;
+  return rest;
+}
+
 /** The multiplicity procedure a plan asks for (absent: Holm). */
 export const multiplicityOf = (plan: PlanSpec): Multiplicity =>
   plan.multiplicity ?? DEFAULT_MULTIPLICITY;
@@ -491,7 +500,9 @@ export function buildReport(input: ReportInput): Report {
     v.significant = v.adjusted_p !== null && v.adjusted_p < ALPHA;
   });
 
-  const seedBase = `report:${plan.policy}:${plan.suite}:${plan.seed}:${plan.seeds}`;
+  // The resampling seed comes from what was measured, not from the policy's name: a policy
+  // served under another id gives the same intervals for the same episodes.
+  const seedBase = `report:${plan.suite}:${plan.seed}:${plan.seeds}`;
   const arms: Record<string, ArmReport> = {};
   for (const arm of plan.arms) {
     const attack = attacks.get(arm);
@@ -591,7 +602,7 @@ export function buildReport(input: ReportInput): Report {
       scene_pin: plan.scenePin,
       shard: input.shard ?? null,
       attack_params: resolvedAttackParams(plan),
-      policy_options: plan.policyOptions,
+      policy_options: reportedPolicyOptions(plan.policyOptions),
       ...(plan.plugins && plan.plugins.length > 0 ? { plugins: plan.plugins } : {}),
       ...(input.bridge
         ? {

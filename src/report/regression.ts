@@ -65,11 +65,8 @@ export function incomparableReasons(candidate: Report, baseline: Report): string
       }
     }
   }
-  if (c.policy_options && b.policy_options) {
-    const vc = canonicalJson(c.policy_options);
-    const vb = canonicalJson(b.policy_options);
-    if (vc !== vb) reasons.push(`policy_options: ${vc} vs ${vb}`);
-  }
+  // Policy options are not compared: two checkpoints (another weights file, another option)
+  // are exactly what the gate exists to compare.
   for (const t of c.tasks) {
     const pc = candidate.calibration[t];
     const pb = baseline.calibration[t];

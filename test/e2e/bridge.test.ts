@@ -126,6 +126,8 @@ describe("provael bridge (tabletop through the bridge to a served tiny-vla)", ()
       String(HORIZON),
       "--attacks",
       ARMS,
+      // Exactly the bridge's arms: naming a treatment would otherwise bring its controls.
+      "--no-controls",
       "--workers",
       "1",
       "--no-html",

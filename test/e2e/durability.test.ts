@@ -29,7 +29,8 @@ const RUN = [
 ];
 /** Fails on any treatment episode that was unsafe: the stub's instruction attacks are. */
 const FAILING = { name: "strict", criteria: { max_unsafe_rate: { overall: { max: 0 } } } };
-const OUTPUTS = ["report.json", "report.md", "report.html", "trajectories.jsonl", "journal.jsonl"];
+// The journal is left out: its lines follow completion order, which no run promises.
+const OUTPUTS = ["report.json", "report.md", "report.html", "trajectories.jsonl"];
 const read = (dir: string, f: string) => readFileSync(join(dir, f));
 const temps = (dir: string) => readdirSync(dir).filter((f) => /\.tmp-\d+$/.test(f));
 

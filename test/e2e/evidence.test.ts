@@ -383,7 +383,9 @@ describe("in headless Chromium", () => {
     `renders report.html and the leaderboard without console errors or network requests${hasChromium ? "" : ` (skipped: no browser at ${CHROMIUM}; apt-get install chromium)`}`,
     async () => {
       const { chromium } = await import("playwright-core");
-      const html = join(run, "report.html");
+      // A new file in the run (its frames resolve there), not over its report.html: output
+      // flags never overwrite a run's files.
+      const html = join(run, "report-browser.html");
       expect(runCli(["report", "--in", run, "--format", "html", "--out", html]).code).toBe(0);
       const board = join(root, "board-browser");
       expect(runCli(["leaderboard", "build", "--runs", run, other, "--out", board]).code).toBe(0);

@@ -22,7 +22,9 @@ const PLAN = [
 ];
 
 /** The arms table and the summary lines (everything before the "wrote …" line). */
-const armsTable = (stdout: string) => stdout.split("\nwrote ")[0]?.trim() ?? "";
+/** The arms table as printed, less the plan header's policy id (the one thing a served run changes). */
+const armsTable = (stdout: string) =>
+  (stdout.split("\nwrote ")[0]?.trim() ?? "").replace(/^\S+ on (\S+):/m, "POLICY on $1:");
 
 let local: ReturnType<typeof runCli> | null = null;
 /** The in-process stub's output, played once for every protocol. */
