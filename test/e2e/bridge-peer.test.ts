@@ -102,6 +102,15 @@ describe("LIBERO-shaped Python peer (vla-eval's benchmark side)", () => {
     const varied = runPeer(url, ["--tasks", "1", "--episodes", "1", "--vary-start", "0.02"]);
     expect(mm(varied.episodes[0]?.poses[0])).toEqual([-200, 520, 1000]);
 
+    // Images as PIL's JPEG (vla-eval's other image format) decode the same way: same outcomes.
+    const jpeg = runPeer(url, [
+      ...["--tasks", "2", "--episodes", "2", "--param", "send_state=true"],
+      ...["--image-format", "jpeg"],
+    ]);
+    expect(jpeg.episodes.map((e) => [e.task, e.episode_idx, e.success, e.error])).toEqual(
+      run.episodes.map((e) => [e.task, e.episode_idx, e.success, e.error]),
+    );
+
     const exited = new Promise((r) => child.once("exit", r));
     child.kill("SIGTERM");
     expect(await exited).toBe(0);

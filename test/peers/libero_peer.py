@@ -48,10 +48,18 @@ TASKS = [
 # Wire codec, as vla_eval.protocol (messages.py, numpy_codec.py, image_codec.py)
 
 
+# The image codec's format, as vla_eval's set_image_format would set it: "png" (upstream's default)
+# or "jpeg" (quality 95, RGB only).
+IMAGE_FORMAT = "png"
+
+
 def encode(obj):
     if isinstance(obj, np.ndarray):
         if obj.ndim == 3 and obj.dtype == np.uint8 and obj.shape[2] in (1, 3, 4):
             buf = io.BytesIO()
+            if IMAGE_FORMAT == "jpeg" and obj.shape[2] == 3:
+                Image.fromarray(obj).save(buf, format="JPEG", quality=95)
+                return {"__image__": True, "format": "jpeg", "data": buf.getvalue(), "shape": list(obj.shape)}
             Image.fromarray(obj).save(buf, format="PNG")
             return {"__image__": True, "format": "png", "data": buf.getvalue(), "shape": list(obj.shape)}
         return {"__ndarray__": True, "data": obj.tobytes(), "dtype": obj.dtype.str, "shape": list(obj.shape)}
@@ -223,6 +231,7 @@ def main(argv=None):
     p.add_argument("--vary-start", type=float, default=0.0, help="shift every start by this much in y (m)")
     p.add_argument("--benchmark", default=BENCHMARK)
     p.add_argument("--timeout", type=float, default=30.0)
+    p.add_argument("--image-format", choices=("png", "jpeg"), default="png", help="how images travel")
     p.add_argument(
         "--param",
         action="append",
@@ -231,6 +240,8 @@ def main(argv=None):
         help="benchmark parameter set by the config (wins over the server's observation_params)",
     )
     args = p.parse_args(argv)
+    global IMAGE_FORMAT
+    IMAGE_FORMAT = args.image_format
     params = {}
     for item in args.param:
         key, _, value = item.partition("=")

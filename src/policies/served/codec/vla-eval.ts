@@ -1,9 +1,11 @@
 /**
  * vla-evaluation-harness frames (PROTOCOLS.md §4): a msgpack envelope
  * `{type, payload, seq, timestamp}` with str keys; arrays are str-keyed `__ndarray__` maps
- * (dtype kinds b, i, u, f only) and HWC uint8 images travel as PNG in `__image__` maps.
+ * (dtype kinds b, i, u, f only) and HWC uint8 images travel in `__image__` maps: PNG by default,
+ * JPEG (RGB) or raw when the sender chose so; all three are decoded.
  */
 import { ProvaelError } from "../../../core/errors.js";
+import { decodeJpeg as decodeImageJpeg, jpegHeader } from "../../../core/jpeg.js";
 import {
   decodePng as decodeImagePng,
   encodePng as encodeImagePng,
@@ -107,6 +109,39 @@ export function decodePng(
   }
 }
 
+/**
+ * What decoding a JPEG of h x w pixels allocates: jpeg-js's per-component sample buffers (up to
+ * three planes, each padded to whole blocks, counted at twice the plane) and its RGB output.
+ */
+export function jpegDecodeCost(h: number, w: number): number {
+  return 3 * 2 * w * h + 3 * w * h;
+}
+
+/**
+ * Decodes JPEG bytes into HWC uint8 RGB, checking the declared size against `shape` first (and,
+ * given a budget, charging what decoding will allocate before any scan is decoded).
+ */
+export function decodeJpeg(
+  bytes: Uint8Array,
+  shape: readonly number[],
+  budget?: DecodeBudget,
+): Uint8Array {
+  const [h, w, c] = shape;
+  if (shape.length !== 3 || !h || !w || c !== 3)
+    throw malformed(`jpeg image shape [${shape.join(", ")}] is not HWC with 3 channels`);
+  if (h * w > MAX_PIXELS) throw malformed(`image of ${w}x${h} is larger than ${MAX_PIXELS} pixels`);
+  const header = jpegHeader(bytes);
+  if (!header) throw malformed("image data is not a JPEG");
+  if (header.width !== w || header.height !== h)
+    throw malformed(`JPEG is ${header.width}x${header.height}, the shape says ${w}x${h}`);
+  budget?.take(0, jpegDecodeCost(h, w));
+  try {
+    return decodeImageJpeg(bytes, h * w).data;
+  } catch (e) {
+    throw malformed(`undecodable JPEG (${(e as Error).message})`);
+  }
+}
+
 /** How images travel: PNG (what vla-eval benchmarks send) or raw bytes (no encoding cost). */
 export type ImageFormat = "png" | "raw";
 
@@ -167,6 +202,8 @@ function fromMsg(v: MsgValue, budget: DecodeBudget): WireValue {
       throw malformed("image 'shape' is not a list of ints");
     if (format === "png")
       return uint8Array(decodePng(data, shape as number[], budget), shape as number[]);
+    if (format === "jpeg")
+      return uint8Array(decodeJpeg(data, shape as number[], budget), shape as number[]);
     if (format === "raw") {
       const dtype = v.get("dtype");
       if (typeof dtype !== "string") throw malformed("raw image 'dtype' is not a str");
@@ -175,7 +212,7 @@ function fromMsg(v: MsgValue, budget: DecodeBudget): WireValue {
       return a;
     }
     throw malformed(
-      `image format ${JSON.stringify(format)} is not supported (png and raw are; ask the server for png)`,
+      `image format ${JSON.stringify(format)} is not supported (png, jpeg and raw are)`,
     );
   }
   const out = wireMap();

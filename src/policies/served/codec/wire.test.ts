@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { encodeJpeg } from "../../../core/jpeg.js";
 import { decodeJsonNumpy, encodeJsonNumpy } from "./json-numpy.js";
+import { DecodeBudget, decodeLimits } from "./limits.js";
 import { decodeMsgpack, encodeMsgpack, type MsgMap } from "./msgpack.js";
 import { float32Array, float64Array, NdArray, toFloat64, uint8Array } from "./ndarray.js";
 import { isWireMap } from "./tree.js";
-import { decodeEnvelope, decodePng, encodeEnvelope, encodePng } from "./vla-eval.js";
+import { decodeEnvelope, decodeJpeg, decodePng, encodeEnvelope, encodePng } from "./vla-eval.js";
 
 describe("json-numpy", () => {
   it("writes {__numpy__, dtype, shape} with base64 of the raw bytes", () => {
@@ -72,22 +74,66 @@ describe("vla-eval frames", () => {
     expect(Array.from(toFloat64(env.payload.states as NdArray))).toEqual([0.5, 1]);
   });
 
-  it("requires all four envelope keys and refuses unknown types, JPEG and lying PNG headers", () => {
+  it("decodes jpeg __image__ maps to HWC uint8 near the encoded pixels, charging the budget first", () => {
+    const w = 32;
+    const h = 24;
+    const data = new Uint8Array(w * h * 3);
+    for (let i = 0; i < w * h; i++) {
+      data[3 * i] = (i % w) * 8;
+      data[3 * i + 1] = Math.floor(i / w) * 10;
+      data[3 * i + 2] = 128;
+    }
+    const bytes = encodeMsgpack({
+      type: "observation",
+      payload: {
+        images: {
+          agentview: {
+            __image__: true,
+            format: "jpeg",
+            data: encodeJpeg({ width: w, height: h, channels: 3, data }, 95),
+            shape: [h, w, 3],
+          },
+        },
+      },
+      seq: 2,
+      timestamp: 0,
+    } as never);
+    const env = decodeEnvelope(bytes);
+    const back = (env.payload.images as Record<string, NdArray>).agentview as NdArray;
+    expect(back.shape).toEqual([h, w, 3]);
+    let worst = 0;
+    for (let i = 0; i < data.length; i++)
+      worst = Math.max(worst, Math.abs((back.data[i] as number) - (data[i] as number)));
+    expect(worst).toBeGreaterThan(0); // lossy: this is JPEG, not a raw copy
+    expect(worst).toBeLessThan(24);
+    // A frame whose declared JPEG would build more than the budget allows is refused unread.
+    const budget = new DecodeBudget(decodeLimits({ maxBuiltBytes: 1000 }), "test frame");
+    const jpegBytes = encodeJpeg({ width: w, height: h, channels: 3, data }, 95);
+    expect(() => decodeJpeg(jpegBytes, [h, w, 3], budget)).toThrow(/maxBuiltBytes/);
+  });
+
+  it("requires all four envelope keys and refuses unknown types, bad JPEGs and lying PNG headers", () => {
     expect(() => decodeEnvelope(encodeMsgpack({ type: "hello", payload: {}, seq: 1 }))).toThrow(
       /timestamp/,
     );
     expect(() =>
       decodeEnvelope(encodeMsgpack({ type: "bogus", payload: {}, seq: 1, timestamp: 0 })),
     ).toThrow(/unknown message type/);
-    const jpeg = encodeMsgpack({
-      type: "observation",
-      payload: {
-        img: { __image__: true, format: "jpeg", data: new Uint8Array(4), shape: [1, 1, 3] },
-      },
-      seq: 1,
-      timestamp: 0,
-    });
-    expect(() => decodeEnvelope(jpeg)).toThrow(/jpeg.*not supported/);
+    const frame = (img: Record<string, unknown>) =>
+      encodeMsgpack({ type: "observation", payload: { img }, seq: 1, timestamp: 0 } as never);
+    expect(() =>
+      decodeEnvelope(
+        frame({ __image__: true, format: "jpeg", data: new Uint8Array(4), shape: [1, 1, 3] }),
+      ),
+    ).toThrow(/not a JPEG/);
+    expect(() =>
+      decodeEnvelope(
+        frame({ __image__: true, format: "webp", data: new Uint8Array(4), shape: [1, 1, 3] }),
+      ),
+    ).toThrow(/"webp" is not supported/);
+    const small = encodeJpeg({ width: 2, height: 2, channels: 3, data: new Uint8Array(12) });
+    expect(() => decodeJpeg(small, [4, 4, 3])).toThrow(/JPEG is 2x2, the shape says 4x4/);
+    expect(() => decodeJpeg(small, [2, 2, 4])).toThrow(/not HWC with 3 channels/);
     const png = encodePng(new Uint8Array(2 * 2 * 3), 2, 2, 3);
     expect(() => decodePng(png, [4, 4, 3])).toThrow(/PNG is 2x2, the shape says 4x4/);
     expect(() => decodePng(png, [100000, 100000, 3])).toThrow(/larger than/);
