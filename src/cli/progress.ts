@@ -81,8 +81,11 @@ export function progressReporter(
         if (first === null) first = done;
         state = { done, total, errors };
         const step = Math.max(1, Math.ceil(total * 0.05));
-        if (lastDone < 0 || done - lastDone >= step || done === total || now() - lastAt >= everyMs)
-          emit();
+        // A count already printed is printed again only as the 10-second heartbeat: the runner
+        // reports the last episode more than once (finished, then flushed).
+        const moved =
+          done !== lastDone && (lastDone < 0 || done - lastDone >= step || done === total);
+        if (moved || now() - lastAt >= everyMs) emit();
       },
       stop() {
         clearInterval(timer);
