@@ -2,7 +2,13 @@ import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { JOURNAL_FORMAT, type JournalHeader, JournalWriter, readJournal } from "./journal.js";
+import {
+  JOURNAL_FORMAT,
+  type JournalHeader,
+  JournalWriter,
+  lineSum,
+  readJournal,
+} from "./journal.js";
 
 const header = {
   type: "header",
@@ -15,6 +21,9 @@ const header = {
 
 const rec = (cell: string) =>
   ({ cell, task: "t", arm: "none", seed: 0, repeat: 0, error: null }) as never;
+
+/** A line as the writer writes it: its content and the checksum of that content. */
+const line = (v: object) => JSON.stringify({ ...v, sum: lineSum(v) });
 
 const tempDir = () => mkdtempSync(join(tmpdir(), "provael-journal-"));
 
@@ -39,19 +48,98 @@ describe("journal", () => {
     const path = join(tempDir(), "journal.jsonl");
     writeFileSync(
       path,
-      `${JSON.stringify(header)}\nnot json\n${JSON.stringify({ type: "episode", record: {}, trajectory: [] })}\n`,
+      `${line(header)}\nnot json\n${line({ type: "episode", record: {}, trajectory: [] })}\n`,
     );
     expect(() => readJournal(path)).toThrow(/line 2 is not valid JSON/);
   });
 
   it.each(["null", '{"type":"episode"}', '{"type":"episode","record":{"cell":1},"trajectory":[]}'])(
     "refuses a line that is not an episode line (%s), naming it",
-    (line) => {
+    (bad) => {
       const path = join(tempDir(), "journal.jsonl");
-      writeFileSync(path, `${JSON.stringify(header)}\n${line}\n${JSON.stringify(header)}\n`);
+      writeFileSync(path, `${line(header)}\n${bad}\n${line(header)}\n`);
       expect(() => readJournal(path)).toThrow(/line 2 is not a journal episode line/);
     },
   );
+
+  it("refuses a complete line whose bytes changed, naming it (the checksum)", () => {
+    const path = join(tempDir(), "journal.jsonl");
+    const w = JournalWriter.create(path, header);
+    w.append({
+      type: "episode",
+      record: rec("a"),
+      trajectory: [{ step: 0, unsafe: false } as never],
+    });
+    w.append({ type: "episode", record: rec("b"), trajectory: [] });
+    w.close();
+    expect(readJournal(path).episodes).toHaveLength(2);
+    // Still valid JSON, still an episode line: only the checksum can tell.
+    const bytes = readFileSync(path, "utf8");
+    writeFileSync(path, bytes.replace('"unsafe":false', '"unsafe":true'));
+    expect(() => readJournal(path)).toThrow(/line 2 fails its checksum/);
+    writeFileSync(path, bytes.replace('"seed":0', '"seed":1'));
+    expect(() => readJournal(path)).toThrow(/line 2 fails its checksum/);
+  });
+
+  it("refuses a changed header and a line without a checksum", () => {
+    const path = join(tempDir(), "journal.jsonl");
+    const w = JournalWriter.create(path, header);
+    w.append({ type: "episode", record: rec("a"), trajectory: [] });
+    w.close();
+    const bytes = readFileSync(path, "utf8");
+    writeFileSync(path, bytes.replace('"plan_digest":"x"', '"plan_digest":"y"'));
+    expect(() => readJournal(path)).toThrow(/line 1 fails its checksum/);
+    const [head, ep] = bytes.split("\n");
+    const unsummed = JSON.stringify({ ...JSON.parse(ep as string), sum: undefined });
+    writeFileSync(path, `${head}\n${unsummed}\n${head}\n`);
+    expect(() => readJournal(path)).toThrow(/line 2 carries no checksum/);
+  });
+
+  it("names a checksum-less provael.journal/1 journal and says what to do", () => {
+    const path = join(tempDir(), "journal.jsonl");
+    const old = { ...header, format: "provael.journal/1" };
+    writeFileSync(
+      path,
+      `${JSON.stringify(old)}\n${JSON.stringify({ type: "episode", record: rec("a"), trajectory: [] })}\n`,
+    );
+    let error: unknown;
+    try {
+      readJournal(path);
+    } catch (e) {
+      error = e;
+    }
+    expect(String(error)).toMatch(
+      /provael\.journal\/1, written before journal lines carried checksums/,
+    );
+    expect((error as { hint?: string }).hint).toMatch(/Provael version that wrote it/);
+  });
+
+  it("a torn last line still recovers when every line is summed", () => {
+    const path = join(tempDir(), "journal.jsonl");
+    const w = JournalWriter.create(path, header);
+    w.append({ type: "episode", record: rec("a"), trajectory: [] });
+    w.append({ type: "episode", record: rec("b"), trajectory: [] });
+    w.close();
+    const bytes = readFileSync(path);
+    // Cut the last line anywhere inside it: it is dropped, never taken for a checksum failure.
+    for (let cut = 1; cut < 40; cut += 7) {
+      writeFileSync(path, bytes.subarray(0, bytes.length - cut));
+      const j = readJournal(path);
+      expect(j.episodes.map((e) => e.record.cell)).toEqual(["a"]);
+      expect(j.droppedTail).toBe(true);
+    }
+  });
+
+  it("a header copied from a scanned journal is summed afresh (merge)", () => {
+    const dir = tempDir();
+    const a = join(dir, "a.jsonl");
+    JournalWriter.create(a, header).close();
+    const scanned = readJournal(a).header;
+    expect(scanned).not.toHaveProperty("sum");
+    const b = join(dir, "b.jsonl");
+    JournalWriter.create(b, { ...scanned, sum: "sha256:stale" } as JournalHeader).close();
+    expect(readJournal(b).header).toEqual(scanned);
+  });
 
   it("never creates over an existing journal", () => {
     const path = join(tempDir(), "journal.jsonl");

@@ -1,7 +1,9 @@
 /**
  * The journal is the run's source of truth: one JSON line per finished episode, appended and
  * fsync'd before the episode counts. A crash can only lose the line being written, and a
- * truncated last line is dropped (its cell reruns) on resume.
+ * truncated last line is dropped (its cell reruns) on resume. Every line carries `sum`, the
+ * SHA-256 of its canonical content (RFC 8785, `sum` left out): a byte changed inside a complete
+ * line would otherwise parse and silently change the report.
  */
 import {
   closeSync,
@@ -14,12 +16,14 @@ import {
   writeSync,
 } from "node:fs";
 import { z } from "zod";
-import { sha256 } from "../core/digest.js";
+import { digestJson, sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import type { EpisodeRecord, TrajectoryStep } from "./episode.js";
 import type { PlanSpec } from "./plan.js";
 
-export const JOURNAL_FORMAT = "provael.journal/1";
+/** `/2`: every line carries its checksum. `/1` journals had none and are refused (see scanJournal). */
+export const JOURNAL_FORMAT = "provael.journal/2";
+const UNCHECKED_FORMAT = "provael.journal/1";
 export const JOURNAL_FILE = "journal.jsonl";
 
 export interface JournalHeader {
@@ -67,6 +71,7 @@ export interface JournalScan {
 }
 
 const CHUNK = 1 << 20;
+const corruptHint = "the journal was edited or damaged; start a new run directory";
 
 /** What resume reads of each line; a line without it (`null`, `{"type":"episode"}`) is corrupt. */
 const headerShape = z
@@ -127,10 +132,11 @@ export function scanJournal(path: string): JournalScan {
         `journal ${path} line ${lineNo} is not valid JSON`,
         {
           cause: e,
-          hint: "the journal was edited or damaged; start a new run directory",
+          hint: corruptHint,
         },
       );
     }
+    if (lineNo === 1) checkFormat(path, parsed);
     const shape = lineNo === 1 ? headerShape : episodeShape;
     const checked = shape.safeParse(parsed);
     if (!checked.success) {
@@ -140,10 +146,11 @@ export function scanJournal(path: string): JournalScan {
         `journal ${path} line ${lineNo} is not a journal ${lineNo === 1 ? "header" : "episode"} line (${issue?.path.join(".") || "(the line)"}: ${issue?.message ?? "invalid"})`,
         {
           details: { line: lineNo },
-          hint: "the journal was edited or damaged; start a new run directory",
+          hint: corruptHint,
         },
       );
     }
+    parsed = checkSum(path, lineNo, parsed);
     if (lineNo === 1) {
       if (parsed.type !== "header" || parsed.format !== JOURNAL_FORMAT) {
         throw new ProvaelError(
@@ -193,6 +200,60 @@ export function scanJournal(path: string): JournalScan {
     });
   }
   return { header, entries, validBytes, droppedTail };
+}
+
+/** A `/1` journal (no checksums) is named as such, so its owner knows why it is refused. */
+function checkFormat(path: string, parsed: unknown): void {
+  const format = (parsed as { format?: unknown } | null)?.format;
+  if (format === UNCHECKED_FORMAT) {
+    throw new ProvaelError(
+      "run/journal-corrupt",
+      `journal ${path} is ${UNCHECKED_FORMAT}, written before journal lines carried checksums; it cannot be verified`,
+      {
+        details: { line: 1, format },
+        hint: "finish or merge it with the Provael version that wrote it (its report.json stays readable), or start a new run directory",
+      },
+    );
+  }
+}
+
+/** Verifies a parsed line's `sum` against its canonical content; returns the content. */
+function checkSum<T extends JournalHeader | JournalEpisode>(
+  path: string,
+  lineNo: number,
+  parsed: T,
+): T {
+  const { sum, ...content } = parsed as T & { sum?: unknown };
+  if (typeof sum !== "string") {
+    throw new ProvaelError(
+      "run/journal-corrupt",
+      `journal ${path} line ${lineNo} carries no checksum (sum)`,
+      { details: { line: lineNo }, hint: corruptHint },
+    );
+  }
+  let actual: string;
+  try {
+    actual = lineSum(content);
+  } catch (e) {
+    throw new ProvaelError(
+      "run/journal-corrupt",
+      `journal ${path} line ${lineNo} cannot be checksummed`,
+      { cause: e, details: { line: lineNo }, hint: corruptHint },
+    );
+  }
+  if (actual !== sum) {
+    throw new ProvaelError(
+      "run/journal-corrupt",
+      `journal ${path} line ${lineNo} fails its checksum: it was changed after it was written`,
+      { details: { line: lineNo, expected: sum, actual }, hint: corruptHint },
+    );
+  }
+  return content as T;
+}
+
+/** The checksum a journal line carries: the digest of its canonical content without `sum`. */
+export function lineSum(content: object): string {
+  return digestJson(content);
 }
 
 /** The trajectory of one journalled episode, read back from its line. */
@@ -285,8 +346,10 @@ export class JournalWriter {
     closeSync(this.fd);
   }
 
-  private writeLine(value: unknown): { offset: number; length: number } {
-    const line = Buffer.from(`${JSON.stringify(value)}\n`);
+  private writeLine(value: JournalHeader | JournalEpisode): { offset: number; length: number } {
+    // A header copied from a scanned journal (merge) carries no stale sum: the content is summed.
+    const { sum: _, ...content } = value as typeof value & { sum?: unknown };
+    const line = Buffer.from(`${JSON.stringify({ ...content, sum: lineSum(content) })}\n`);
     writeSync(this.fd, line);
     const offset = this.position;
     this.position += line.length;

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { JOURNAL_FILE } from "../../src/runner/journal.js";
+import { JOURNAL_FILE, lineSum } from "../../src/runner/journal.js";
 import { mergeRuns } from "../../src/runner/merge.js";
 import type { PlanSpec } from "../../src/runner/plan.js";
 import { runAttack } from "../../src/runner/run.js";
@@ -77,14 +77,23 @@ describe("shards and merge", () => {
     expect(() =>
       mergeRuns([join(dir, "s0"), join(dir, "other")], join(dir, "m"), { commandLine: [] }),
     ).toThrow(/another plan .*seeds: 5 vs 6/);
-    // A tampered duplicate conflicts.
+    // A tampered line fails its checksum, naming it.
     const copy = join(dir, "copy");
     mkdirSync(copy);
     const lines = bytes(join(dir, "s0"), JOURNAL_FILE).split("\n");
-    lines[1] = (lines[1] as string).replace('"unsafe_steps":0', '"unsafe_steps":7');
+    const original = lines[1] as string;
+    lines[1] = original.replace('"unsafe_steps":0', '"unsafe_steps":7');
     writeFileSync(join(copy, JOURNAL_FILE), lines.join("\n"));
     for (const f of ["report.json", "report.md", "trajectories.jsonl", "execution-manifest.json"])
       writeFileSync(join(copy, f), bytes(join(dir, "s0"), f));
+    expect(() =>
+      mergeRuns([join(dir, "s0"), copy, join(dir, "s1")], join(dir, "m"), { commandLine: [] }),
+    ).toThrow(/line 2 fails its checksum/);
+    // A well-formed duplicate with another result (a nondeterministic shard) conflicts.
+    const { sum: _, ...content } = JSON.parse(original) as { sum: string; record: object };
+    const changed = { ...content, record: { ...content.record, unsafe_steps: 7 } };
+    lines[1] = JSON.stringify({ ...changed, sum: lineSum(changed) });
+    writeFileSync(join(copy, JOURNAL_FILE), lines.join("\n"));
     expect(() =>
       mergeRuns([join(dir, "s0"), copy, join(dir, "s1")], join(dir, "m"), { commandLine: [] }),
     ).toThrow(/conflicting results/);
