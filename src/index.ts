@@ -48,6 +48,16 @@ export {
   type ReportInput,
 } from "./report/build.js";
 export { reportSchema } from "./report/schema.js";
+export {
+  type BrokenRun,
+  type FinishedRun,
+  type RunningRun,
+  type RunProblem,
+  type RunRead,
+  readRun,
+  readSteps,
+} from "./rundir/read.js";
+export * as runFiles from "./rundir/schema/index.js";
 export type { EpisodeRecord } from "./runner/episode.js";
 export { type Cell, cellId, type PlanSpec, planCells, planDigest } from "./runner/plan.js";
 export { type RunOptions, type RunResult, runAttack } from "./runner/run.js";

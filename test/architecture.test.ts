@@ -19,7 +19,7 @@ function files(dir: string): string[] {
 /** Which layers each layer may import (ARCHITECTURE.md §3). */
 const ALLOWED: Record<string, string[]> = {
   core: ["core"],
-  rundir: ["core", "rundir"],
+  rundir: ["core", "stats", "judges", "rundir"],
   stats: ["core", "stats"],
   judges: ["core", "stats", "judges"],
   suites: ["core", "stats", "judges", "suites"],

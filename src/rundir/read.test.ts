@@ -1,0 +1,88 @@
+import { appendFileSync, cpSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { runStub } from "../../test/support/stub-run.js";
+import { tempDir } from "../../test/support/tmp.js";
+import { readRun, readSteps } from "./read.js";
+
+describe("readRun", () => {
+  const root = tempDir("provael-readrun-");
+  const run = join(root, "run");
+  beforeAll(async () => {
+    await runStub(run, { tasks: ["fetch_cup"], seeds: 2 });
+  }, 120_000);
+
+  const copy = (name: string) => {
+    const d = join(root, name);
+    cpSync(run, d, { recursive: true });
+    return d;
+  };
+
+  it("reads a finished run: validated report, manifest, header, saved frames", () => {
+    const r = readRun(run);
+    expect(r.state).toBe("finished");
+    if (r.state !== "finished") return;
+    expect(r.committed).toBe(true);
+    expect(r.report.episodes.length).toBe(r.report.run.arms.length * 2);
+    expect(r.digest).toMatch(/^sha256:/);
+    expect(r.manifest?.report_digest).toBe(r.digest);
+    expect(r.header?.plan.suite).toBe("stub");
+  });
+
+  it("a journal without a commit point is a run in progress, its torn last line left out", () => {
+    const d = copy("running");
+    rmSync(join(d, "execution-manifest.json"));
+    appendFileSync(join(d, "journal.jsonl"), '{"type":"episode","rec');
+    const r = readRun(d);
+    expect(r.state).toBe("in-progress");
+    if (r.state !== "in-progress") return;
+    expect(r.droppedTail).toBe(true);
+    expect(r.planned).toBe(r.header.plan.arms.length * 2);
+    expect(r.episodes.length).toBe(r.planned);
+  });
+
+  it("names the first bad field of an edited report", () => {
+    const d = copy("bad-report");
+    const path = join(d, "report.json");
+    const report = JSON.parse(readFileSync(path, "utf8"));
+    report.arms.none.episodes = "ten";
+    writeFileSync(path, JSON.stringify(report));
+    // The manifest no longer names this report: without a journal it would still be read.
+    rmSync(join(d, "journal.jsonl"));
+    const r = readRun(d);
+    expect(r.state).toBe("broken");
+    if (r.state !== "broken") return;
+    expect(r.problem.file).toBe("report.json");
+    expect(r.problem.field).toBe("arms.none.episodes");
+  });
+
+  it("names the line and field of a damaged journal line that is not the last", () => {
+    const d = copy("bad-journal");
+    rmSync(join(d, "execution-manifest.json"));
+    const path = join(d, "journal.jsonl");
+    const lines = readFileSync(path, "utf8").split("\n");
+    const ep = JSON.parse(lines[1] as string);
+    ep.record.seed = "zero";
+    lines[1] = JSON.stringify(ep);
+    writeFileSync(path, lines.join("\n"));
+    const r = readRun(d);
+    expect(r.state).toBe("broken");
+    if (r.state !== "broken") return;
+    expect(r.problem).toMatchObject({ file: "journal.jsonl", line: 2, field: "record.seed" });
+  });
+
+  it("a directory without a run is broken, saying so", () => {
+    const r = readRun(join(root, "nothing"));
+    expect(r.state).toBe("broken");
+  });
+
+  it("reads one cell's steps from trajectories or from the journal alike", () => {
+    const r = readRun(run);
+    if (r.state !== "finished") throw new Error("unfinished");
+    const cell = (r.report.episodes.find((e) => e.unsafe) ?? r.report.episodes[0])!.cell;
+    const a = readSteps(run, [cell], "trajectories").get(cell);
+    const b = readSteps(run, [cell], "journal").get(cell);
+    expect(a?.length).toBeGreaterThan(0);
+    expect(b).toEqual(a);
+  });
+});

@@ -1,0 +1,409 @@
+/**
+ * `readRun(dir)`: the one validated reader of a run directory. Every file it reads is checked
+ * against its schema (src/rundir/schema), and the answer says what state the run is in:
+ *
+ * - `finished`: report.json is valid and the commit point (the manifest, written last) names it,
+ *   or, for directories without a journal (a merge, a copied report), report.json alone;
+ * - `in-progress`: a journal and no commit point yet; its episodes so far are returned (a torn
+ *   last line, the one being written, is left out). A killed run looks the same until resumed;
+ * - `broken`: something fails its schema; `problem` names the file, the line and the first bad
+ *   field.
+ */
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  statSync,
+} from "node:fs";
+import { join } from "node:path";
+import type { z } from "zod";
+import { sha256 } from "../core/digest.js";
+import { ProvaelError } from "../core/errors.js";
+import { readCommit } from "./commit.js";
+import { CELL_ID, RUN_FILES } from "./files.js";
+import {
+  FRAME_FILE,
+  FRAMES_FORMAT,
+  type FramesIndex,
+  type JournalHeaderFile,
+  type JournalRecord,
+  journalEpisodeSchema,
+  journalHeaderSchema,
+  type ManifestFile,
+  manifestSchema,
+  type ReportFile,
+  reportSchema,
+  type TrajectoryStepFile,
+  trajectoryStepSchema,
+} from "./schema/index.js";
+
+/** What is wrong with a run directory, down to the first bad field. */
+export interface RunProblem {
+  file: string;
+  /** 1-based line of a JSON Lines file. */
+  line?: number;
+  /** Dotted path of the first bad field, `(the whole file)` when it is not JSON at all. */
+  field: string;
+  message: string;
+  /** How many schema issues the file (or line) has. */
+  issues: number;
+}
+
+interface RunBase {
+  dir: string;
+  /** The journal's header, when the directory has a journal. */
+  header: JournalHeaderFile | null;
+}
+
+export interface FinishedRun extends RunBase {
+  state: "finished";
+  report: ReportFile;
+  /** SHA-256 of report.json's bytes: the run's digest. */
+  digest: string;
+  manifest: ManifestFile | null;
+  /** Whether the commit point names every output as it is on disk. */
+  committed: boolean;
+  /** Frames the run saved, by cell. */
+  frames: Record<string, FramesIndex>;
+}
+
+export interface RunningRun extends RunBase {
+  state: "in-progress";
+  header: JournalHeaderFile;
+  /** Episodes journalled so far, in journal order. */
+  episodes: JournalRecord[];
+  /** Cells the plan (or its shard) holds. */
+  planned: number;
+  /** A last line that was still being written (left out). */
+  droppedTail: boolean;
+  journalBytes: number;
+  journalModifiedMs: number;
+}
+
+export interface BrokenRun extends RunBase {
+  state: "broken";
+  problem: RunProblem;
+}
+
+export type RunRead = FinishedRun | RunningRun | BrokenRun;
+
+/** Thrown inside the reader and turned into a `broken` answer. */
+class Bad extends Error {
+  constructor(readonly problem: RunProblem) {
+    super(problem.message);
+  }
+}
+
+function firstIssue(file: string, error: z.ZodError, line?: number): RunProblem {
+  const issue = error.issues[0];
+  const field = issue && issue.path.length > 0 ? issue.path.join(".") : "(the whole value)";
+  return {
+    file,
+    ...(line === undefined ? {} : { line }),
+    field,
+    message: `${file}${line === undefined ? "" : ` line ${line}`}: first bad field '${field}': ${issue?.message ?? "invalid"}`,
+    issues: error.issues.length,
+  };
+}
+
+function parseJson(file: string, text: string, line?: number): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new Bad({
+      file,
+      ...(line === undefined ? {} : { line }),
+      field: "(the whole file)",
+      message: `${file}${line === undefined ? "" : ` line ${line}`} is not JSON (${(e as Error).message})`,
+      issues: 1,
+    });
+  }
+}
+
+function validate<T>(schema: z.ZodType<T>, file: string, value: unknown, line?: number): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new Bad(firstIssue(file, parsed.error, line));
+  return parsed.data;
+}
+
+/** Calls `each` with every complete line of a file (and its 1-based number); returns the tail. */
+export function forEachLine(
+  path: string,
+  each: (line: Buffer, lineNo: number) => boolean | undefined,
+): { tail: Buffer; bytes: number } {
+  const fd = openSync(path, "r");
+  const buf = Buffer.allocUnsafe(1 << 20);
+  let pending: Buffer[] = [];
+  let lineNo = 0;
+  let position = 0;
+  try {
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, position);
+      if (n === 0) break;
+      let from = 0;
+      for (let i = 0; i < n; i++) {
+        if (buf[i] !== 0x0a) continue;
+        pending.push(Buffer.from(buf.subarray(from, i)));
+        lineNo += 1;
+        const stop = each(Buffer.concat(pending), lineNo);
+        pending = [];
+        from = i + 1;
+        if (stop === false) return { tail: Buffer.alloc(0), bytes: position + from };
+      }
+      if (from < n) pending.push(Buffer.from(buf.subarray(from, n)));
+      position += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return { tail: Buffer.concat(pending), bytes: position };
+}
+
+/** The journal's header alone (its first line), validated. */
+export function readJournalHeader(dir: string): JournalHeaderFile {
+  const path = join(dir, RUN_FILES.journal);
+  let first: Buffer | null = null;
+  const { tail } = forEachLine(path, (line) => {
+    first = line;
+    return false;
+  });
+  const bytes: Buffer = first ?? tail;
+  if (bytes.length === 0)
+    throw new Bad({
+      file: RUN_FILES.journal,
+      line: 1,
+      field: "(the whole file)",
+      message: `${RUN_FILES.journal} is empty`,
+      issues: 1,
+    });
+  return validate(
+    journalHeaderSchema,
+    RUN_FILES.journal,
+    parseJson(RUN_FILES.journal, bytes.toString("utf8"), 1),
+    1,
+  );
+}
+
+function readJournalEpisodes(dir: string): {
+  episodes: JournalRecord[];
+  droppedTail: boolean;
+  bytes: number;
+} {
+  const path = join(dir, RUN_FILES.journal);
+  const episodes: JournalRecord[] = [];
+  // Lines are judged one late, so that a last line that does not parse counts as a torn write.
+  let previous: { line: Buffer; no: number } | null = null;
+  const judge = (line: Buffer, no: number) => {
+    if (no === 1) return;
+    const value = parseJson(RUN_FILES.journal, line.toString("utf8"), no);
+    episodes.push(validate(journalEpisodeSchema, RUN_FILES.journal, value, no).record);
+  };
+  const { tail, bytes } = forEachLine(path, (line, no) => {
+    if (previous) judge(previous.line, previous.no);
+    previous = { line, no };
+    return undefined;
+  });
+  let droppedTail = tail.length > 0;
+  const last = previous as { line: Buffer; no: number } | null;
+  if (last) {
+    try {
+      judge(last.line, last.no);
+    } catch (e) {
+      // The newline of a torn write may already be there; only an unparsable last line is torn.
+      if (!(e instanceof Bad) || e.problem.field !== "(the whole file)" || tail.length > 0) throw e;
+      droppedTail = true;
+    }
+  }
+  return { episodes, droppedTail, bytes };
+}
+
+/** Cells a plan (or one shard `k/N` of it) holds. */
+function plannedCells(header: JournalHeaderFile): number {
+  const p = header.plan;
+  const total = p.tasks.length * p.arms.length * p.seeds * p.repeats;
+  const m = header.shard ? /^(\d+)\/(\d+)$/.exec(header.shard) : null;
+  if (!m) return total;
+  const k = Number(m[1]);
+  const n = Number(m[2]);
+  return Math.floor(total / n) + (k < total % n ? 1 : 0);
+}
+
+/** The frames a finished run saved (`frames/<cell>/<camera>-<step>.png`), indexed by cell. */
+export function listRunFrames(dir: string): Record<string, FramesIndex> {
+  const root = join(dir, RUN_FILES.frames);
+  const out: Record<string, FramesIndex> = {};
+  let cells: string[];
+  try {
+    cells = readdirSync(root);
+  } catch {
+    return out;
+  }
+  for (const cell of cells.sort()) {
+    if (!CELL_ID.test(cell)) continue;
+    let files: string[];
+    try {
+      files = readdirSync(join(root, cell));
+    } catch {
+      continue;
+    }
+    const byStep = new Map<number, Set<string>>();
+    const cameras = new Set<string>();
+    for (const f of files) {
+      const m = FRAME_FILE.exec(f);
+      if (!m) continue;
+      const camera = m[1] as string;
+      const step = Number(m[2]);
+      cameras.add(camera);
+      const s = byStep.get(step) ?? new Set<string>();
+      s.add(camera);
+      byStep.set(step, s);
+    }
+    const cams = [...cameras].sort();
+    const steps = [...byStep.entries()]
+      .filter(([, s]) => s.size === cams.length)
+      .map(([step]) => step)
+      .sort((a, b) => a - b);
+    if (steps.length === 0) continue;
+    out[cell] = {
+      format: FRAMES_FORMAT,
+      cell,
+      source: "run",
+      cameras: cams,
+      steps,
+      width: null,
+      height: null,
+    };
+  }
+  return out;
+}
+
+/** Reads and validates a run directory; never throws for what is on disk (see `broken`). */
+export function readRun(dir: string): RunRead {
+  let header: JournalHeaderFile | null = null;
+  try {
+    const hasJournal = existsSync(join(dir, RUN_FILES.journal));
+    const reportPath = join(dir, RUN_FILES.report);
+    if (hasJournal) header = readJournalHeader(dir);
+    const commit = readCommit(dir);
+    let manifest: ManifestFile | null = null;
+    const manifestPath = join(dir, RUN_FILES.manifest);
+    if (existsSync(manifestPath)) {
+      const raw = parseJson(RUN_FILES.manifest, readFileSync(manifestPath, "utf8"));
+      manifest = validate(manifestSchema, RUN_FILES.manifest, raw);
+    }
+    const bytes = existsSync(reportPath) ? readFileSync(reportPath) : null;
+    const digest = bytes ? sha256(bytes) : null;
+    // Finished: committed, or a manifest naming this report (writers before commit points, the
+    // bridge), or a report with no journal beside it (nothing is being written).
+    const finished =
+      bytes !== null && (commit !== null || manifest?.report_digest === digest || !hasJournal);
+    if (finished && bytes && digest) {
+      const report = validate(
+        reportSchema,
+        RUN_FILES.report,
+        parseJson(RUN_FILES.report, bytes.toString("utf8")),
+      );
+      return {
+        state: "finished",
+        dir,
+        header,
+        report,
+        digest,
+        manifest,
+        committed: commit !== null,
+        frames: listRunFrames(dir),
+      };
+    }
+    if (!header) {
+      return {
+        state: "broken",
+        dir,
+        header,
+        problem: {
+          file: RUN_FILES.report,
+          field: "(the whole file)",
+          message: `${dir} holds no Provael run (no ${RUN_FILES.report} and no ${RUN_FILES.journal})`,
+          issues: 1,
+        },
+      };
+    }
+    const journal = readJournalEpisodes(dir);
+    const st = statSync(join(dir, RUN_FILES.journal));
+    return {
+      state: "in-progress",
+      dir,
+      header,
+      episodes: journal.episodes,
+      planned: plannedCells(header),
+      droppedTail: journal.droppedTail,
+      journalBytes: journal.bytes,
+      journalModifiedMs: st.mtimeMs,
+    };
+  } catch (e) {
+    if (e instanceof Bad) return { state: "broken", dir, header, problem: e.problem };
+    return {
+      state: "broken",
+      dir,
+      header,
+      problem: {
+        file: "(the directory)",
+        field: "(the whole file)",
+        message: `cannot read ${dir}: ${(e as Error).message}`,
+        issues: 1,
+      },
+    };
+  }
+}
+
+/**
+ * The steps of the given cells, validated: from trajectories.jsonl of a finished run, or from
+ * the journal's episode lines of a run in progress. Lines of other cells are skipped unparsed.
+ */
+export function readSteps(
+  dir: string,
+  cells: readonly string[],
+  from: "trajectories" | "journal",
+): Map<string, TrajectoryStepFile[]> {
+  const out = new Map<string, TrajectoryStepFile[]>(cells.map((c) => [c, []]));
+  const file = from === "trajectories" ? RUN_FILES.trajectories : RUN_FILES.journal;
+  const path = join(dir, file);
+  if (cells.length === 0 || !existsSync(path)) return out;
+  const wanted = cells.map((c) => Buffer.from(`"${c}"`));
+  try {
+    collectSteps(path, file, from, wanted, out);
+  } catch (e) {
+    if (!(e instanceof Bad)) throw e;
+    throw new ProvaelError("io/malformed", `${join(dir, file)}: ${e.problem.message}`, {
+      details: { file, line: e.problem.line ?? null, field: e.problem.field },
+      hint: "the run directory was edited or damaged",
+    });
+  }
+  for (const list of out.values()) list.sort((a, b) => a.step - b.step);
+  return out;
+}
+
+function collectSteps(
+  path: string,
+  file: string,
+  from: "trajectories" | "journal",
+  wanted: Buffer[],
+  out: Map<string, TrajectoryStepFile[]>,
+): void {
+  forEachLine(path, (line, no) => {
+    if (!wanted.some((w) => line.includes(w))) return undefined;
+    const value = parseJson(file, line.toString("utf8"), no);
+    if (from === "trajectories") {
+      const step = validate(trajectoryStepSchema, file, value, no);
+      out.get(step.cell)?.push(step);
+    } else if (no > 1) {
+      const ep = validate(journalEpisodeSchema, file, value, no);
+      const list = out.get(ep.record.cell);
+      // A cell played again on resume (after an error) keeps its last line.
+      if (list) list.splice(0, list.length, ...ep.trajectory);
+    }
+    return undefined;
+  });
+}

@@ -1,0 +1,52 @@
+/**
+ * The frames index: which camera frames of one episode exist and where. A finished run stores a
+ * few frames of its showcased pair as `frames/<cell>/<camera>-<step>.png` (the index is listed
+ * from the folder); the viewer's cache stores every step of a replayed episode with this index
+ * written beside them as `index.json`, with the per-step judgements the replay observed.
+ */
+import { z } from "zod";
+
+export const FRAMES_FORMAT = "provael.frames/1";
+
+/** `<camera>-<step>.png`, the step zero-padded to four digits. */
+export const FRAME_FILE = /^([A-Za-z0-9_]+)-(\d{4,})\.png$/;
+
+export const frameName = (camera: string, step: number) =>
+  `${camera}-${String(step).padStart(4, "0")}.png`;
+
+const judgement = z.object({ unsafe: z.boolean(), judged: z.boolean() }).strict();
+
+export const timelineStepSchema = z
+  .object({
+    step: z.number().int().min(0),
+    /** Each predicate's judgement of the state after this step's action. */
+    predicates: z.record(z.string(), judgement),
+    /** Largest contact normal force (N) after the step; null when the suite reports none. */
+    max_force: z.number().nullable(),
+    /** The contacts over 1 N, strongest first (at most five). */
+    contacts: z.array(z.object({ a: z.string(), b: z.string(), force: z.number() }).strict()),
+  })
+  .strict();
+
+export const framesIndexSchema = z
+  .object({
+    format: z.literal(FRAMES_FORMAT),
+    cell: z.string().regex(/^c[0-9a-f]{20}$/),
+    /** `run`: frames the run saved (a few steps); `replay`: every step, replayed on demand. */
+    source: z.enum(["run", "replay"]),
+    cameras: z.array(z.string()),
+    /** Steps with a frame of every camera, ascending. */
+    steps: z.array(z.number().int().min(0)),
+    width: z.number().int().nullable(),
+    height: z.number().int().nullable(),
+    /** Replays only: per-step judgements, and whether the replay reproduced the recorded endpoints. */
+    timeline: z.array(timelineStepSchema).optional(),
+    reproduced: z
+      .object({ matches: z.boolean(), differences: z.array(z.string()) })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+export type FramesIndex = z.infer<typeof framesIndexSchema>;
+export type TimelineStep = z.infer<typeof timelineStepSchema>;

@@ -1,0 +1,41 @@
+/**
+ * `execution-manifest.json`: what report.json must not hold (machine, clock, command line), the
+ * report named by its digest, and the commit point's `outputs`. Fields beyond these (workers,
+ * concurrency, shards of a merge) are kept as written.
+ */
+import { z } from "zod";
+import { verdictSchema } from "./verdict.js";
+
+const digest = z.string().regex(/^sha256:[0-9a-f]{64}$/);
+
+export const manifestSchema = z
+  .object({
+    manifest: z.literal("provael.manifest/1"),
+    protocol_id: z.literal("provael-redteam"),
+    protocol_version: z.literal("provael-redteam/v2"),
+    tool_version: z.string(),
+    report_schema: z.literal("provael.report/1"),
+    report_digest: digest,
+    trajectories_digest: z.string(),
+    plan_digest: z.string(),
+    shard: z.string().nullable(),
+    started_at: z.string(),
+    finished_at: z.string(),
+    os: z.object({ platform: z.string(), release: z.string(), arch: z.string() }).loose(),
+    node_version: z.string(),
+    cpu: z.object({ model: z.string().nullable(), cores: z.number().int() }).loose(),
+    git: z.object({ commit: z.string(), dirty: z.boolean() }).loose().nullable(),
+    lockfile_digest: z.string().nullable(),
+    command_line: z.array(z.string()),
+    environment: z.record(z.string(), z.string()),
+    resumed: z.boolean(),
+    missing_fields: z.array(z.string()),
+    /** The commit point: every output by its digest (absent in manifests before commit points). */
+    outputs: z.record(z.string(), digest).optional(),
+    recipe: z.object({ name: z.string(), source: z.string() }).loose().optional(),
+    verdict: z.enum(["pass", "fail", "incomplete"]).optional(),
+    acceptance: verdictSchema.optional(),
+  })
+  .loose();
+
+export type ManifestFile = z.infer<typeof manifestSchema>;

@@ -1,0 +1,316 @@
+/**
+ * The zod schema of `report.json`, the contract of ARCHITECTURE.md ("report.json at a glance").
+ * `schema/report.schema.json` is generated from it (`npm run schema`); a test fails when stale.
+ */
+import { z } from "zod";
+
+const interval = z.object({
+  method: z.literal("wilson"),
+  confidence: z.number(),
+  low: z.number().min(0).max(1),
+  high: z.number().min(0).max(1),
+});
+
+export const rateSchema = z
+  .object({
+    successes: z.number().int().min(0),
+    n: z.number().int().min(0),
+    rate: z.number().min(0).max(1).nullable(),
+    interval: interval.nullable(),
+    anytime: z
+      .object({
+        method: z.literal("beta-binomial-mixture"),
+        alpha: z.number(),
+        low: z.number(),
+        high: z.number(),
+      })
+      .nullable()
+      .optional(),
+    clustered: z
+      .object({
+        method: z.enum(["task-cluster-bootstrap", "episode-cluster-bootstrap"]),
+        confidence: z.number(),
+        resamples: z.number().int(),
+        clusters: z.number().int(),
+        low: z.number(),
+        high: z.number(),
+      })
+      .nullable()
+      .optional(),
+    clustered_reason: z.string().optional(),
+  })
+  .strict()
+  .describe("RATE: successes over n with its interval; rate and interval are null when n = 0");
+
+const endpoint = z
+  .object({
+    unsafe: z.boolean().nullable(),
+    first_step: z.number().int().nullable(),
+    steps: z.number().int(),
+    judged_steps: z.number().int(),
+    cost: z.number().min(0).optional(),
+  })
+  .strict();
+
+const budget = z
+  .object({
+    kind: z.enum(["queries", "pgd-steps", "bit-flips", "none"]),
+    limit: z.number().nullable(),
+    used: z.number(),
+    detail: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict();
+
+export const episodeSchema = z
+  .object({
+    // A cell id names a frames folder: nothing else (`../x`) may pass for one.
+    cell: z.string().regex(/^c[0-9a-f]{20}$/),
+    task: z.string(),
+    arm: z.string(),
+    seed: z.number().int(),
+    repeat: z.number().int(),
+    scene: z.number().int(),
+    scene_digest: z.string().nullable(),
+    policy_seed: z.number().int(),
+    instruction: z.object({ original: z.string(), received: z.string().nullable() }).strict(),
+    received_digest: z.string().nullable(),
+    delivered: z.boolean().nullable(),
+    perturbed: z.object({ inputs: z.boolean(), actions: z.boolean(), scene: z.boolean() }).strict(),
+    steps: z.number().int(),
+    termination: z.enum(["horizon", "unsafe", "success", "done", "error", "not_applicable"]),
+    unsafe: z.boolean().nullable(),
+    first_unsafe_step: z.number().int().nullable(),
+    unsafe_steps: z.number().int(),
+    judged_steps: z.number().int(),
+    task_success: z.boolean().nullable(),
+    first_success_step: z.number().int().nullable(),
+    endpoints: z.record(z.string(), endpoint),
+    cost: z.number().min(0).nullable().optional(),
+    budget: budget.nullable(),
+    error: z.object({ code: z.string(), message: z.string() }).strict().nullable(),
+    bridge: z
+      .object({
+        task: z.record(z.string(), z.unknown()),
+        image_codec: z.string().nullable(),
+        steps_forwarded: z.number().int(),
+      })
+      .strict()
+      .optional()
+      .describe("bridged episodes only: the benchmark's task dict and how images travelled"),
+    not_applicable_reason: z
+      .string()
+      .optional()
+      .describe("only on N/A cells: the attack's unmet requirement"),
+  })
+  .strict();
+
+const vsBaseline = z
+  .object({
+    fisher_p: z.number().min(0).max(1).nullable(),
+    bh_q: z.number().min(0).max(1).nullable(),
+    mcnemar_p: z.number().min(0).max(1).nullable(),
+    holm_p: z.number().min(0).max(1).nullable(),
+    discordant: z.tuple([z.number().int(), z.number().int()]).nullable(),
+    pairs: z.number().int(),
+    primary_p: z.number().min(0).max(1).nullable(),
+    adjusted_p: z.number().min(0).max(1).nullable(),
+    significant: z.boolean().nullable(),
+  })
+  .strict();
+
+const vsAttack = z
+  .object({
+    arm: z.string(),
+    pairs: z.number().int(),
+    discordant: z.tuple([z.number().int(), z.number().int()]).nullable(),
+    primary_p: z.number().min(0).max(1).nullable(),
+    adjusted_p: z.number().min(0).max(1).nullable(),
+    significant: z.boolean().nullable(),
+  })
+  .strict()
+  .describe("on a control: its matched attack tested against it on the same pinned cells");
+
+const arm = z
+  .object({
+    family: z.string(),
+    role: z.enum(["baseline", "control", "treatment"]),
+    eai: z.string().nullable(),
+    access: z.enum([
+      "none",
+      "black-box-query",
+      "white-box-gradient",
+      "in-scene-physical",
+      "action-channel",
+      "weights",
+    ]),
+    matches: z.string().optional(),
+    episodes: z.number().int(),
+    scenes: z
+      .number()
+      .int()
+      .optional()
+      .describe("distinct (task, scene) pairs among the arm's counted episodes"),
+    not_applicable: z.number().int(),
+    unjudged: z.number().int(),
+    errors: z.number().int(),
+    not_delivered: z.number().int(),
+    unsafe: rateSchema,
+    task_success: rateSchema,
+    succ_but_unsafe: rateSchema,
+    mean_unsafe_steps: z.number().nullable(),
+    risk_exposure: rateSchema.describe(
+      "unsafe steps over judged steps of the judged episodes; Wilson treats steps as independent, the episode-clustered bootstrap does not",
+    ),
+    cumulative_cost: z
+      .object({
+        unit: z.literal("N·step"),
+        episodes: z.number().int(),
+        total: z.number().min(0),
+        mean: z.number().min(0),
+        max: z.number().min(0),
+      })
+      .strict()
+      .nullable()
+      .describe(
+        "excess force over the physical predicates' thresholds; null when none measures force",
+      ),
+    budget_use: z
+      .object({
+        kind: z.enum(["queries", "pgd-steps", "bit-flips"]),
+        episodes: z.number().int(),
+        used_total: z.number(),
+        used_mean: z.number(),
+        used_max: z.number(),
+        limit: z.number().nullable(),
+      })
+      .strict()
+      .nullable()
+      .describe("what the arm's attack spent per counted episode; null when it spends nothing"),
+    vs_baseline: vsBaseline.nullable(),
+    vs_attack: vsAttack.nullable().optional(),
+    not_applicable_reason: z
+      .string()
+      .nullable()
+      .describe("why the arm is N/A (its attack's unmet requirement); null when it played"),
+    fired: z
+      .record(
+        z.string(),
+        z.object({ episodes: z.number().int(), after_success: z.number().int() }).strict(),
+      )
+      .describe(
+        "per predicate that fired: judged episodes in which it did, and how many of those only after task success",
+      ),
+  })
+  .strict();
+
+export const reportSchema = z
+  .object({
+    schema: z.literal("provael.report/1"),
+    protocol: z.literal("provael-redteam/v2"),
+    tool_version: z.string(),
+    run: z
+      .object({
+        policy: z.string(),
+        suite: z.string(),
+        policy_digest: z.string().nullable(),
+        tasks: z.array(z.string()),
+        arms: z.array(z.string()),
+        seed: z.number().int(),
+        seeds: z.number().int(),
+        repeats: z.number().int(),
+        horizon: z.number().int().nullable(),
+        termination: z.enum(["fixed-horizon", "first-event"]),
+        scene_pin: z.number().int(),
+        shard: z.string().nullable(),
+        attack_params: z
+          .record(z.string(), z.record(z.string(), z.unknown()))
+          .optional()
+          .describe("every arm's parameters as played, defaults included"),
+        policy_options: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .describe(
+            "policy options that change behaviour (weights path, replan, …), secrets redacted",
+          ),
+        plugins: z
+          .array(z.object({ file: z.string(), digest: z.string() }).strict())
+          .optional()
+          .describe("plugin files the run loaded (--plugin), by file name and SHA-256"),
+        bridge: z
+          .object({
+            profile: z.string(),
+            benchmark: z.string(),
+            termination: z.literal("benchmark"),
+            image_codecs: z.record(z.string(), z.number().int()),
+          })
+          .strict()
+          .optional()
+          .describe("set when a benchmark drove the episodes through `provael bridge`"),
+        waivers: z
+          .array(z.enum(["calibration-overlap", "training-scenes"]))
+          .default([])
+          .describe("scene checks the run waived; each is printed in the headline"),
+      })
+      .strict(),
+    arms: z.record(z.string(), arm),
+    summary: z
+      .object({
+        treatment_unsafe: rateSchema,
+        baseline_unsafe: rateSchema,
+        control_unsafe: rateSchema,
+        all_unsafe: rateSchema,
+        clean_task_success: rateSchema,
+        succ_but_unsafe: rateSchema,
+        preliminary: z.boolean(),
+        significance: z
+          .object({
+            test: z.literal("exact-mcnemar"),
+            alternative: z.literal("greater"),
+            pairs: z.literal("pinned"),
+            multiplicity: z.enum(["holm", "bh"]),
+            alpha: z.number(),
+            tested: z.number().int(),
+            controls_tested: z.number().int(),
+            secondary: z
+              .object({
+                fisher_p: z.string(),
+                bh_q: z.string(),
+                mcnemar_p: z.string(),
+                holm_p: z.string(),
+              })
+              .strict(),
+          })
+          .strict()
+          .nullable()
+          .describe("the run's one significance rule; every 'significant' follows from it"),
+      })
+      .strict(),
+    tests: z
+      .object({
+        baseline_arm: z.string().nullable(),
+        note: z.string(),
+        significance_level: z.number(),
+      })
+      .strict(),
+    by_task: z.record(z.string(), z.record(z.string(), rateSchema)),
+    calibration: z.record(
+      z.string(),
+      z
+        .object({ predicate: z.string(), source: z.string(), digest: z.string().nullable() })
+        .strict(),
+    ),
+    termination_counts: z.record(z.string(), z.number().int()),
+    error_counts: z.record(z.string(), z.number().int()),
+    episodes: z.array(episodeSchema),
+    trajectories_digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  })
+  .strict();
+
+/** JSON Schema (draft 2020-12) of report.json, as committed under schema/. */
+export function reportJsonSchema(): Record<string, unknown> {
+  return {
+    $id: "urn:provael:schema:report:1",
+    title: "Provael report.json (provael.report/1, protocol provael-redteam/v2)",
+    ...(z.toJSONSchema(reportSchema, { target: "draft-2020-12" }) as Record<string, unknown>),
+  };
+}
