@@ -17,6 +17,8 @@ interface RecordFlags {
   seed: number;
   noise: number;
   tail: number;
+  video?: string | boolean;
+  crf?: number;
   json?: boolean;
 }
 
@@ -45,6 +47,19 @@ function nonNegative(flag: string) {
     }
     return v;
   };
+}
+
+function videoOption(flags: RecordFlags): { codec: "h264" | "av1"; crf?: number } | undefined {
+  if (flags.video === undefined || flags.video === false) {
+    if (flags.crf !== undefined)
+      throw new ProvaelError("config/invalid", "--crf needs --video", { hint: "add --video" });
+    return undefined;
+  }
+  const codec = flags.video === true ? "h264" : flags.video;
+  if (codec !== "h264" && codec !== "av1") {
+    throw new ProvaelError("config/invalid", `--video takes h264 or av1, got '${codec}'`);
+  }
+  return { codec, ...(flags.crf === undefined ? {} : { crf: flags.crf }) };
 }
 
 export function registerRecord(program: Command): void {
@@ -86,10 +101,20 @@ export function registerRecord(program: Command): void {
       integer("--tail", { min: 0 }),
       0,
     )
+    .option(
+      "--video [codec]",
+      "store camera streams as mp4 (FFmpeg): h264 (default) or av1, like real-robot datasets",
+    )
+    .option(
+      "--crf <n>",
+      "video quality (constant rate factor; lower is closer to the rendered frames)",
+      integer("--crf", { min: 0 }),
+    )
     .option("--json", "print a JSON summary")
     .action(async (flags: RecordFlags) => {
       const suite = suites.get(flags.suite);
       const policy = policies.get(flags.policy);
+      const video = videoOption(flags);
       const bar = progressBar(Boolean(process.stderr.isTTY) && !flags.json);
       const t0 = systemClock.monotonic();
       let result: Awaited<ReturnType<typeof recordDemonstrations>>;
@@ -110,6 +135,7 @@ export function registerRecord(program: Command): void {
           seed: flags.seed,
           noise: flags.noise,
           tail: flags.tail,
+          ...(video ? { video } : {}),
           out: flags.out,
           onProgress: (kept, _attempts, target) => bar.update(kept, target),
         });

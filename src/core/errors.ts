@@ -19,6 +19,7 @@ export type ErrorCode =
   | "config/unknown-task"
   | "config/unknown-recipe"
   | "config/plugin"
+  | "config/dataset"
   | "run/out-exists"
   | "run/plan-mismatch"
   | "run/scene-mismatch"

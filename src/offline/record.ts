@@ -14,7 +14,7 @@
 import { ProvaelError } from "../core/errors.js";
 import { Rng } from "../core/rng.js";
 import type { Image, Policy, PolicyOptions, Suite } from "../core/types.js";
-import { type DatasetInfo, type Frame, LeRobotWriter } from "./lerobot.js";
+import { type DatasetInfo, type Frame, LeRobotWriter, type WriterOptions } from "./lerobot.js";
 
 export const STATE_NAMES = [
   "eef_x",
@@ -49,6 +49,8 @@ export interface RecordOptions {
   maxAttempts?: number;
   /** Extra steps recorded after the first success (the policy's settled behaviour). */
   tail?: number;
+  /** Store camera streams as mp4 video (FFmpeg), as real-robot datasets do; default PNG. */
+  video?: WriterOptions["video"];
   onProgress?: (kept: number, attempts: number, target: number) => void;
 }
 
@@ -157,6 +159,7 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
               ? STATE_NAMES
               : Array.from(first.state, (_, i) => `state_${i}`),
           actionNames: o.suite.actionSpace.names,
+          ...(o.video ? { video: o.video } : {}),
         });
       }
       writer.addEpisode({
