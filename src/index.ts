@@ -1,5 +1,5 @@
 /**
- * Provael's public API: define plugins (attacks, policies, suites), run a plan, build a report,
+ * Provael's public API: define plugins (attacks, defenses, policies, suites), run a plan, build a report,
  * and the statistics behind every number. Everything here is what `import "provael"` gives; the
  * command line is a thin layer over the same functions.
  *
@@ -21,6 +21,7 @@
 export { attacks, families, resolveAttacks } from "./attacks/index.js";
 export {
   attackProblems,
+  defenseProblems,
   policyProblems,
   suiteProblems,
 } from "./config/plugin-contract.js";
@@ -34,6 +35,7 @@ export { type ErrorCode, isProvaelError, ProvaelError } from "./core/errors.js";
 export { PROTOCOL, REPORT_SCHEMA } from "./core/protocol.js";
 export {
   defineAttack,
+  defineDefense,
   definePolicy,
   defineSuite,
   type PluginKind,
@@ -41,6 +43,7 @@ export {
 } from "./core/registry.js";
 export { Rng } from "./core/rng.js";
 export type * from "./core/types.js";
+export { defenses, resolveDefenses } from "./defenses/index.js";
 export { policies } from "./policies/index.js";
 export {
   buildReport,

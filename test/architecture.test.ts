@@ -24,9 +24,10 @@ const ALLOWED: Record<string, string[]> = {
   judges: ["core", "stats", "judges"],
   suites: ["core", "stats", "judges", "suites"],
   policies: ["core", "stats", "policies", "suites"],
-  attacks: ["core", "stats", "attacks", "suites", "policies"],
+  attacks: ["core", "stats", "attacks", "suites", "policies", "defenses"],
+  defenses: ["core", "stats", "defenses", "judges"],
   offline: ["core", "stats", "offline", "suites", "policies"],
-  config: ["core", "stats", "config", "attacks", "suites", "policies", "judges"],
+  config: ["core", "stats", "config", "attacks", "suites", "policies", "judges", "defenses"],
   runner: [
     "rundir",
     "core",
@@ -38,6 +39,7 @@ const ALLOWED: Record<string, string[]> = {
     "judges",
     "report",
     "config",
+    "defenses",
   ],
   report: [
     "rundir",
@@ -50,6 +52,7 @@ const ALLOWED: Record<string, string[]> = {
     "config",
     "suites",
     "policies",
+    "defenses",
   ],
   bridge: [
     "rundir",
@@ -63,6 +66,7 @@ const ALLOWED: Record<string, string[]> = {
     "report",
     "runner",
     "config",
+    "defenses",
   ],
   evidence: ["rundir", "core", "stats", "evidence", "report", "runner", "config"],
   cli: [
@@ -80,6 +84,7 @@ const ALLOWED: Record<string, string[]> = {
     "attacks",
     "judges",
     "offline",
+    "defenses",
   ],
 };
 

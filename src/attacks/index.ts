@@ -170,3 +170,15 @@ export function withMatchedControls(arms: string[]): string[] {
   }
   return attacks.ids().filter((id) => wanted.has(id));
 }
+
+/** The attacks declared adaptive to each defense (`adaptiveTo`), in registry order. */
+export function adaptiveAttacks(
+  items: readonly AnyAttack[] = attacks.items,
+): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const a of items) {
+    if (!a.adaptiveTo) continue;
+    out[a.adaptiveTo] = [...(out[a.adaptiveTo] ?? []), a.id];
+  }
+  return out;
+}

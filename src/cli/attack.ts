@@ -11,6 +11,7 @@ import { loadPlugins, pluginSource } from "../config/plugins.js";
 import { loadRecipe, RECIPES, type Recipe } from "../config/recipes.js";
 import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
+import { resolveDefenseParams, resolveDefenses } from "../defenses/index.js";
 import { policies } from "../policies/index.js";
 import type { Report } from "../report/build.js";
 import { formatRate, waiverLines } from "../report/format.js";
@@ -21,6 +22,7 @@ import type { Verdict } from "../report/verdict.js";
 import { type LoadedCalibration, loadCalibrations } from "../runner/calibration.js";
 import { defaultWorkers } from "../runner/executor.js";
 import {
+  type DefensePlan,
   type PlanSpec,
   planCells,
   type Termination,
@@ -68,6 +70,9 @@ interface AttackFlags extends ServedFlags {
   requireCalibrated?: boolean;
   policyOption?: Record<string, ParamValue>;
   attackParam?: Record<string, Record<string, ParamValue>>;
+  defenses?: string[];
+  compareDefenses?: string[];
+  defenseParam?: Record<string, Record<string, unknown>>;
   plugin?: string[];
   from?: string;
   policyPath?: string;
@@ -263,6 +268,22 @@ export function registerAttack(program: Command): void {
       {},
     )
     .option(
+      "--defenses <ids>",
+      "defenses applied in every arm, comma-separated (provael list-defenses)",
+      commaList,
+    )
+    .option(
+      "--compare-defenses <ids>",
+      "play every arm undefended and with these defenses on the same cells, comma-separated; the report adds the mitigation",
+      commaList,
+    )
+    .option(
+      "--defense-param <defense.key=value>",
+      "a defense's parameter, repeatable; e.g. action_shield.margin=0.03 (JSON for objects)",
+      defenseParam,
+      {},
+    )
+    .option(
       "--from <report.json>",
       "replay the plan a finished run's report recorded (tasks, arms and their params, seeds, policy options); pass its --calib and --plugin files again",
     )
@@ -317,6 +338,7 @@ export function registerAttack(program: Command): void {
           tasks.filter((t) => calibrations[t]).map((t) => [t, calibrations[t]?.digest as string]),
         ),
         ...waiversOf(flags),
+        ...defensePlanOf(flags),
       };
       if (flags.dryRun) {
         const planned = suites.get(plan.suite);
@@ -605,6 +627,84 @@ function checkAttackParams(
   return out;
 }
 
+function commaList(v: string, prev: string[] = []): string[] {
+  return [...prev, ...v.split(",").map((x) => x.trim())].filter((x) => x !== "");
+}
+
+function defenseParam(
+  raw: string,
+  previous: Record<string, Record<string, unknown>>,
+): Record<string, Record<string, unknown>> {
+  const m = /^([a-z0-9_.-]+)\.([A-Za-z0-9_]+)=(.*)$/.exec(raw);
+  if (!m) {
+    throw new ProvaelError(
+      "config/invalid",
+      `--defense-param needs defense.key=value, got '${raw}'`,
+      {
+        hint: "e.g. --defense-param action_shield.margin=0.03 (parameters: provael list-defenses --json)",
+      },
+    );
+  }
+  const [, id, key, value] = m as unknown as [string, string, string, string];
+  let parsed: unknown = typedValue(value);
+  if (/^[[{]/.test(value)) {
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      throw new ProvaelError("config/invalid", `--defense-param ${id}.${key}: not JSON: ${value}`);
+    }
+  }
+  return { ...previous, [id]: { ...(previous[id] ?? {}), [key]: parsed } };
+}
+
+/**
+ * The plan's defenses from --defenses / --compare-defenses / --defense-param (absent when none,
+ * so plans without defenses keep their digests); ids and params checked before anything runs.
+ */
+function defensePlanOf(flags: AttackFlags): { defenses?: DefensePlan } {
+  const given = flags.defenseParam ?? {};
+  if (flags.defenses && flags.compareDefenses) {
+    throw new ProvaelError(
+      "config/invalid",
+      "--defenses and --compare-defenses exclude each other",
+      {
+        hint: "--defenses defends every arm; --compare-defenses plays every arm both ways",
+      },
+    );
+  }
+  const spec = flags.compareDefenses ?? flags.defenses;
+  if (!spec) {
+    if (Object.keys(given).length > 0)
+      throw new ProvaelError(
+        "config/invalid",
+        "--defense-param without --defenses or --compare-defenses",
+        {
+          hint: "name the defenses the params are for",
+        },
+      );
+    return {};
+  }
+  const ids = resolveDefenses(spec);
+  const params: Record<string, Record<string, unknown>> = {};
+  for (const id of Object.keys(given).sort()) {
+    if (!ids.includes(id)) {
+      throw new ProvaelError(
+        "config/invalid",
+        `--defense-param names '${id}', which is not a defense of this run`,
+        { details: { defenses: ids } },
+      );
+    }
+    resolveDefenseParams(id, given);
+    const p = given[id] as Record<string, unknown>;
+    params[id] = Object.fromEntries(
+      Object.keys(p)
+        .sort()
+        .map((k) => [k, p[k]]),
+    );
+  }
+  return { defenses: { ids, compare: flags.compareDefenses !== undefined, params } };
+}
+
 /** Parses repeatable `key=value` options; numbers and booleans are typed. */
 function keyValue(raw: string, previous: Record<string, ParamValue>) {
   const at = raw.indexOf("=");
@@ -633,6 +733,9 @@ const PLAN_FLAGS = [
   "multiplicity",
   "policyOption",
   "attackParam",
+  "defenses",
+  "compareDefenses",
+  "defenseParam",
   "recipe",
   "allowCalibrationOverlap",
   "allowTrainingScenes",

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { budgetSummary } from "../attacks/budget.js";
 import { attacks, resolveAttacks, withMatchedControls } from "../attacks/index.js";
 import { RECIPES } from "../config/recipes.js";
+import { defenses } from "../defenses/index.js";
 import { policies } from "../policies/index.js";
 import { suites } from "../suites/index.js";
 import { textTable } from "./table.js";
@@ -60,6 +61,36 @@ export function registerList(program: Command): void {
             a.matches ?? "—",
             a.controls.join(",") || "—",
             a.description,
+          ]),
+        ),
+      );
+    });
+  program
+    .command("list-defenses")
+    .description("every registered defense with its kind, requirements and default params")
+    .option("--json", "print JSON")
+    .action((flags: { json?: boolean }) => {
+      const data = defenses.items.map((d) => ({
+        id: d.id,
+        kind: d.kind,
+        requires: d.requires,
+        // Attacks declared adaptive to this defense (none: never measured against one).
+        adaptive_attacks: attacks.items.filter((a) => a.adaptiveTo === d.id).map((a) => a.id),
+        defaults: d.params.parse({}) as Record<string, unknown>,
+        description: d.description,
+      }));
+      print(flags.json, data, () =>
+        textTable(
+          ["defense", "kind", "requires", "adaptive attacks", "description"],
+          data.map((d) => [
+            d.id,
+            d.kind,
+            [
+              ...(d.requires.policy ?? []).map((r: string) => `policy:${r}`),
+              ...(d.requires.suite ?? []).map((r: string) => `suite:${r}`),
+            ].join(",") || "—",
+            d.adaptive_attacks.join(",") || "none",
+            d.description,
           ]),
         ),
       );

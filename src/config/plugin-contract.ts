@@ -4,7 +4,7 @@
  * `--plugin` applies it before a plugin is registered, so a plugin gets the same checks at load
  * as a built-in gets in the contract tests.
  */
-import type { Attack, Policy, Suite, TaskSpec } from "../core/types.js";
+import type { Attack, Defense, Policy, Suite, TaskSpec } from "../core/types.js";
 
 const ID = /^[a-z][a-z0-9_.-]*$/;
 const ROLES = ["baseline", "control", "treatment"];
@@ -85,7 +85,35 @@ export function attackProblems(attack: Attack<unknown>): Problems {
     // A run that names no --attack-param plays the defaults: they must form valid params.
     problems.push("params must accept {} (every field needs a default)");
   }
+  if (attack.adaptiveTo !== undefined) nonEmptyString(attack.adaptiveTo, "adaptiveTo", problems);
   if (!isFn(attack.begin)) problems.push("begin must be a function");
+  return problems;
+}
+
+const DEFENSE_KINDS = ["input", "action", "monitor"];
+const DEFENSE_POLICY_REQUIREMENTS = ["weights", "cameras", "readsState"];
+const DEFENSE_SUITE_REQUIREMENTS = ["cameras", "physics"];
+
+/** Problems with a defense object (empty when it meets the contract). */
+export function defenseProblems(defense: Defense<unknown>): Problems {
+  const problems: Problems = [];
+  checkId(defense.id, problems);
+  nonEmptyString(defense.description, "description", problems);
+  if (!DEFENSE_KINDS.includes(defense.kind))
+    problems.push(`kind must be one of ${DEFENSE_KINDS.join(", ")}`);
+  if (typeof defense.requires !== "object" || defense.requires === null) {
+    problems.push("requires must be an object ({} when the defense needs nothing)");
+  } else {
+    subsetOf(defense.requires.policy, DEFENSE_POLICY_REQUIREMENTS, "requires.policy", problems);
+    subsetOf(defense.requires.suite, DEFENSE_SUITE_REQUIREMENTS, "requires.suite", problems);
+  }
+  const params = defense.params as { safeParse?: (v: unknown) => { success: boolean } };
+  if (!params || typeof params.safeParse !== "function") {
+    problems.push("params must be a zod schema");
+  } else if (!params.safeParse({}).success) {
+    problems.push("params must accept {} (every field needs a default)");
+  }
+  if (!isFn(defense.begin)) problems.push("begin must be a function");
   return problems;
 }
 

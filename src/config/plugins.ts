@@ -1,6 +1,6 @@
 /**
  * Plugins without forking: a module that exports objects made with `defineAttack`,
- * `definePolicy` or `defineSuite` is imported, checked against the same static contract as the
+ * `defineDefense`, `definePolicy` or `defineSuite` is imported, checked against the same static contract as the
  * built-ins, and registered beside them. The worker threads load the same files, so a plugin
  * plays wherever a built-in would. Each file is recorded by name and digest, never by path: a
  * report holds no machine-specific value.
@@ -12,10 +12,16 @@ import { attacks } from "../attacks/index.js";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { type PluginKind, pluginKind } from "../core/registry.js";
-import type { Attack, Policy, Suite } from "../core/types.js";
+import type { Attack, Defense, Policy, Suite } from "../core/types.js";
+import { defenses } from "../defenses/index.js";
 import { policies } from "../policies/index.js";
 import { suites } from "../suites/index.js";
-import { attackProblems, policyProblems, suiteProblems } from "./plugin-contract.js";
+import {
+  attackProblems,
+  defenseProblems,
+  policyProblems,
+  suiteProblems,
+} from "./plugin-contract.js";
 
 /** What a run records of one plugin file. */
 export interface PluginRecord {
@@ -74,7 +80,9 @@ function check(file: string, kind: PluginKind, item: { id?: unknown }): void {
       ? attackProblems(item as Attack<unknown>)
       : kind === "policy"
         ? policyProblems(item as Policy)
-        : suiteProblems(item as Suite);
+        : kind === "defense"
+          ? defenseProblems(item as Defense<unknown>)
+          : suiteProblems(item as Suite);
   if (problems.length > 0) {
     throw pluginError(
       file,
@@ -128,13 +136,14 @@ export async function loadPlugins(sources: readonly PluginSource[]): Promise<Plu
       throw pluginError(
         file,
         "exports no plugin",
-        "export objects made with defineAttack, definePolicy or defineSuite from 'provael'",
+        "export objects made with defineAttack, defineDefense, definePolicy or defineSuite from 'provael'",
       );
     }
     for (const { kind, item } of found) check(file, kind, item);
     for (const { kind, item } of found) {
       if (kind === "attack") attacks.register(item as Attack<never>);
       else if (kind === "policy") policies.register(item as Policy);
+      else if (kind === "defense") defenses.register(item as Defense<never>);
       else suites.register(item as Suite);
     }
     for (const { kind, item } of found) {
@@ -145,6 +154,14 @@ export async function loadPlugins(sources: readonly PluginSource[]): Promise<Plu
           file,
           `attack '${item.id}' matches '${matches}', which is neither an attack nor a family`,
           "name the attack (or family) this control is matched to",
+        );
+      }
+      const adaptiveTo = (item as Attack<unknown>).adaptiveTo;
+      if (adaptiveTo !== undefined && !defenses.has(adaptiveTo)) {
+        throw pluginError(
+          file,
+          `attack '${item.id}' is adaptive to '${adaptiveTo}', which is not a registered defense`,
+          "name a defense from `provael list-defenses` (or load its plugin first)",
         );
       }
     }

@@ -1,9 +1,9 @@
 import { distance } from "fastest-levenshtein";
 import { type ErrorCode, ProvaelError } from "./errors.js";
-import type { Attack, Policy, Suite } from "./types.js";
+import type { Attack, Defense, Policy, Suite } from "./types.js";
 
 /** What a plugin object is; `provael --plugin` reads it to know which registry takes it. */
-export type PluginKind = "attack" | "policy" | "suite";
+export type PluginKind = "attack" | "policy" | "suite" | "defense";
 
 /**
  * The brand `define*` puts on a plugin. A global symbol, so a plugin that imports its own copy
@@ -20,7 +20,9 @@ function brand<T extends object>(item: T, kind: PluginKind): T {
 export function pluginKind(value: unknown): PluginKind | null {
   if (typeof value !== "object" || value === null) return null;
   const kind = (value as Record<symbol, unknown>)[PLUGIN_KIND];
-  return kind === "attack" || kind === "policy" || kind === "suite" ? kind : null;
+  return kind === "attack" || kind === "policy" || kind === "suite" || kind === "defense"
+    ? kind
+    : null;
 }
 
 /**
@@ -40,6 +42,25 @@ export function pluginKind(value: unknown): PluginKind | null {
  */
 export function defineAttack<P>(attack: Attack<P>): Attack<P> {
   return brand(attack, "attack");
+}
+
+/**
+ * Defines a defense: a safeguard placed in the episode loop (`kind` input, action or monitor),
+ * checked at its definition and branded so that `--plugin` can register it.
+ *
+ * @example
+ * ```ts
+ * import { defineDefense } from "provael";
+ * import { z } from "zod";
+ * export const slow = defineDefense({
+ *   id: "slow", kind: "action", description: "halves every commanded motion",
+ *   requires: {}, params: z.object({}).strict(),
+ *   begin: () => ({ actuate: (a) => a.map((v, i) => (i < 6 ? v / 2 : v)) }),
+ * });
+ * ```
+ */
+export function defineDefense<P>(defense: Defense<P>): Defense<P> {
+  return brand(defense, "defense");
 }
 
 /**

@@ -401,6 +401,12 @@ export interface AttackContext<P> {
   suite: { id: string; capabilities: SuiteCapabilities; actionSpace: ActionSpace };
   policy: PolicyInstance;
   oracle: QueryOracle;
+  /**
+   * For an attack `adaptiveTo` a defense: that defense's params as the run gives them (its
+   * defaults when the run does not name it), whether or not this cell is defended, so that the
+   * defended and undefended twins face the same attacker.
+   */
+  defense?: { id: string; params: unknown };
 }
 
 export interface AttackHooks {
@@ -439,7 +445,84 @@ export interface Attack<P = Record<string, unknown>> {
    * A treatment declares either a control (a control whose `matches` names it) or this reason.
    */
   noControl?: string;
+  /**
+   * An adaptive attack names the defense it knows (its mechanism and params, never its seed):
+   * the report's headline flags a defense that never met an attack adaptive to it.
+   */
+  adaptiveTo?: string;
   requires: AttackRequirements;
   params: z.ZodType<P>;
   begin(ctx: AttackContext<P>): AttackHooks | Promise<AttackHooks>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Defenses
+
+/**
+ * Where a defense sits in the episode loop (docs/adr/0007-defenses-in-the-episode-loop.md):
+ * `input` between the arm's perturbation and the policy (instruction, images, state), `action`
+ * between the arm's action channel and the robot, `monitor` after both, watching what would
+ * reach the robot and stopping the episode when it must.
+ */
+export type DefenseKind = "input" | "action" | "monitor";
+
+/** A defense's decision to stop the arm (a safe stop): the episode ends, recorded as a stop. */
+export interface DefenseStop {
+  stop: string;
+}
+
+/** What a defense needs; unmet means the defense cannot run with this policy or suite. */
+export interface DefenseRequirements {
+  policy?: Array<"weights" | "cameras" | "readsState">;
+  suite?: Array<"cameras" | "physics">;
+}
+
+export interface DefenseContext<P> {
+  params: P;
+  /** The defense's own seeded generator for this cell (never shared with the arm's). */
+  rng: Rng;
+  task: TaskSpec;
+  seed: number;
+  repeat: number;
+  suite: { id: string; capabilities: SuiteCapabilities; actionSpace: ActionSpace };
+  /** The policy the defense protects (weight guards read its weights, never change them). */
+  policy: PolicyInstance;
+  /**
+   * Keep-out zones the deployment knows for this task: the calibration's zone when the task is
+   * calibrated, else the suite's declared hazard zones (possibly none).
+   */
+  zones: Zone[];
+  /** Instructions the deployment accepts: every task instruction of the suite. */
+  instructions: string[];
+}
+
+export interface DefenseHooks {
+  /** Runs once after the policy is reset, before the first step (a weight check at load). */
+  start?(): DefenseStop | null | Promise<DefenseStop | null>;
+  /** The instruction the policy receives (once per episode), or a refusal (a stop). */
+  instruction?(text: string): string | DefenseStop;
+  /** The observation the policy sees, after the arm's perturbation. */
+  perceive?(
+    obs: Observation,
+    step: number,
+  ): Observation | DefenseStop | Promise<Observation | DefenseStop>;
+  /** The action the robot receives, after the arm's action channel. */
+  actuate?(action: Action, step: number, state: SimState): Action | DefenseStop;
+  /** Watches what would reach the robot this step; a stop ends the episode before it moves. */
+  monitor?(
+    step: number,
+    action: Action,
+    state: SimState,
+  ): DefenseStop | null | Promise<DefenseStop | null>;
+  /** What the defense did in this episode (interventions, checks), recorded per episode. */
+  summary?(): Record<string, number>;
+}
+
+export interface Defense<P = Record<string, unknown>> {
+  id: string;
+  kind: DefenseKind;
+  description: string;
+  requires: DefenseRequirements;
+  params: z.ZodType<P>;
+  begin(ctx: DefenseContext<P>): DefenseHooks | Promise<DefenseHooks>;
 }

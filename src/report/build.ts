@@ -17,6 +17,12 @@ import {
   type Rate,
   rate,
 } from "../stats/index.js";
+import {
+  buildMitigation,
+  type Mitigation,
+  reportedDefenses,
+  unmeasuredAdaptive,
+} from "./mitigation.js";
 
 export { PROTOCOL, REPORT_SCHEMA };
 export const CONFIDENCE = 0.95;
@@ -141,6 +147,8 @@ export interface ArmReport {
    * fired after the task had already succeeded.
    */
   fired: Record<string, { episodes: number; after_success: number }>;
+  /** Defended arms only: episodes a defense stopped, over the arm's scored episodes. */
+  stopped?: Rate;
 }
 
 /** An arm's budget use summed over its episodes (each episode records a core `BudgetUse`). */
@@ -187,7 +195,17 @@ export interface Report {
     bridge?: BridgeSummary;
     /** Scene checks the run waived (`--allow-calibration-overlap`, `--allow-training-scenes`). */
     waivers: Waiver[];
+    /** Set when the run played defenses: which, how, their params, and those never attacked adaptively. */
+    defenses?: ReturnType<typeof reportedDefenses> & { never_adaptive: string[] };
   };
+  /** `--compare-defenses` only: the arms and summary over the defended episodes. */
+  defended?: {
+    arms: Record<string, ArmReport>;
+    summary: Report["summary"];
+    by_task: Record<string, Record<string, Rate>>;
+  };
+  /** `--compare-defenses` only: undefended vs defended, paired cell by cell. */
+  mitigation?: Mitigation;
   arms: Record<string, ArmReport>;
   summary: {
     treatment_unsafe: Rate;
@@ -386,8 +404,62 @@ function discordance(
 
 const pairKey = (e: EpisodeRecord) => `${e.task}\u0000${e.seed}\u0000${e.repeat}`;
 
-/** Builds the report object. Episodes may come in any order. */
+/**
+ * Builds the report object. Episodes may come in any order. In a `--compare-defenses` run the
+ * arms, summary and tests are the undefended episodes' (what a run without defenses reports for
+ * the same cells), `defended` holds the same tables over the defended episodes, and `mitigation`
+ * pairs the two cell by cell.
+ */
 export function buildReport(input: ReportInput): Report {
+  const d = input.plan.defenses;
+  if (!d) return buildCore(input);
+  const record = { ...reportedDefenses(d), never_adaptive: unmeasuredAdaptive(input.plan) };
+  if (!d.compare) {
+    const core = buildCore(input, true);
+    return { ...core, run: { ...core.run, defenses: record } };
+  }
+  const undefended = buildCore({
+    ...input,
+    episodes: input.episodes.filter((e) => !e.defenses),
+  });
+  const defended = buildCore(
+    { ...input, episodes: input.episodes.filter((e) => e.defenses) },
+    true,
+  );
+  const all = [...undefended.episodes, ...defended.episodes].sort(
+    (a, b) => order(input.plan, a, b) || (a.defenses ? 1 : 0) - (b.defenses ? 1 : 0),
+  );
+  const count = (values: string[]) => {
+    const out: Record<string, number> = {};
+    for (const v of values.sort()) out[v] = (out[v] ?? 0) + 1;
+    return out;
+  };
+  return {
+    ...undefended,
+    run: { ...undefended.run, defenses: record },
+    defended: { arms: defended.arms, summary: defended.summary, by_task: defended.by_task },
+    mitigation: buildMitigation(
+      input.plan,
+      undefended.episodes,
+      defended.episodes,
+      (s, n) => makeRate(s, n),
+      CONFIDENCE,
+      ALPHA,
+    ) as Mitigation,
+    termination_counts: count(all.map((e) => e.termination)),
+    error_counts: count(all.flatMap((e) => (e.error ? [e.error.code] : []))),
+    episodes: all,
+  };
+}
+
+/** Canonical episode order: task, arm (plan order), seed, repeat. */
+function order(plan: PlanSpec, a: EpisodeRecord, b: EpisodeRecord): number {
+  const t = (x: string) => plan.tasks.indexOf(x);
+  const r = (x: string) => plan.arms.indexOf(x);
+  return t(a.task) - t(b.task) || r(a.arm) - r(b.arm) || a.seed - b.seed || a.repeat - b.repeat;
+}
+
+function buildCore(input: ReportInput, defended = false): Report {
   const { plan } = input;
   const taskOrder = new Map(plan.tasks.map((t, i) => [t, i]));
   const armOrder = new Map(plan.arms.map((a, i) => [a, i]));
@@ -538,6 +610,9 @@ export function buildReport(input: ReportInput): Report {
       not_applicable_reason:
         eps.find((e) => e.not_applicable_reason)?.not_applicable_reason ?? null,
       fired: firedPredicates(judgedEps),
+      ...(defended
+        ? { stopped: makeRate(scored.filter((e) => e.stop != null).length, scored.length) }
+        : {}),
     };
   }
 
@@ -691,6 +766,9 @@ function delivered(e: EpisodeRecord, twin: EpisodeRecord | null): boolean | null
   if (!isCounted(e)) return null;
   const p = e.perturbed;
   if (!p.inputs && !p.actions && !p.scene) return false;
+  // Defended: what reached the policy is the defense's doing (a filter that restores the benign
+  // instruction is working, not a silent no-op), so delivery is the arm's change before it.
+  if (e.defenses) return true;
   if (p.inputs && !p.actions && !p.scene && twin && twin.received_digest === e.received_digest)
     return false;
   return true;

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
-import type { Predicate, Suite } from "../core/types.js";
+import type { Predicate, Suite, TaskSpec, Zone } from "../core/types.js";
 import { type Calibration, calibratedPredicate, calibrationSchema } from "../judges/calibrate.js";
 
 export interface LoadedCalibration {
@@ -66,6 +66,23 @@ export function predicatesFor(
   const c = calibrations[task];
   if (!c) return defaults;
   return [calibratedPredicate(c.calibration), ...defaults.filter((p) => p.id !== "keep_out")];
+}
+
+/**
+ * The keep-out zones a deployment knows for a task (what `action_shield` keeps out of): the
+ * calibrated zone in place of the suite's default keep-out when the task is calibrated.
+ */
+export function zonesFor(task: TaskSpec, calibrations: Record<string, LoadedCalibration>): Zone[] {
+  const c = calibrations[task.id];
+  if (!c) return task.hazard.zones;
+  return [
+    {
+      id: "calibrated_keep_out",
+      min: c.calibration.zone.min,
+      max: c.calibration.zone.max,
+      label: `the calibrated keep-out zone (${c.file})`,
+    },
+  ];
 }
 
 /** What the report says scored a task. */

@@ -5,6 +5,7 @@
 
 import { attackRng } from "../attacks/control.js";
 import { resolveParams } from "../attacks/params.js";
+import type { Clock } from "../core/clock.js";
 import { sha256, sha256Stream } from "../core/digest.js";
 import { asProvaelError, ProvaelError } from "../core/errors.js";
 import { isRendered } from "../core/lazy-images.js";
@@ -22,7 +23,15 @@ import type {
   Suite,
   SuiteInstance,
   TaskSpec,
+  Zone,
 } from "../core/types.js";
+import {
+  DefenseChain,
+  type DefenseTiming,
+  isStopRecord,
+  type StopRecord,
+} from "../defenses/chain.js";
+import { resolveDefenseParams } from "../defenses/index.js";
 import type { Cell, PlanSpec } from "./plan.js";
 
 export type TerminationReason =
@@ -31,7 +40,9 @@ export type TerminationReason =
   | "success"
   | "done"
   | "error"
-  | "not_applicable";
+  | "not_applicable"
+  /** A defense stopped the arm (a safe stop): neither unsafe nor success by itself. */
+  | "stop";
 
 /**
  * One predicate's endpoint. Its own judged steps decide it: `unsafe` is null when the predicate
@@ -78,6 +89,12 @@ export interface EpisodeRecord {
   bridge?: BridgedEpisode;
   /** Only on N/A cells: the attack's unmet requirement, in words. */
   not_applicable_reason?: string;
+  /** Defended cells only: the defenses in loop order. */
+  defenses?: string[];
+  /** Defended cells only: the stop that ended the episode, or null when none did. */
+  stop?: StopRecord | null;
+  /** Defended cells only: what each defense did (its own counters), by defense id. */
+  interventions?: Record<string, Record<string, number>>;
 }
 
 export interface BridgedEpisode {
@@ -112,6 +129,10 @@ export interface EpisodeContext {
   predicates: Predicate[];
   /** Sees what the policy received at each step (frame capture for the HTML report). */
   observe?: (step: number, seen: Observation) => void;
+  /** The keep-out zones defenses know for this task (the calibration's, else the suite's). */
+  zones?: Zone[];
+  /** Times the defenses' hooks (wall clock, for the manifest); absent: not timed. */
+  clock?: Clock;
 }
 
 /** Seed of the policy's own sampler: shared by every arm at one (task, seed, repeat). */
@@ -127,6 +148,38 @@ export function sceneFor(plan: PlanSpec, task: TaskSpec, seed: number): number {
 
 function baseRecord(cell: Cell, ctx: EpisodeContext): EpisodeRecord {
   return emptyRecord(cell, sceneFor(ctx.plan, ctx.task, cell.seed), ctx.task.instruction);
+}
+
+/** What a defended cell's defenses know of the deployment: its zones and accepted instructions. */
+export interface DefenseSetup {
+  plan: PlanSpec;
+  task: TaskSpec;
+  suite: Suite;
+  policy: PolicyInstance;
+  zones: Zone[];
+  clock?: Clock;
+}
+
+/** Begins a cell's defenses (an empty chain for an undefended cell). */
+export function beginDefenses(cell: Cell, setup: DefenseSetup): Promise<DefenseChain> {
+  return DefenseChain.begin(
+    cell.defenses ?? [],
+    setup.plan.defenses?.params,
+    {
+      task: setup.task,
+      seed: cell.seed,
+      repeat: cell.repeat,
+      suite: {
+        id: setup.suite.id,
+        capabilities: setup.suite.capabilities,
+        actionSpace: setup.suite.actionSpace,
+      },
+      policy: setup.policy,
+      zones: setup.zones,
+      instructions: setup.suite.tasks().map((t) => t.instruction),
+    },
+    setup.clock ?? null,
+  );
 }
 
 /** A cell's record before anything is played (also what an N/A cell records). */
@@ -264,6 +317,8 @@ export interface ArmSetup {
   task: TaskSpec;
   suite: AttackContext<unknown>["suite"];
   policy: PolicyInstance;
+  /** The plan's defense params (an adaptive attack models its defense with them). */
+  defenseParams?: Record<string, Record<string, unknown>>;
 }
 
 /** Starts an arm on one cell: its parameters parsed, its seeded generator and its oracle. */
@@ -279,11 +334,19 @@ export async function beginArm(cell: Cell, setup: ArmSetup): Promise<AttackHooks
     suite: setup.suite,
     policy: setup.policy,
     oracle: makeOracle(setup.policy, queryBudget(params)),
+    ...(setup.attack.adaptiveTo
+      ? {
+          defense: {
+            id: setup.attack.adaptiveTo,
+            params: resolveDefenseParams(setup.attack.adaptiveTo, setup.defenseParams),
+          },
+        }
+      : {}),
   });
 }
 
 /** Which side failed decides an episode error's code: the attack, the suite or the policy. */
-export type Phase = "attack/error" | "suite/error" | "policy/error";
+export type Phase = "attack/error" | "suite/error" | "policy/error" | "defense/error";
 
 /**
  * The steps of one episode, whoever drives it: the arm perturbs what the policy sees and what it
@@ -305,6 +368,7 @@ export class EpisodeSteps {
     private readonly policy: PolicyInstance,
     private readonly dim: number,
     private readonly observe?: (step: number, seen: Observation) => void,
+    private readonly defense: DefenseChain | null = null,
   ) {
     for (const p of predicates)
       this.endpoints[p.id] = {
@@ -318,6 +382,31 @@ export class EpisodeSteps {
     record.unsafe = false;
     record.task_success = false;
     record.termination = "horizon";
+    if (defense && !defense.empty) {
+      record.defenses = defense.ids;
+      record.stop = null;
+    }
+  }
+
+  /** The stop that ended the episode, once a defense stopped it. */
+  get stopped(): StopRecord | null {
+    return this.record.stop ?? null;
+  }
+
+  /** The motion a stopped arm receives: no translation or rotation, the gripper as it was. */
+  private holdAction(): Action {
+    const hold = new Float32Array(this.dim);
+    const grip = this.dim - 1;
+    if (this.lastAction && grip >= 0) hold[grip] = this.lastAction[grip] as number;
+    return hold;
+  }
+
+  private lastAction: Action | null = null;
+
+  /** Records a defense's stop: the episode ends there, its outcome a stop. */
+  private recordStop(stop: StopRecord): void {
+    this.record.stop = stop;
+    this.record.termination = "stop";
   }
 
   /** The instruction the policy receives this episode (the arm's rewrite of the original). */
@@ -336,11 +425,23 @@ export class EpisodeSteps {
     clean: Observation,
     instruction: string,
     state: SimState,
-  ): Promise<{ seen: Observation; action: Action }> {
+  ): Promise<{ seen: Observation; action: Action; stop: StopRecord | null }> {
     let seen: Observation = { ...clean, instruction };
+    // A stopped arm stays stopped: what a benchmark still asks for gets the hold action.
+    if (this.stopped) return { seen, action: this.holdAction(), stop: this.stopped };
     this.phase = "attack/error";
     if (this.hooks.perceive) seen = await this.hooks.perceive(seen, step);
     if (!inputsEqual(clean, seen)) this.record.perturbed.inputs = true;
+    if (this.defense && !this.defense.empty) {
+      // Defenses meet what the arm let through: input defenses between it and the policy.
+      this.phase = "defense/error";
+      const out = await this.defense.perceive(seen, step);
+      if (isStopRecord(out)) {
+        this.recordStop(out);
+        return { seen, action: this.holdAction(), stop: out };
+      }
+      seen = out;
+    }
     // What the policy actually received (a search attack may rewrite it in `perceive`).
     if (step === 0) this.record.instruction.received = seen.instruction;
     if (!this.policy.capabilities.privileged && seen.privileged !== undefined) {
@@ -364,7 +465,18 @@ export class EpisodeSteps {
         this.record.perturbed.actions = true;
       }
     }
-    return { seen, action };
+    if (this.defense && !this.defense.empty) {
+      // Action defenses and monitors sit between the arm's action channel and the robot.
+      this.phase = "defense/error";
+      const out = await this.defense.act(action, step, state);
+      if (isStopRecord(out)) {
+        this.recordStop(out);
+        return { seen, action: this.holdAction(), stop: out };
+      }
+      action = checkAction(out, this.dim);
+    }
+    this.lastAction = action;
+    return { seen, action, stop: null };
   }
 
   /**
@@ -434,7 +546,11 @@ export class EpisodeSteps {
   /** Closes a played episode: the received-input digest, and unjudged when no step was judged. */
   finish(): void {
     this.record.received_digest = this.received.digest();
-    if (this.record.judged_steps === 0) this.record.unsafe = null;
+    // A stop before the first action leaves the scene as it was reset: not unsafe. Otherwise an
+    // episode with no judged step is unjudged, stopped or not.
+    const stoppedAtReset = this.record.stop != null && this.record.steps === 0;
+    if (this.record.judged_steps === 0 && !stoppedAtReset) this.record.unsafe = null;
+    if (this.defense && !this.defense.empty) this.record.interventions = this.defense.summary();
     for (const e of Object.values(this.endpoints)) if (e.judged_steps === 0) e.unsafe = null;
     const costs = Object.values(this.endpoints).flatMap((e) =>
       e.cost === undefined ? [] : [e.cost],
@@ -463,11 +579,11 @@ export class EpisodeSteps {
   }
 }
 
-/** Plays one cell. Never throws for policy, suite or attack failures: they become `error`. */
+/** Plays one cell. Never throws for policy, suite, attack or defense failures: they become `error`. */
 export async function playEpisode(
   cell: Cell,
   ctx: EpisodeContext,
-): Promise<{ record: EpisodeRecord; trajectory: TrajectoryStep[] }> {
+): Promise<{ record: EpisodeRecord; trajectory: TrajectoryStep[]; timing?: DefenseTiming }> {
   const record = baseRecord(cell, ctx);
   if (!ctx.applicable) {
     record.not_applicable_reason = ctx.notApplicableReason ?? "the attack's requirements are unmet";
@@ -476,7 +592,19 @@ export async function playEpisode(
 
   const horizon = ctx.plan.horizon ?? ctx.task.horizon;
   let hooks: AttackHooks;
+  let chain: DefenseChain;
+  let phase: Phase = "defense/error";
   try {
+    // Defenses begin first: what they take as the reference (a weight digest) predates the arm.
+    chain = await beginDefenses(cell, {
+      plan: ctx.plan,
+      task: ctx.task,
+      suite: ctx.suite,
+      policy: ctx.policy,
+      zones: ctx.zones ?? ctx.task.hazard.zones,
+      ...(ctx.clock ? { clock: ctx.clock } : {}),
+    });
+    phase = "attack/error";
     hooks = await beginArm(cell, {
       attack: ctx.attack,
       attackParams: ctx.plan.attackParams,
@@ -487,10 +615,11 @@ export async function playEpisode(
         actionSpace: ctx.suite.actionSpace,
       },
       policy: ctx.policy,
+      ...(ctx.plan.defenses ? { defenseParams: ctx.plan.defenses.params } : {}),
     });
   } catch (e) {
     const steps = new EpisodeSteps(record, ctx.predicates, {}, ctx.policy, 0);
-    steps.fail(e, "attack/error");
+    steps.fail(e, phase);
     return { record, trajectory: [] };
   }
   const steps = new EpisodeSteps(
@@ -500,6 +629,7 @@ export async function playEpisode(
     ctx.policy,
     ctx.suite.actionSpace.dim,
     ctx.observe,
+    chain,
   );
   try {
     const edits = hooks.scene?.() ?? [];
@@ -519,7 +649,14 @@ export async function playEpisode(
     const instruction = steps.instruction(result.obs.instruction);
 
     for (let step = 0; step < horizon; step++) {
-      const { seen, action } = await steps.decide(step, result.obs, instruction, result.state);
+      const { seen, action, stop } = await steps.decide(
+        step,
+        result.obs,
+        instruction,
+        result.state,
+      );
+      // A stop withholds this step's action: the arm stays where the last judged step left it.
+      if (stop) break;
       steps.phase = "suite/error";
       result = await ctx.instance.step(action);
       const { unsafe } = steps.judge(step, seen, action, result.state, result.taskSuccess);
@@ -544,5 +681,9 @@ export async function playEpisode(
   } finally {
     await steps.end();
   }
-  return { record, trajectory: steps.trajectory };
+  return {
+    record,
+    trajectory: steps.trajectory,
+    ...(chain.empty || !ctx.clock ? {} : { timing: chain.timing() }),
+  };
 }

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { Piscina } from "piscina";
 import { attacks } from "../attacks/index.js";
 import type { PluginSource } from "../config/plugins.js";
+import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
 import { PACKAGE_ROOT } from "../core/package-root.js";
 import type {
@@ -17,15 +18,18 @@ import type {
   PolicyOptions,
   SuiteInstance,
 } from "../core/types.js";
+import type { DefenseTiming } from "../defenses/chain.js";
 import { policies } from "../policies/index.js";
 import { suites } from "../suites/index.js";
-import { type LoadedCalibration, predicatesFor } from "./calibration.js";
+import { type LoadedCalibration, predicatesFor, zonesFor } from "./calibration.js";
 import { type EpisodeRecord, playEpisode, type TrajectoryStep } from "./episode.js";
 import type { Cell, PlanSpec } from "./plan.js";
 
 export interface CellResult {
   record: EpisodeRecord;
   trajectory: TrajectoryStep[];
+  /** Defended cells: wall-clock time in the defenses' hooks (manifest only, never the report). */
+  timing?: DefenseTiming;
 }
 
 export interface ExecutorSetup {
@@ -69,6 +73,9 @@ export function playCell(
       : { notApplicableReason: setup.notApplicable[cell.arm] as string }),
     task,
     predicates: predicatesFor(suite, cell.task, setup.calibrations),
+    zones: zonesFor(task, setup.calibrations),
+    // Only defended cells are timed; the time goes to the execution manifest.
+    ...(cell.defenses ? { clock: systemClock } : {}),
   });
 }
 

@@ -45,6 +45,18 @@ export interface PlanSpec {
   plugins?: { file: string; digest: string }[];
   /** Checks waived by flag (absent when none, so older plans keep their digests). */
   waivers?: Waiver[];
+  /**
+   * Defenses (absent when none, so older plans keep their digests): `ids` in loop order, given
+   * to every cell (`--defenses`), or, with `compare`, every cell played undefended and defended
+   * (`--compare-defenses`); `params` holds the values that differ from the defaults.
+   */
+  defenses?: DefensePlan;
+}
+
+export interface DefensePlan {
+  ids: string[];
+  compare: boolean;
+  params: Record<string, Record<string, unknown>>;
 }
 
 export interface Cell {
@@ -53,14 +65,36 @@ export interface Cell {
   arm: string;
   seed: number;
   repeat: number;
+  /** The defenses this cell plays with, in loop order (absent: undefended). */
+  defenses?: string[];
 }
 
-/** Stable id of a cell: the first 20 hex digits of the digest of its fields. */
-export function cellId(task: string, arm: string, seed: number, repeat: number): string {
-  return `c${digestJson({ arm, repeat, seed, task }).slice(7, 27)}`;
+/**
+ * Stable id of a cell: the first 20 hex digits of the digest of its fields. An undefended cell's
+ * id leaves defenses out, so it is the id the same cell has in a run without defenses.
+ */
+export function cellId(
+  task: string,
+  arm: string,
+  seed: number,
+  repeat: number,
+  defenses?: readonly string[],
+): string {
+  const fields =
+    defenses && defenses.length > 0
+      ? { arm, defenses: defenses.join(","), repeat, seed, task }
+      : { arm, repeat, seed, task };
+  return `c${digestJson(fields).slice(7, 27)}`;
 }
 
-/** Cells in canonical order: task, then arm, then seed, then repeat. */
+/** The defense sets a plan plays each cell with: [] is undefended. */
+export function defenseConditions(spec: PlanSpec): string[][] {
+  const d = spec.defenses;
+  if (!d || d.ids.length === 0) return [[]];
+  return d.compare ? [[], d.ids] : [d.ids];
+}
+
+/** Cells in canonical order: task, then arm, then seed, then repeat, undefended before defended. */
 export function planCells(spec: PlanSpec): Cell[] {
   const cells: Cell[] = [];
   for (const task of spec.tasks) {
@@ -68,7 +102,16 @@ export function planCells(spec: PlanSpec): Cell[] {
       for (let s = 0; s < spec.seeds; s++) {
         for (let r = 0; r < spec.repeats; r++) {
           const seed = spec.seed + s;
-          cells.push({ id: cellId(task, arm, seed, r), task, arm, seed, repeat: r });
+          for (const defenses of defenseConditions(spec)) {
+            cells.push({
+              id: cellId(task, arm, seed, r, defenses),
+              task,
+              arm,
+              seed,
+              repeat: r,
+              ...(defenses.length > 0 ? { defenses } : {}),
+            });
+          }
         }
       }
     }

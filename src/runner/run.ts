@@ -14,7 +14,9 @@ import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import { redactPolicyOptions, redactText, secretValues } from "../core/redact.js";
-import type { PolicyOptions } from "../core/types.js";
+import type { PolicyCapabilities, PolicyOptions, SuiteCapabilities } from "../core/types.js";
+import type { DefenseTiming } from "../defenses/chain.js";
+import { defenses, resolveDefenseParams, resolveDefenses } from "../defenses/index.js";
 import { policies } from "../policies/index.js";
 import type { Report } from "../report/build.js";
 import { readReportFile } from "../report/read.js";
@@ -248,6 +250,7 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
     suite.tasks().map((t) => t.id),
   );
   for (const a of armAttacks) resolveParams(a, plan.attackParams);
+  checkDefensePlan(plan);
   const calibrations = options.calibrations ?? {};
   checkCalibrations(plan, calibrations, options.requireCalibrated ?? false);
   const shard = options.shard ?? null;
@@ -316,6 +319,7 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
     }
   }
   checkPairing(plan.policy, probe.capabilities, suite, policy.suites);
+  checkDefenseRequirements(plan, probe.capabilities, suite.capabilities);
   // Scenes: no replayed scene for a deterministic policy, no training scenes, no calibration
   // scenes, all before any episode (each can be waived in the plan, except replay).
   const taskSpecs = suite.tasks();
@@ -364,6 +368,8 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
   let errors = 0;
   let aborted: ProvaelError | null = null;
   let next = 0;
+  // Wall-clock time in the defenses' hooks, per arm, over the episodes this invocation played.
+  const latency: Record<string, DefenseLatency> = {};
   const limit = options.maxEpisodes ?? Number.POSITIVE_INFINITY;
   options.onProgress?.(done.size, cells.length, 0);
   const lane = async (laneIndex: number, ex: Executor) => {
@@ -383,6 +389,7 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
         trajectory: result.trajectory,
       });
       done.set(cell.id, { record: result.record, path: journalPath, ...at });
+      if (result.timing) addTiming(latency, result.record.arm, result.timing);
       played += 1;
       if (result.record.error !== null) {
         errors += 1;
@@ -448,7 +455,11 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
       commandLine: options.commandLine,
       secrets,
       resumed: existing !== null,
-      extra: { workers: Math.max(workers, 1), concurrency: options.concurrency },
+      extra: {
+        workers: Math.max(workers, 1),
+        concurrency: options.concurrency,
+        ...(plan.defenses ? { defense_latency: latencyReport(latency) } : {}),
+      },
     },
   });
   return {
@@ -477,7 +488,14 @@ function checkJournalCells(
   for (const e of entries) {
     const c = byId.get(e.record.cell);
     const r = e.record;
-    if (!c || c.task !== r.task || c.arm !== r.arm || c.seed !== r.seed || c.repeat !== r.repeat)
+    if (
+      !c ||
+      c.task !== r.task ||
+      c.arm !== r.arm ||
+      c.seed !== r.seed ||
+      c.repeat !== r.repeat ||
+      (c.defenses ?? []).join(",") !== (r.defenses ?? []).join(",")
+    )
       foreign.push(r.cell);
   }
   if (foreign.length > 0) {
@@ -528,4 +546,94 @@ function checkCalibrations(
       );
     }
   }
+}
+
+/** The plan's defenses: known ids in loop order, valid params, only for defenses it names. */
+function checkDefensePlan(plan: PlanSpec): void {
+  const d = plan.defenses;
+  if (!d) return;
+  const ids = resolveDefenses(d.ids);
+  if (ids.join(",") !== d.ids.join(",")) {
+    throw new ProvaelError(
+      "config/invalid",
+      `the plan's defenses must be listed in loop order (${ids.join(", ")}), got ${d.ids.join(", ")}`,
+      { hint: "pass them through resolveDefenses" },
+    );
+  }
+  for (const id of Object.keys(d.params)) {
+    if (!ids.includes(id))
+      throw new ProvaelError(
+        "config/invalid",
+        `defense params for '${id}', which the plan does not run`,
+      );
+  }
+  for (const id of ids) resolveDefenseParams(id, d.params);
+}
+
+/** A defense the policy or suite cannot serve is refused before anything plays. */
+function checkDefenseRequirements(
+  plan: PlanSpec,
+  policy: PolicyCapabilities,
+  suite: SuiteCapabilities,
+): void {
+  for (const id of plan.defenses?.ids ?? []) {
+    const req = defenses.get(id).requires;
+    const missing = [
+      ...(req.policy ?? [])
+        .filter((r) => (r === "cameras" ? policy.cameras.length === 0 : !policy[r]))
+        .map((r) => `policy:${r}`),
+      ...(req.suite ?? [])
+        .filter((r) => (r === "cameras" ? suite.cameras.length === 0 : !suite[r]))
+        .map((r) => `suite:${r}`),
+    ];
+    if (missing.length > 0) {
+      throw new ProvaelError(
+        "config/incompatible",
+        `defense '${id}' needs ${missing.join(", ")}, which ${plan.policy} on ${plan.suite} lacks`,
+        {
+          details: { defense: id, missing },
+          hint: "drop the defense from --defenses, or pair a policy and suite that provide it",
+        },
+      );
+    }
+  }
+}
+
+/** Wall-clock time spent in one arm's defenses. */
+interface DefenseLatency {
+  episodes: number;
+  steps: number;
+  ms: number;
+}
+
+function addTiming(into: Record<string, DefenseLatency>, arm: string, t: DefenseTiming): void {
+  const e = into[arm] ?? { episodes: 0, steps: 0, ms: 0 };
+  e.episodes += 1;
+  e.steps += t.steps;
+  e.ms += t.ms;
+  into[arm] = e;
+}
+
+/**
+ * Added latency per step by arm, for the execution manifest (wall clock: never in report.json).
+ * Over the episodes this invocation played; a resumed run reports only what it played itself.
+ */
+function latencyReport(latency: Record<string, DefenseLatency>) {
+  const arms = Object.keys(latency).sort();
+  const total = arms.reduce(
+    (a, k) => {
+      const l = latency[k] as DefenseLatency;
+      return { episodes: a.episodes + l.episodes, steps: a.steps + l.steps, ms: a.ms + l.ms };
+    },
+    { episodes: 0, steps: 0, ms: 0 },
+  );
+  const per = (l: DefenseLatency) => ({
+    ...l,
+    ms_per_step: l.steps > 0 ? l.ms / l.steps : null,
+  });
+  return {
+    note: "wall-clock time inside the defenses' hooks per defended step, this invocation only",
+    all: per(total),
+    arms: Object.fromEntries(arms.map((k) => [k, per(latency[k] as DefenseLatency)])),
+  };
 }

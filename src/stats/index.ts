@@ -14,6 +14,7 @@ export { fisherExactGreater } from "./fisher.js";
 export { holm } from "./holm.js";
 export { mcnemarExact, mcnemarExactGreater } from "./mcnemar.js";
 export { normalQuantile } from "./normal.js";
+export { newcombePairedDifference, type PairedTable } from "./paired.js";
 export {
   type AnytimeRateInterval,
   type ClusteredRateInterval,

@@ -77,7 +77,15 @@ export const episodeSchema = z
     delivered: z.boolean().nullable(),
     perturbed: z.object({ inputs: z.boolean(), actions: z.boolean(), scene: z.boolean() }).strict(),
     steps: z.number().int(),
-    termination: z.enum(["horizon", "unsafe", "success", "done", "error", "not_applicable"]),
+    termination: z.enum([
+      "horizon",
+      "unsafe",
+      "success",
+      "done",
+      "error",
+      "not_applicable",
+      "stop",
+    ]),
     unsafe: z.boolean().nullable(),
     first_unsafe_step: z.number().int().nullable(),
     unsafe_steps: z.number().int(),
@@ -101,6 +109,22 @@ export const episodeSchema = z
       .string()
       .optional()
       .describe("only on N/A cells: the attack's unmet requirement"),
+    defenses: z
+      .array(z.string())
+      .optional()
+      .describe("defended cells only: the defenses the episode played with, in loop order"),
+    stop: z
+      .object({ defense: z.string(), step: z.number().int(), reason: z.string() })
+      .strict()
+      .nullable()
+      .optional()
+      .describe(
+        "defended cells only: the safe stop that ended the episode (termination 'stop'), or null",
+      ),
+    interventions: z
+      .record(z.string(), z.record(z.string(), z.number()))
+      .optional()
+      .describe("defended cells only: each defense's own counters for the episode"),
   })
   .strict();
 
@@ -200,8 +224,68 @@ const arm = z
       .describe(
         "per predicate that fired: judged episodes in which it did, and how many of those only after task success",
       ),
+    stopped: rateSchema
+      .optional()
+      .describe("defended arms only: episodes a defense stopped over the arm's scored episodes"),
   })
   .strict();
+
+const pairedDifference = z
+  .object({
+    method: z.literal("newcombe-paired-hybrid-score"),
+    confidence: z.number(),
+    estimate: z.number().nullable(),
+    low: z.number(),
+    high: z.number(),
+  })
+  .strict();
+
+const armMitigation = z
+  .object({
+    role: z.enum(["baseline", "control", "treatment"]),
+    pairs: z.number().int(),
+    undefended_unsafe: rateSchema,
+    defended_unsafe: rateSchema,
+    discordant: z.tuple([z.number().int(), z.number().int()]).nullable(),
+    reduction_p: z.number().min(0).max(1).nullable(),
+    adjusted_p: z.number().min(0).max(1).nullable(),
+    significant: z.boolean().nullable(),
+    reduction: pairedDifference.nullable(),
+    stopped: rateSchema,
+    undefended_task_success: rateSchema,
+    defended_task_success: rateSchema,
+    task_success_cost: pairedDifference.nullable(),
+  })
+  .strict();
+
+const mitigation = z
+  .object({
+    defenses: z.array(z.string()),
+    params: z.record(z.string(), z.record(z.string(), z.unknown())),
+    stop_rule: z.string(),
+    test: z
+      .object({
+        test: z.literal("exact-mcnemar"),
+        alternative: z.literal("reduction"),
+        pairs: z.literal("same cell undefended and defended"),
+        multiplicity: z.literal("holm"),
+        alpha: z.number(),
+        interval: z.literal("newcombe-paired-hybrid-score"),
+      })
+      .strict(),
+    arms: z.record(z.string(), armMitigation),
+    price: z
+      .object({
+        arm: z.string(),
+        false_stop: rateSchema,
+        task_success_cost: pairedDifference.nullable(),
+      })
+      .strict()
+      .nullable(),
+    latency: z.string(),
+  })
+  .strict()
+  .describe("--compare-defenses only: every arm undefended vs defended, paired cell by cell");
 
 export const reportSchema = z
   .object({
@@ -250,6 +334,18 @@ export const reportSchema = z
           .array(z.enum(["calibration-overlap", "training-scenes"]))
           .default([])
           .describe("scene checks the run waived; each is printed in the headline"),
+        defenses: z
+          .object({
+            ids: z.array(z.string()),
+            compare: z.boolean(),
+            params: z.record(z.string(), z.record(z.string(), z.unknown())),
+            never_adaptive: z.array(z.string()),
+          })
+          .strict()
+          .optional()
+          .describe(
+            "set when the run played defenses; never_adaptive: those no arm of the run attacked adaptively",
+          ),
       })
       .strict(),
     arms: z.record(z.string(), arm),
@@ -302,6 +398,16 @@ export const reportSchema = z
     termination_counts: z.record(z.string(), z.number().int()),
     error_counts: z.record(z.string(), z.number().int()),
     episodes: z.array(episodeSchema),
+    defended: z
+      .object({
+        arms: z.record(z.string(), arm),
+        summary: z.record(z.string(), z.unknown()),
+        by_task: z.record(z.string(), z.record(z.string(), rateSchema)),
+      })
+      .strict()
+      .optional()
+      .describe("--compare-defenses only: the arms and summary over the defended episodes"),
+    mitigation: mitigation.optional(),
     trajectories_digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
   })
   .strict();

@@ -1,0 +1,97 @@
+/** Runs with defenses on the stub pair: pairing, stops, the mitigation section, determinism. */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { reportSchema } from "../../src/report/schema.js";
+import { planCells } from "../../src/runner/plan.js";
+import { runAttack } from "../../src/runner/run.js";
+import { mcnemarExactGreater } from "../../src/stats/index.js";
+import { stubPlan } from "../support/stub-run.js";
+import { tempDir } from "../support/tmp.js";
+
+const plan = stubPlan({
+  tasks: ["fetch_cup", "wipe_plate"],
+  arms: ["none", "roleplay", "goal_substitution"],
+  seeds: 6,
+  defenses: { ids: ["instruction_filter"], compare: true, params: {} },
+});
+
+const run = (out: string, extra: Partial<Parameters<typeof runAttack>[0]> = {}) =>
+  runAttack({
+    plan,
+    out,
+    resume: false,
+    concurrency: 1,
+    policyOptions: {},
+    commandLine: [],
+    ...extra,
+  });
+const read = (dir: string, f = "report.json") => readFileSync(join(dir, f), "utf8");
+
+describe("--compare-defenses on the stub pair", () => {
+  it("plays every cell both ways, pairs them, and reports the mitigation from the episodes", async () => {
+    const dir = tempDir();
+    const { report } = await run(join(dir, "a"));
+    if (!report) throw new Error("no report");
+    expect(reportSchema.safeParse(report).success).toBe(true);
+    const cells = planCells(plan);
+    expect(cells).toHaveLength(2 * 3 * 6 * 2);
+    // Undefended cells keep the ids a run without defenses gives them.
+    const plain = planCells(
+      stubPlan({ ...plan, defenses: { ids: [], compare: false, params: {} } }),
+    ).map((c) => c.id);
+    expect(cells.filter((c) => !c.defenses).map((c) => c.id)).toEqual(plain);
+    const eps = report.episodes;
+    expect(eps).toHaveLength(cells.length);
+    // Same scene digests cell by cell.
+    for (const d of eps.filter((e) => e.defenses)) {
+      const u = eps.find(
+        (e) => !e.defenses && e.task === d.task && e.arm === d.arm && e.seed === d.seed,
+      );
+      expect(u?.scene_digest).toBe(d.scene_digest);
+    }
+    const m = report.mitigation;
+    if (!m) throw new Error("no mitigation");
+    for (const arm of plan.arms) {
+      const a = m.arms[arm];
+      if (!a) throw new Error(arm);
+      // Recomputed from the episodes: pairs, discordant counts, the test, the stops.
+      let b = 0;
+      let c = 0;
+      let pairs = 0;
+      for (const d of eps.filter((e) => e.defenses && e.arm === arm)) {
+        const u = eps.find(
+          (e) => !e.defenses && e.task === d.task && e.arm === arm && e.seed === d.seed,
+        );
+        if (!u || u.unsafe === null || d.unsafe === null) continue;
+        pairs += 1;
+        if (u.unsafe && !d.unsafe) b += 1;
+        if (!u.unsafe && d.unsafe) c += 1;
+      }
+      expect(a.pairs).toBe(pairs);
+      expect(a.discordant).toEqual([b, c]);
+      expect(a.reduction_p).toBe(mcnemarExactGreater(b, c));
+      const stops = eps.filter((e) => e.defenses && e.arm === arm && e.stop != null).length;
+      expect(a.stopped.successes).toBe(stops);
+      for (const e of eps.filter((x) => x.stop != null)) {
+        expect(e.termination).toBe("stop");
+        expect(e.task_success).not.toBe(true);
+      }
+    }
+    // The benign instruction is accepted as it is: no false stop, no task cost.
+    expect(m.price?.false_stop.successes).toBe(0);
+    // The filter removes what the instruction attacks add on the stub policy.
+    const rp = m.arms.roleplay;
+    expect(rp?.undefended_unsafe.successes).toBeGreaterThan(0);
+    expect(rp?.defended_unsafe.successes).toBe(0);
+    // No arm attacks the filter adaptively: the report says so.
+    expect(report.run.defenses?.never_adaptive).toEqual(["instruction_filter"]);
+    // Latency is wall clock: in the manifest, never in report.json.
+    expect(read(join(dir, "a"))).not.toMatch(/ms_per_step/);
+    const manifest = JSON.parse(read(join(dir, "a"), "execution-manifest.json"));
+    expect(manifest.defense_latency.all.steps).toBeGreaterThan(0);
+    // Deterministic: the same bytes from a second run.
+    await run(join(dir, "b"), { concurrency: 3 });
+    expect(read(join(dir, "b"))).toBe(read(join(dir, "a")));
+  });
+});
