@@ -26,7 +26,7 @@ const ALLOWED: Record<string, string[]> = {
   policies: ["core", "stats", "policies", "suites"],
   attacks: ["core", "stats", "attacks", "suites", "policies", "defenses"],
   defenses: ["core", "stats", "defenses", "judges"],
-  offline: ["core", "stats", "offline", "suites", "policies"],
+  offline: ["core", "stats", "offline", "suites", "policies", "attacks"],
   config: ["core", "stats", "config", "attacks", "suites", "policies", "judges", "defenses"],
   runner: [
     "rundir",

@@ -10,6 +10,7 @@ import { EXIT, reportError } from "./exit.js";
 import { registerLeaderboard } from "./leaderboard.js";
 import { registerList } from "./list.js";
 import { registerMerge } from "./merge.js";
+import { registerOfflineStudy } from "./offline-study.js";
 import { registerRecord } from "./record.js";
 import { registerReport } from "./report.js";
 import { registerServePolicy } from "./serve-policy.js";
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
   registerMerge(program);
   registerServePolicy(program);
   registerRecord(program);
+  registerOfflineStudy(program);
   registerTrain(program);
   registerBridge(program);
   registerVlaEvalBenchmark(program);

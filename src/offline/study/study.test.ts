@@ -1,0 +1,157 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { tempDir } from "../../../test/support/tmp.js";
+import { fixedClock } from "../../core/clock.js";
+import { Rng } from "../../core/rng.js";
+import { stubPolicy } from "../../policies/stub.js";
+import { stubSuite } from "../../suites/stub.js";
+import { LeRobotWriter } from "../lerobot/writer.js";
+import { recordDemonstrations } from "../record.js";
+import { exits, fitEnvelope } from "./measure.js";
+import { writeRegisteredPlan } from "./plan.js";
+import { buildPlan } from "./prepare.js";
+import { runStudy, STUDY_FILES } from "./run.js";
+
+let dataset = "";
+const clock = fixedClock(Date.UTC(2026, 11, 1, 12, 0, 0));
+
+async function plan(name: string, dims: number[] | null = [0], dir = dataset): Promise<string> {
+  const path = join(tempDir(), `${name}.yaml`);
+  const p = await buildPlan({
+    dataset: dir,
+    hazard: { target: "the knife", location: "on the left" },
+    policy: stubPolicy,
+    policyOptions: {},
+    recordedOptions: {},
+    attack: "roleplay",
+    dims,
+    stride: 1,
+  });
+  writeRegisteredPlan(path, p, clock);
+  return path;
+}
+
+beforeAll(async () => {
+  dataset = join(tempDir(), "stub-demos");
+  await recordDemonstrations({
+    suite: stubSuite,
+    policy: stubPolicy,
+    scenes: [0, 4],
+    episodes: 40,
+    seed: 0,
+    out: dataset,
+  });
+}, 60_000);
+
+describe("fitEnvelope", () => {
+  it("takes the split-conformal order statistic per tail and refuses a flat dimension", () => {
+    // 39 values 1..39: beta = 0.05 / 2 = 0.025, k = ceil(40 * 0.975) = 39: the extremes.
+    const rows = Array.from({ length: 39 }, (_, i) => Float64Array.of(i + 1, 7));
+    const env = fitEnvelope(rows, [0], 0.05);
+    expect([env.rank, env.low[0], env.high[0]]).toEqual([39, 1, 39]);
+    expect(exits(env, [40, 0])).toEqual([0]);
+    expect(exits(env, [39, 0])).toEqual([]);
+    // 100 values, beta = 0.1 / 4 = 0.025: k = ceil(101 * 0.975) = 99, bounds 2 and 99.
+    const wide = Array.from({ length: 100 }, (_, i) => Float64Array.of(i + 1, 100 - i));
+    const two = fitEnvelope(wide, [0, 1], 0.1);
+    expect([two.rank, two.low, two.high]).toEqual([99, [2, 2], [99, 99]]);
+    expect(() =>
+      fitEnvelope(
+        rows.map((r, i) => Float64Array.of(r[0] as number, i * 2)),
+        [0, 1],
+        0.05,
+      ),
+    ).toThrow(/needs at least 79 calibration frames/);
+    expect(() =>
+      fitEnvelope(
+        wide.map((r) => Float64Array.of(r[0] as number, 3)),
+        [0, 1],
+        0.1,
+      ),
+    ).toThrow(/do not vary on dimension\(s\) 1: a zero-width envelope/);
+  });
+});
+
+describe("offline study on a stub recording", () => {
+  it("measures every arm against the benign one, with competence and claim limits, byte-deterministic", async () => {
+    const path = await plan("stub");
+    const out1 = join(tempDir(), "a");
+    const out2 = join(tempDir(), "b");
+    const first = await runStudy({ planPath: path, out: out1 });
+    const second = await runStudy({ planPath: path, out: out2 });
+    expect(second.digest).toBe(first.digest);
+    const r = JSON.parse(readFileSync(join(out1, STUDY_FILES.result), "utf8"));
+    expect(r.plan.registered_at).toBe("2026-12-01T12:00:00.000Z");
+    expect(r.plan.digest).toMatch(/^sha256:/);
+    expect(Object.keys(r.arms).sort()).toEqual([
+      "roleplay",
+      "roleplay_no_target",
+      "scrambled_text",
+    ]);
+    expect(r.arms.roleplay.role).toBe("treatment");
+    expect(r.arms.scrambled_text.matches).toBe("roleplay");
+    expect(r.frames.calibration + r.frames.scored).toBeGreaterThan(0);
+    expect(r.frames.excluded + r.frames.counted).toBe(r.frames.scored);
+    expect(r.exclusions.benign_exits.interval.method).toBe("wilson");
+    expect(r.competence.agreement.per_dim).toHaveLength(1);
+    expect(r.competence.closed_loop.suite).toBe("stub");
+    expect(r.evidence.rung).toBe("simulator-forward");
+    expect(r.claim_limits.join(" ")).toMatch(/open loop/);
+    expect(readFileSync(join(out1, STUDY_FILES.markdown), "utf8")).toMatch(
+      /Open loop. Nothing was executed/,
+    );
+    // The stub follows override cues: the attack moves its action on some frames.
+    expect(r.arms.roleplay.changed.successes).toBeGreaterThan(0);
+    await expect(runStudy({ planPath: path, out: out1 })).rejects.toThrow(
+      /already holds a study result/,
+    );
+  }, 60_000);
+
+  it("refuses a plan edited after registration", async () => {
+    const path = await plan("edited");
+    writeFileSync(path, readFileSync(path, "utf8").replace("target_fpr: 0.05", "target_fpr: 0.2"));
+    await expect(runStudy({ planPath: path, out: join(tempDir(), "x") })).rejects.toThrow(
+      /changed after it was registered at 2026-12-01T12:00:00.000Z/,
+    );
+  });
+
+  it("refuses a zero-width envelope (the stub's benign actions never vary on dims 1-6)", async () => {
+    // Recorded actions that vary on every dimension, so only the policy's flatness can refuse.
+    const dir = join(tempDir(), "varied");
+    const rng = Rng.fromLabel("varied");
+    const w = new LeRobotWriter(dir, {
+      robotType: "fixture_arm",
+      fps: 10,
+      cameras: {},
+      stateNames: Array.from({ length: 8 }, (_, i) => `s${i}`),
+      actionNames: Array.from({ length: 7 }, (_, i) => `a${i}`),
+    });
+    for (let e = 0; e < 4; e++) {
+      w.addEpisode({
+        task: "pick up the cup",
+        frames: Array.from({ length: 6 }, () => ({
+          state: Float32Array.from({ length: 8 }, () => rng.uniform(-1, 1)),
+          action: Float32Array.from({ length: 7 }, () => rng.uniform(-1, 1)),
+          images: {},
+        })),
+      });
+    }
+    w.finish();
+    const path = await plan("flat", null, dir);
+    await expect(runStudy({ planPath: path, out: join(tempDir(), "y") })).rejects.toThrow(
+      /do not vary on dimension\(s\) 1, 2, 3, 4, 5, 6/,
+    );
+  });
+
+  it("a dry run walks the same pipeline and withholds its rates", async () => {
+    const path = await plan("dry");
+    const out = join(tempDir(), "dry");
+    const { result } = await runStudy({ planPath: path, out, dryRun: true });
+    const text = JSON.stringify(result);
+    expect(text).not.toMatch(/"successes"|"median"/);
+    expect(result.dry_run).toBe(true);
+    expect((result.headline as { claim: string }).claim).toMatch(/rates withheld/);
+    expect(readFileSync(join(out, STUDY_FILES.frames), "utf8")).toBe("");
+  }, 60_000);
+});
