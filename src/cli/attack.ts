@@ -17,6 +17,7 @@ import type { Report } from "../report/build.js";
 import { formatRate, waiverLines } from "../report/format.js";
 import { firedText, headlineNotes, notApplicableLines } from "../report/headline.js";
 import { displayOrder } from "../report/markdown.js";
+import { readReportFile } from "../report/read.js";
 import { procedureName } from "../report/significance.js";
 import type { Verdict } from "../report/verdict.js";
 import { type LoadedCalibration, loadCalibrations } from "../runner/calibration.js";
@@ -30,7 +31,7 @@ import {
   type Waiver,
 } from "../runner/plan.js";
 import { checkPairing } from "../runner/preflight.js";
-import { planFromReport, readReportFile } from "../runner/replay.js";
+import { planFromReport } from "../runner/replay.js";
 import { parseShard, type RunOptions, runAttack } from "../runner/run.js";
 import { suites } from "../suites/index.js";
 import { EXIT } from "./exit.js";
@@ -756,7 +757,7 @@ function replayPlan(file: string, command: Command, policyPath?: string): PlanSp
   }
   // A report names weights by digest, not by path: the path is given again, and the run checks
   // the loaded weights against that digest.
-  const plan = planFromReport(readReportFile(file), file);
+  const plan = planFromReport(readReportFile(file, `--from ${file}`).report, file);
   return policyPath
     ? { ...plan, policyOptions: { path: policyPath, ...plan.policyOptions } }
     : plan;

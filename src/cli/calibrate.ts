@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { attacks } from "../attacks/index.js";
 import { loadProfile, profileHazard } from "../bridge/profile.js";
+import { isBridgedRun } from "../bridge/rundir.js";
 import { canonicalJson } from "../core/canonical-json.js";
 import { systemClock } from "../core/clock.js";
 import { sha256 } from "../core/digest.js";
@@ -21,7 +22,9 @@ import {
 } from "../judges/calibrate.js";
 import { policies } from "../policies/index.js";
 import { pct } from "../report/format.js";
-import { readReportFile } from "../report/read.js";
+import { readReportFile, readRunReport } from "../report/read.js";
+import { manifestNamesReport } from "../rundir/commit.js";
+import { RUN_FILES } from "../rundir/files.js";
 import { CALIBRATION_SUFFIX } from "../runner/calibration.js";
 import { defaultWorkers } from "../runner/executor.js";
 import { writeFileAtomic } from "../runner/files.js";
@@ -271,8 +274,9 @@ async function play(flags: CalibrateFlags, target: number): Promise<FitSource> {
   const t0 = systemClock.monotonic();
   let estimated = false;
   let startDone = -1;
+  let reportDigest: string | null;
   try {
-    await runAttack({
+    ({ reportDigest } = await runAttack({
       plan: {
         policy: flags.policy,
         suite: flags.suite,
@@ -308,7 +312,7 @@ async function play(flags: CalibrateFlags, target: number): Promise<FitSource> {
           );
         }
       },
-    });
+    }));
   } finally {
     bar.stop();
   }
@@ -320,7 +324,8 @@ async function play(flags: CalibrateFlags, target: number): Promise<FitSource> {
     tasks,
     entries: journal.entries,
     hazards: Object.fromEntries(specs.map((t) => [t.id, t.hazard.targetPos])),
-    source: { kind: "played", report_digest: readReportDigest(out) },
+    // The digest runAttack returns is of the report it wrote or read back validated.
+    source: { kind: "played", report_digest: reportDigest },
   };
 }
 
@@ -351,6 +356,7 @@ function fromRun(flags: CalibrateFlags): FitSource {
       hint: "finish the run (--resume) or write its report (`provael report --in DIR`) first",
     });
   }
+  const reportDigest = runReportDigest(dir);
   const journal = scanJournal(path);
   const plan = journal.header.plan;
   const baseline = journal.entries.filter((e) => attacks.get(e.record.arm).role === "baseline");
@@ -383,14 +389,19 @@ function fromRun(flags: CalibrateFlags): FitSource {
     tasks,
     entries: [...byCell.values()],
     hazards,
-    source: { kind: "run", report_digest: readReportDigest(dir) },
+    source: { kind: "run", report_digest: reportDigest },
   };
 }
 
-function readReportDigest(dir: string): string | null {
-  try {
-    return sha256(readFileSync(join(dir, "report.json")));
-  } catch {
-    return null;
-  }
+/**
+ * The digest of a finished run's report.json, read through the validated reader: an edited or
+ * unfinished report is refused, never recorded as the calibration's source.
+ */
+function runReportDigest(dir: string): string {
+  // A bridge killed before its report had it rebuilt by `provael report --in` (no manifest).
+  const rebuilt = isBridgedRun(dir) && !manifestNamesReport(dir);
+  const { bytes } = rebuilt
+    ? readReportFile(join(dir, RUN_FILES.report), `--from ${dir}/report.json`)
+    : readRunReport(dir);
+  return sha256(bytes);
 }

@@ -5,7 +5,7 @@
  * refuses conflicting ones. It builds the result in a temporary directory and renames it into
  * place, so a merge killed halfway leaves nothing that looks finished.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJson } from "../core/canonical-json.js";
 import { type Clock, systemClock } from "../core/clock.js";
@@ -65,8 +65,8 @@ export function mergeRuns(
         hint: "finish it with `provael attack --resume` and the same --shard, then merge again",
       });
     }
-    const { report } = readReportFile(join(dir, RUN_FILES.report));
-    return { dir, journal: scanJournal(path), report };
+    const { report, bytes } = readReportFile(join(dir, RUN_FILES.report));
+    return { dir, journal: scanJournal(path), report, reportDigest: sha256(bytes) };
   });
   const first = shards[0] as (typeof shards)[number];
   const head: JournalHeader = first.journal.header;
@@ -210,7 +210,7 @@ export function mergeRuns(
       merged_from: shards.map((s) => ({
         dir: s.dir,
         shard: s.journal.header.shard,
-        report_digest: sha(s.dir),
+        report_digest: s.reportDigest,
       })),
     },
   });
@@ -227,8 +227,4 @@ export function mergeRuns(
 function tmpMkdir(dir: string): string {
   mkdirSync(dir, { recursive: true });
   return dir;
-}
-
-function sha(dir: string): string {
-  return sha256(readFileSync(join(dir, "report.json")));
 }

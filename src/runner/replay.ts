@@ -5,13 +5,10 @@
  * cannot carry (calibration files, plugin files, a served policy's address) the caller supplies,
  * and the run checks those against the digests the report recorded.
  */
-import { readFileSync } from "node:fs";
-import { z } from "zod";
 import { attacks } from "../attacks/index.js";
 import { canonicalJson } from "../core/canonical-json.js";
 import { ProvaelError } from "../core/errors.js";
 import type { Report } from "../report/build.js";
-import { reportSchema } from "../report/schema.js";
 import type { PlanSpec } from "./plan.js";
 
 /** The parameters that differ from the attack's defaults (what a plan records). */
@@ -71,27 +68,4 @@ export function planFromReport(report: Report, source: string): PlanSpec {
     ...(run.plugins ? { plugins: run.plugins } : {}),
     ...(run.waivers.length > 0 ? { waivers: run.waivers } : {}),
   };
-}
-
-/** Reads and validates a report.json for replay (every field, not only `schema`). */
-export function readReportFile(path: string): Report {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, "utf8"));
-  } catch (e) {
-    throw new ProvaelError("io/malformed", `cannot read ${path} as JSON: ${(e as Error).message}`, {
-      hint: "pass the report.json of a finished run (DIR/report.json)",
-    });
-  }
-  const parsed = reportSchema.safeParse(raw);
-  if (!parsed.success) {
-    throw new ProvaelError(
-      "io/malformed",
-      `${path} is not a valid report:\n${z.prettifyError(parsed.error)}`,
-      {
-        hint: "pass the report.json of a finished run, unedited",
-      },
-    );
-  }
-  return parsed.data as unknown as Report;
 }

@@ -1,5 +1,6 @@
 /** Recipes, acceptance protocols, the regression gate and calibration, through the built CLI. */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Calibration } from "../../src/judges/calibrate.js";
@@ -275,6 +276,28 @@ describe("calibration", () => {
     expect(refit.zone).toEqual(cal.zone);
     expect(refit.splits).toEqual(cal.splits);
     expect(refit.source.kind).toBe("run");
+    expect(refit.source.report_digest).toBe(cal.source.report_digest);
+    // The rollouts' report is read through the validated reader: an edited one is refused.
+    const edited = join(dir, "edited");
+    cpSync(join(calib, "rollouts"), edited, { recursive: true });
+    const junk = '{"schema":"provael.report/1"}';
+    writeFileSync(join(edited, "report.json"), junk);
+    const manifestPath = join(edited, "execution-manifest.json");
+    const manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
+    // Named by the manifest (as if written so), so only validation can refuse it.
+    manifest.report_digest = `sha256:${createHash("sha256").update(junk).digest("hex")}`;
+    writeFileSync(manifestPath, JSON.stringify(manifest));
+    const bad = runCli([
+      "calibrate",
+      "--from",
+      edited,
+      "--target-fpr",
+      "0.1",
+      "--out",
+      join(dir, "e"),
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/is not a valid Provael report: first bad field/);
     // Without calibration files, --require-calibrated refuses to run.
     const none = runCli([
       "attack",
