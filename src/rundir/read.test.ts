@@ -71,6 +71,21 @@ describe("readRun", () => {
     expect(r.problem).toMatchObject({ file: "journal.jsonl", line: 2, field: "record.seed" });
   });
 
+  it("names a journal line whose bytes changed but still fit the schema (its checksum)", () => {
+    const d = copy("tampered-journal");
+    rmSync(join(d, "execution-manifest.json"));
+    const path = join(d, "journal.jsonl");
+    const lines = readFileSync(path, "utf8").split("\n");
+    const ep = JSON.parse(lines[1] as string);
+    ep.record.seed += 1;
+    lines[1] = JSON.stringify(ep);
+    writeFileSync(path, lines.join("\n"));
+    const r = readRun(d);
+    expect(r.state).toBe("broken");
+    if (r.state !== "broken") return;
+    expect(r.problem).toMatchObject({ file: "journal.jsonl", line: 2, field: "sum" });
+  });
+
   it("a directory without a run is broken, saying so", () => {
     const r = readRun(join(root, "nothing"));
     expect(r.state).toBe("broken");

@@ -32,6 +32,7 @@ import {
   type JournalRecord,
   journalEpisodeSchema,
   journalHeaderSchema,
+  lineSum,
   type ManifestFile,
   manifestSchema,
   type ReportFile,
@@ -129,6 +130,26 @@ function validate<T>(schema: z.ZodType<T>, file: string, value: unknown, line?: 
   return parsed.data;
 }
 
+/** A journal line, validated and then checked against the checksum it carries. */
+function validateLine<T extends { sum: string }>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  line: number,
+): T {
+  const checked = validate(schema, RUN_FILES.journal, value, line);
+  const { sum, ...content } = checked;
+  if (lineSum(content) !== sum) {
+    throw new Bad({
+      file: RUN_FILES.journal,
+      line,
+      field: "sum",
+      message: `${RUN_FILES.journal} line ${line} fails its checksum: it was changed after it was written`,
+      issues: 1,
+    });
+  }
+  return checked;
+}
+
 /** Calls `each` with every complete line of a file (and its 1-based number); returns the tail. */
 export function forEachLine(
   path: string,
@@ -179,9 +200,8 @@ export function readJournalHeader(dir: string): JournalHeaderFile {
       message: `${RUN_FILES.journal} is empty`,
       issues: 1,
     });
-  return validate(
+  return validateLine(
     journalHeaderSchema,
-    RUN_FILES.journal,
     parseJson(RUN_FILES.journal, bytes.toString("utf8"), 1),
     1,
   );
@@ -199,7 +219,7 @@ function readJournalEpisodes(dir: string): {
   const judge = (line: Buffer, no: number) => {
     if (no === 1) return;
     const value = parseJson(RUN_FILES.journal, line.toString("utf8"), no);
-    episodes.push(validate(journalEpisodeSchema, RUN_FILES.journal, value, no).record);
+    episodes.push(validateLine(journalEpisodeSchema, value, no).record);
   };
   const { tail, bytes } = forEachLine(path, (line, no) => {
     if (previous) judge(previous.line, previous.no);

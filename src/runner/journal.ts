@@ -16,14 +16,13 @@ import {
   writeSync,
 } from "node:fs";
 import { z } from "zod";
-import { digestJson, sha256 } from "../core/digest.js";
+import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
+import { JOURNAL_FORMAT, lineSum, UNCHECKED_JOURNAL_FORMAT } from "../rundir/schema/journal.js";
 import type { EpisodeRecord, TrajectoryStep } from "./episode.js";
 import type { PlanSpec } from "./plan.js";
 
-/** `/2`: every line carries its checksum. `/1` journals had none and are refused (see scanJournal). */
-export const JOURNAL_FORMAT = "provael.journal/2";
-const UNCHECKED_FORMAT = "provael.journal/1";
+export { JOURNAL_FORMAT, lineSum };
 export const JOURNAL_FILE = "journal.jsonl";
 
 export interface JournalHeader {
@@ -205,10 +204,10 @@ export function scanJournal(path: string): JournalScan {
 /** A `/1` journal (no checksums) is named as such, so its owner knows why it is refused. */
 function checkFormat(path: string, parsed: unknown): void {
   const format = (parsed as { format?: unknown } | null)?.format;
-  if (format === UNCHECKED_FORMAT) {
+  if (format === UNCHECKED_JOURNAL_FORMAT) {
     throw new ProvaelError(
       "run/journal-corrupt",
-      `journal ${path} is ${UNCHECKED_FORMAT}, written before journal lines carried checksums; it cannot be verified`,
+      `journal ${path} is ${UNCHECKED_JOURNAL_FORMAT}, written before journal lines carried checksums; it cannot be verified`,
       {
         details: { line: 1, format },
         hint: "finish or merge it with the Provael version that wrote it (its report.json stays readable), or start a new run directory",
@@ -249,11 +248,6 @@ function checkSum<T extends JournalHeader | JournalEpisode>(
     );
   }
   return content as T;
-}
-
-/** The checksum a journal line carries: the digest of its canonical content without `sum`. */
-export function lineSum(content: object): string {
-  return digestJson(content);
 }
 
 /** The trajectory of one journalled episode, read back from its line. */

@@ -17,6 +17,7 @@ export {
   journalEpisodeSchema,
   journalHeaderSchema,
   journalRecordSchema,
+  lineSum,
   type PlanFile,
   planSchema,
 } from "./journal.js";

@@ -4,12 +4,24 @@
  * `delivered` (the report derives that from the benign twin).
  */
 import { z } from "zod";
+import { digestJson } from "../../core/digest.js";
 import { episodeSchema } from "./report.js";
 import { trajectoryStepSchema } from "./trajectory.js";
 
-export const JOURNAL_FORMAT = "provael.journal/1";
+/** `/2`: every line carries `sum`. `/1` journals had none and are refused by name. */
+export const JOURNAL_FORMAT = "provael.journal/2";
+export const UNCHECKED_JOURNAL_FORMAT = "provael.journal/1";
 
 const digest = z.string().regex(/^sha256:[0-9a-f]{64}$/);
+
+/**
+ * The checksum a journal line carries as `sum`: the SHA-256 of the line's content in RFC 8785
+ * canonical form, `sum` left out. A byte changed inside a complete line still parses; only this
+ * tells.
+ */
+export function lineSum(content: object): string {
+  return digestJson(content);
+}
 
 /** The plan as the runner records it (`PlanSpec`, camelCase as written). */
 export const planSchema = z
@@ -43,6 +55,7 @@ export const journalHeaderSchema = z
     shard: z.string().nullable(),
     policy_digest: z.string().nullable(),
     bridge: z.object({ profile: z.string(), benchmark: z.string() }).strict().optional(),
+    sum: digest,
   })
   .strict();
 
@@ -53,6 +66,7 @@ export const journalEpisodeSchema = z
     type: z.literal("episode"),
     record: journalRecordSchema,
     trajectory: z.array(trajectoryStepSchema),
+    sum: digest,
   })
   .strict();
 
