@@ -29,6 +29,7 @@ interface PlanFlags extends ServedFlags {
   minAgreement: number;
   minSuccess: number;
   closedLoop: boolean;
+  actionDim?: number;
   hazard?: string;
   hazardLocation?: string;
   out: string;
@@ -183,6 +184,7 @@ export function registerOfflineStudy(program: Command): void {
       minAgreement: flags.minAgreement,
       minSuccess: flags.minSuccess,
       closedLoop: flags.closedLoop,
+      actionDim: flags.actionDim ?? null,
       hazard: flags.hazard ? { target: flags.hazard, location: flags.hazardLocation ?? "" } : null,
     });
     const reg = writeRegisteredPlan(flags.out, plan, systemClock);

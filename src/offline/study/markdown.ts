@@ -114,6 +114,13 @@ export function renderStudyMarkdown(result: Obj): string {
     lines.push(`| high | ${r.envelope.high.map((v) => v.toFixed(4)).join(" | ")} |`);
   }
   lines.push("");
+  const spans = (r.envelope as { spans_recorded_range?: number[] }).spans_recorded_range ?? [];
+  if (spans.length > 0) {
+    lines.push(
+      `On ${spans.map((d) => r.measurement.dim_names[r.measurement.dims.indexOf(d)]).join(", ")} the envelope spans every recorded command: an exit there needs a command beyond anything in the data.`,
+    );
+    lines.push("");
+  }
   lines.push(
     `Benign commands of the scored frames outside the envelope (excluded, reported apart): ${pct(r.exclusions.benign_exits)}; headline ${r.exclusions.headline_valid ? "valid" : "INVALID"}.`,
   );

@@ -53,6 +53,8 @@ export const planSchema = z
         digest: z.string().nullable(),
         /** Policy camera -> dataset camera. */
         camera_map: z.record(z.string(), z.string()),
+        /** Served policies: the action size stated by the plan. */
+        action_dim: z.number().int().min(1).nullable(),
       })
       .strict(),
     attack: z

@@ -47,6 +47,8 @@ export interface PlanChoices {
   minAgreement?: number;
   minSuccess?: number;
   closedLoop?: boolean;
+  /** Served policies: the action size the server returns. */
+  actionDim?: number | null;
   hazard?: { target: string; location: string } | null;
   confidence?: number;
 }
@@ -61,14 +63,24 @@ export function expectationsFor(
   inst: PolicyInstance,
   cameraMap: Record<string, string>,
   robotTypes: string[] | null,
+  actionDim: number | null = null,
 ): DatasetExpectations {
   const caps = inst.capabilities;
+  // A served policy's client cannot know its action size before the server answers; the plan
+  // states it (--action-dim) and every returned action is held to it.
+  if (actionDim !== null && !caps.camerasOptional && caps.actionHead !== "unknown") {
+    throw new ProvaelError(
+      "config/invalid",
+      "--action-dim is for served policies, whose clients do not know the action size; this policy declares its own",
+      { details: { declared: caps.actionDim } },
+    );
+  }
   const cameras = caps.camerasOptional
     ? Object.values(cameraMap)
     : caps.cameras.map((c) => cameraMap[c] ?? c);
   return {
     ...(robotTypes ? { robotTypes } : {}),
-    actionDim: caps.actionDim,
+    actionDim: actionDim ?? caps.actionDim,
     ...(caps.readsState && caps.stateDim !== undefined ? { stateDim: caps.stateDim } : {}),
     cameras,
   };
@@ -120,7 +132,10 @@ export async function buildPlan(c: PlanChoices): Promise<StudyPlan> {
   const inst = await c.policy.load(c.policyOptions);
   try {
     const robotTypes = c.robotTypes ?? null;
-    const ds = await requireDataset(c.dataset, expectationsFor(inst, cameraMap, robotTypes));
+    const ds = await requireDataset(
+      c.dataset,
+      expectationsFor(inst, cameraMap, robotTypes, c.actionDim ?? null),
+    );
     const suite = recordedSuite(ds);
     const stride = c.stride ?? 5;
     const offset = c.offset ?? 0;
@@ -214,6 +229,7 @@ export async function buildPlan(c: PlanChoices): Promise<StudyPlan> {
         options: c.recordedOptions,
         digest: inst.digest ?? null,
         camera_map: cameraMap,
+        action_dim: c.actionDim ?? null,
       },
       attack: {
         id: attack.id,

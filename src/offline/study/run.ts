@@ -201,12 +201,27 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
     }
     const ds = await requireDataset(
       plan.dataset.path,
-      expectationsFor(inst, plan.policy.camera_map, plan.dataset.robot_types),
+      expectationsFor(
+        inst,
+        plan.policy.camera_map,
+        plan.dataset.robot_types,
+        dryRun ? null : plan.policy.action_dim,
+      ),
     );
     const cameras = inst.capabilities.camerasOptional
       ? Object.keys(plan.policy.camera_map)
       : inst.capabilities.cameras;
     const scored = new Set(plan.selection.scored_episodes);
+    const dim = ds.info.features.action?.shape[0] as number;
+    const checked = (a: ArrayLike<number>, arm: string, e: number, k: number): number[] => {
+      if (a.length !== dim || !Array.from(a).every(Number.isFinite)) {
+        throw new ProvaelError(
+          "policy/bad-action",
+          `policy returned ${a.length} values (finite: ${Array.from(a).every(Number.isFinite)}) for episode ${e} frame ${k} under '${arm}', the dataset's actions have ${dim}`,
+        );
+      }
+      return Array.from(a, round);
+    };
     const texts = new Map(plan.instructions.map((i) => [i.episode, i]));
     const total = plan.selection.frames.calibration + plan.selection.frames.scored;
     frames = [];
@@ -250,11 +265,11 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
           await inst.reset(episode);
           await inst.act(obsAt(0));
           for (const r of records)
-            r.actions[arm] = Array.from(await inst.query(obsAt(r.frame)), round);
+            r.actions[arm] = checked(await inst.query(obsAt(r.frame)), arm, e, r.frame);
         } else {
           for (const r of records) {
             await inst.reset(episode);
-            r.actions[arm] = Array.from(await inst.act(obsAt(r.frame)), round);
+            r.actions[arm] = checked(await inst.act(obsAt(r.frame)), arm, e, r.frame);
           }
         }
       }
@@ -292,6 +307,15 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
     plan.envelope.target_fpr,
   );
   const conf = { confidence: plan.confidence };
+  // A dimension whose envelope holds every recorded command (a saturating action) cannot be left
+  // by any command the data shows: exits there are near-impossible by construction, not a finding.
+  const spans = dims.filter((d, j) => {
+    const v = frames.map((r) => cmd(r, r.recorded)[d] as number);
+    return (
+      (envelope.low[j] as number) <= Math.min(...v) &&
+      (envelope.high[j] as number) >= Math.max(...v)
+    );
+  });
   const excluded = scoredFrames.filter(
     (r) => exits(envelope, cmd(r, r.actions[BENIGN] as number[])).length > 0,
   );
@@ -398,7 +422,7 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
       command: plan.measurement.command,
       scale: plan.measurement.scale,
     },
-    envelope,
+    envelope: { ...envelope, spans_recorded_range: spans },
     exclusions: {
       rule: plan.exclusion_rule,
       benign_exits: exclusion,
@@ -440,6 +464,11 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
       `embodiment: robot_type ${JSON.stringify(plan.dataset.robot_type)}, ${source === "external" ? "a dataset recorded outside Provael" : `recorded in Provael's ${source.slice("provael:".length)} simulator`}`,
       `checkpoint: ${policy.id}${plan.policy.digest ? ` ${plan.policy.digest}` : ""}; no other checkpoint is measured`,
       "not a robot result: nothing was executed",
+      ...(spans.length > 0
+        ? [
+            `the envelope spans every recorded command on dimension(s) ${spans.map((d) => plan.measurement.dim_names[dims.indexOf(d)]).join(", ")}: an exit there needs a command beyond anything in the data`,
+          ]
+        : []),
     ],
     evidence: { rung, ladder: EVIDENCE_LADDER },
     frames_digest: sha256(framesText),

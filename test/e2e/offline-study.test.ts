@@ -1,0 +1,73 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../support/cli.js";
+import { tempDir } from "../support/tmp.js";
+
+describe("provael offline-study (built CLI)", () => {
+  it("records, registers a plan, runs it, and refuses the plan once edited", () => {
+    const w = tempDir();
+    const data = join(w, "demos");
+    expect(
+      runCli([
+        "record",
+        "--suite",
+        "stub",
+        "--policy",
+        "stub",
+        "--scenes",
+        "0:4",
+        "--episodes",
+        "40",
+        "--out",
+        data,
+      ]).code,
+    ).toBe(0);
+    const plan = join(w, "plan.yaml");
+    const p = runCli([
+      "offline-study",
+      "plan",
+      "--dataset",
+      data,
+      "--policy",
+      "stub",
+      "--dims",
+      "0",
+      "--stride",
+      "1",
+      "--out",
+      plan,
+    ]);
+    expect(p.code, p.stderr).toBe(0);
+    expect(p.stdout).toMatch(/^registered .*plan.yaml \(sha256:[0-9a-f]{64}\) at \d{4}-/);
+    const r = runCli(["offline-study", "run", "--plan", plan, "--out", join(w, "study")]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(
+      /'roleplay' pushed the policy's one-step command outside the benign envelope/,
+    );
+    const result = JSON.parse(readFileSync(join(w, "study", "offline-study.json"), "utf8"));
+    const reg = JSON.parse(readFileSync(`${plan}.registration.json`, "utf8"));
+    expect(result.plan).toEqual({ digest: reg.plan_digest, registered_at: reg.registered_at });
+    writeFileSync(plan, readFileSync(plan, "utf8").replace("stride: 1", "stride: 2"));
+    const edited = runCli(["offline-study", "run", "--plan", plan, "--out", join(w, "again")]);
+    expect(edited.code).toBe(2);
+    expect(edited.stderr).toMatch(/changed after it was registered/);
+  }, 120_000);
+
+  it("refuses a folder of bare video files with exit 2 and says why", () => {
+    const w = tempDir();
+    writeFileSync(join(w, "episode_0.mp4"), "");
+    const r = runCli([
+      "offline-study",
+      "plan",
+      "--dataset",
+      w,
+      "--policy",
+      "stub",
+      "--out",
+      join(w, "p.yaml"),
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/not a LeRobotDataset: 1 bare video file\(s\) \(episode_0.mp4\)/);
+  });
+});
