@@ -3,136 +3,17 @@
  * sets its randomness), so that an adaptive attacker can run the same forward pass and the
  * adjoint of its geometric part.
  *
- * `jpegRoundTrip` is the lossy core of baseline JPEG (JFIF YCbCr, 4:2:0 chroma subsampling, 8x8
- * DCT-II, quantisation by the standard luminance and chrominance tables scaled by the quality as
- * libjpeg scales them). The entropy coding that a file would add is lossless and is left out: the
- * pixels that come back are those an encode-decode at that quality gives, up to rounding in the
- * colour conversion and the inverse DCT.
+ * `jpegRoundTrip` is a real baseline-JPEG encode and decode at the given quality, through the
+ * project's one JPEG codec (core/jpeg.ts over jpeg-js).
  */
+import { decodeJpeg, encodeJpeg } from "../core/jpeg.js";
 import type { Image } from "../core/types.js";
-
-/** Annex K.1 of ITU-T T.81: luminance quantisation table, row-major. */
-const LUMA = [
-  16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55, 14, 13, 16, 24, 40, 57, 69, 56,
-  14, 17, 22, 29, 51, 87, 80, 62, 18, 22, 37, 56, 68, 109, 103, 77, 24, 35, 55, 64, 81, 104, 113,
-  92, 49, 64, 78, 87, 103, 121, 120, 101, 72, 92, 95, 98, 112, 100, 103, 99,
-];
-/** Annex K.1: chrominance quantisation table. */
-const CHROMA = [
-  17, 18, 24, 47, 99, 99, 99, 99, 18, 21, 26, 66, 99, 99, 99, 99, 24, 26, 56, 99, 99, 99, 99, 99,
-  47, 66, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
-  99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
-];
-
-/** A table scaled for `quality` (1..100) the way libjpeg's `jpeg_quality_scaling` does. */
-export function scaledTable(base: readonly number[], quality: number): number[] {
-  const q = Math.max(1, Math.min(100, Math.round(quality)));
-  const scale = q < 50 ? 5000 / q : 200 - 2 * q;
-  return base.map((v) => Math.max(1, Math.min(255, Math.floor((v * scale + 50) / 100))));
-}
-
-/** cos((2x + 1) u π / 16) · c(u), the DCT-II basis of an 8-point block. */
-const BASIS: Float64Array = (() => {
-  const b = new Float64Array(64);
-  for (let u = 0; u < 8; u++) {
-    const c = u === 0 ? Math.SQRT1_2 : 1;
-    for (let x = 0; x < 8; x++) b[u * 8 + x] = c * Math.cos(((2 * x + 1) * u * Math.PI) / 16);
-  }
-  return b;
-})();
-
-/** Quantises one 8x8 block in place: forward DCT, divide and round by `table`, inverse DCT. */
-function quantiseBlock(block: Float64Array, table: readonly number[]): void {
-  const coef = new Float64Array(64);
-  const tmp = new Float64Array(64);
-  // Separable 2-D DCT: rows, then columns; scale 1/4 makes it orthonormal.
-  for (let y = 0; y < 8; y++)
-    for (let u = 0; u < 8; u++) {
-      let s = 0;
-      for (let x = 0; x < 8; x++) s += (BASIS[u * 8 + x] as number) * (block[y * 8 + x] as number);
-      tmp[y * 8 + u] = s;
-    }
-  for (let v = 0; v < 8; v++)
-    for (let u = 0; u < 8; u++) {
-      let s = 0;
-      for (let y = 0; y < 8; y++) s += (BASIS[v * 8 + y] as number) * (tmp[y * 8 + u] as number);
-      const q = table[v * 8 + u] as number;
-      coef[v * 8 + u] = Math.round(s / 4 / q) * q;
-    }
-  for (let v = 0; v < 8; v++)
-    for (let x = 0; x < 8; x++) {
-      let s = 0;
-      for (let u = 0; u < 8; u++) s += (BASIS[u * 8 + x] as number) * (coef[v * 8 + u] as number);
-      tmp[v * 8 + x] = s;
-    }
-  for (let y = 0; y < 8; y++)
-    for (let x = 0; x < 8; x++) {
-      let s = 0;
-      for (let v = 0; v < 8; v++) s += (BASIS[v * 8 + y] as number) * (tmp[v * 8 + x] as number);
-      block[y * 8 + x] = s / 4;
-    }
-}
-
-/** One plane (w x h) quantised block by block; edge blocks replicate the last row and column. */
-function quantisePlane(plane: Float64Array, w: number, h: number, table: readonly number[]): void {
-  const block = new Float64Array(64);
-  for (let by = 0; by < h; by += 8)
-    for (let bx = 0; bx < w; bx += 8) {
-      for (let y = 0; y < 8; y++)
-        for (let x = 0; x < 8; x++) {
-          const sy = Math.min(h - 1, by + y);
-          const sx = Math.min(w - 1, bx + x);
-          block[y * 8 + x] = (plane[sy * w + sx] as number) - 128;
-        }
-      quantiseBlock(block, table);
-      for (let y = 0; y < 8 && by + y < h; y++)
-        for (let x = 0; x < 8 && bx + x < w; x++)
-          plane[(by + y) * w + bx + x] = (block[y * 8 + x] as number) + 128;
-    }
-}
-
-const clampByte = (v: number) => Math.max(0, Math.min(255, Math.round(v)));
 
 /** The image after a JPEG encode-decode at `quality` (RGB only; other images pass unchanged). */
 export function jpegRoundTrip(img: Image, quality: number): Image {
   if (img.channels !== 3) return img;
-  const { width: w, height: h } = img;
-  const cw = Math.ceil(w / 2);
-  const ch = Math.ceil(h / 2);
-  const Y = new Float64Array(w * h);
-  const Cb = new Float64Array(cw * ch);
-  const Cr = new Float64Array(cw * ch);
-  const counts = new Float64Array(cw * ch);
-  for (let i = 0; i < w * h; i++) {
-    const r = img.data[i * 3] as number;
-    const g = img.data[i * 3 + 1] as number;
-    const b = img.data[i * 3 + 2] as number;
-    Y[i] = 0.299 * r + 0.587 * g + 0.114 * b;
-    // 4:2:0: each chroma sample is the mean of its 2x2 block.
-    const c = Math.floor(Math.floor(i / w) / 2) * cw + Math.floor((i % w) / 2);
-    Cb[c] = (Cb[c] as number) + (-0.168736 * r - 0.331264 * g + 0.5 * b + 128);
-    Cr[c] = (Cr[c] as number) + (0.5 * r - 0.418688 * g - 0.081312 * b + 128);
-    counts[c] = (counts[c] as number) + 1;
-  }
-  for (let c = 0; c < cw * ch; c++) {
-    Cb[c] = (Cb[c] as number) / (counts[c] as number);
-    Cr[c] = (Cr[c] as number) / (counts[c] as number);
-  }
-  quantisePlane(Y, w, h, scaledTable(LUMA, quality));
-  const chromaTable = scaledTable(CHROMA, quality);
-  quantisePlane(Cb, cw, ch, chromaTable);
-  quantisePlane(Cr, cw, ch, chromaTable);
-  const data = new Uint8Array(w * h * 3);
-  for (let i = 0; i < w * h; i++) {
-    const c = Math.floor(Math.floor(i / w) / 2) * cw + Math.floor((i % w) / 2);
-    const y = Y[i] as number;
-    const cb = (Cb[c] as number) - 128;
-    const cr = (Cr[c] as number) - 128;
-    data[i * 3] = clampByte(y + 1.402 * cr);
-    data[i * 3 + 1] = clampByte(y - 0.344136 * cb - 0.714136 * cr);
-    data[i * 3 + 2] = clampByte(y + 1.772 * cb);
-  }
-  return { ...img, data };
+  const back = decodeJpeg(encodeJpeg(img, quality));
+  return { ...img, data: back.data };
 }
 
 /** A k x k median filter per channel (k odd), edges clamped. */
