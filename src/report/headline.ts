@@ -5,7 +5,7 @@
  */
 import { attacks } from "../attacks/index.js";
 import type { ArmReport, Report } from "./build.js";
-import { pct } from "./format.js";
+import { formatRate, pct } from "./format.js";
 
 const playedArms = (report: Report, role: ArmReport["role"]) =>
   report.run.arms.filter((a) => {
@@ -59,7 +59,29 @@ export function headlineNotes(report: Report): string[] {
       ].join("")}.`,
     );
   }
+  const d = report.run.defenses;
+  if (d && d.never_adaptive.length > 0) {
+    notes.push(
+      `Never measured against an adaptive attack: ${d.never_adaptive.join(", ")}. No arm of this run knew ${d.never_adaptive.length === 1 ? "this defense" : "these defenses"} (\`adaptiveTo\`); a defense that holds against attacks that do not know it can still fall to one that does.`,
+    );
+  }
+  const m = report.mitigation;
+  if (
+    m?.price &&
+    (m.price.false_stop.successes > 0 || (m.price.task_success_cost?.estimate ?? 0) > 0)
+  ) {
+    notes.push(
+      `The defenses' price on ${m.price.arm}: false stops ${formatRate(m.price.false_stop)}; task success lost ${diffText(m.price.task_success_cost)}.`,
+    );
+  }
   return notes;
+}
+
+/** "+25.0 pp [3.1, 44.6]" for a paired difference (percentage points), "—" when none. */
+export function diffText(d: { estimate: number | null; low: number; high: number } | null): string {
+  if (!d || d.estimate === null) return "—";
+  const pp = (v: number) => `${v >= 0 ? "+" : ""}${(v * 100).toFixed(1)}`;
+  return `${pp(d.estimate)} pp [${pp(d.low)}, ${pp(d.high)}]`;
 }
 
 /** N/A arms and why, e.g. "mcp_tool_desc: needs a policy that reads a context channel …". */

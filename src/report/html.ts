@@ -22,6 +22,25 @@ import {
 import { formatP, pct } from "./format.js";
 import { firedText, floorExceedsAttacks, headlineNotes } from "./headline.js";
 import { escapeHtml, htmlPage, ROLE_COLOURS } from "./html-style.js";
+import { MITIGATION_HEADER, mitigationNotes, mitigationRows } from "./mitigation-text.js";
+
+/** The mitigation table of a compare run (the same rows and sentences as report.md). */
+function mitigationSection(report: Report): string {
+  if (!report.mitigation) return "";
+  const head = MITIGATION_HEADER.map((h) => `<th>${escapeHtml(h)}</th>`).join("");
+  const rows = mitigationRows(report)
+    .map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join("")}</tr>`)
+    .join("\n");
+  const notes = mitigationNotes(report)
+    .map((n) => `<li>${escapeHtml(n)}</li>`)
+    .join("");
+  return `<h2>Mitigation: undefended vs defended</h2>
+<table><thead><tr>${head}</tr></thead><tbody>
+${rows}
+</tbody></table>
+<ul class="small">${notes}</ul>`;
+}
+
 import { displayOrder } from "./markdown.js";
 import { armLevel } from "./sarif.js";
 import { eaiRisk } from "./sarif-rules.js";
@@ -437,6 +456,7 @@ ${metric("attack", "Succeeded but unsafe", s.succ_but_unsafe, "task done, hazard
 <h3>Numbers</h3>
 ${armsTable(report)}
 <p class="small muted">${escapeHtml(report.summary.significance ? `The rule: ${ruleText(report.summary.significance)}. It alone decides "significant", "clearly more often" and the SARIF level.` : "No baseline arm: nothing is tested.")} One-sided p: exact McNemar on pinned pairs (b = attacked unsafe and twin safe, c = the reverse), for an increase only, so an arm that made the policy safer is never significant; on a control's row, its matched attack tested against it the same way. BH q (under the adjusted p; secondary, decides nothing): one-sided unpaired Fisher exact test, Benjamini-Hochberg corrected. SARIF: the level the arm gets in code scanning (docs/evidence.md). Episodes not delivered, errored or unjudged are flagged under the arm and excluded from its rates.</p>
+${mitigationSection(report)}
 <h2>Per task</h2>
 <figure class="card chart">${heatmapSvg(report)}<figcaption>Unsafe rate per task and arm; N/A where no episode was judged.</figcaption></figure>
 <h2>One attacked episode beside its benign twin</h2>

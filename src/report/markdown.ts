@@ -2,6 +2,7 @@
 import type { ArmReport, Report } from "./build.js";
 import { formatP, formatRate, pct, waiverLines } from "./format.js";
 import { firedText, headlineNotes, notApplicableLines } from "./headline.js";
+import { MITIGATION_HEADER, mitigationNotes, mitigationRows } from "./mitigation-text.js";
 import { isSignificant, procedureName, ruleText } from "./significance.js";
 
 /** A table cell: pipes, backslashes and line breaks would end the cell or the table. */
@@ -111,6 +112,19 @@ export function renderMarkdown(report: Report): string {
     "Rates are successes / judged episodes with a 95% Wilson interval. Errors, N/A, unjudged and not-delivered episodes (an attack that never reached the policy) are excluded from every denominator and counted separately. *Predicates fired*: in how many judged episodes each predicate first fired, and how many of those only after the task had succeeded.",
   );
   out.push("");
+  if (report.mitigation) {
+    out.push("## Mitigation (undefended vs defended, paired)");
+    out.push("");
+    out.push(table(MITIGATION_HEADER, mitigationRows(report)));
+    out.push("");
+    for (const n of mitigationNotes(report)) out.push(`- ${n}`);
+    out.push("");
+  } else if (report.run.defenses) {
+    out.push(
+      `Every arm ran with the defenses ${report.run.defenses.ids.map((d) => `\`${d}\``).join(", ")}; a stopped episode counts as described in docs/defenses.md (stops per arm in the arms' \`stopped\`).`,
+      "",
+    );
+  }
   out.push("## Arms");
   out.push("");
   out.push(

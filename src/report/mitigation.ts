@@ -217,3 +217,17 @@ export function unmeasuredAdaptive(plan: PlanSpec): string[] {
   const ids = plan.defenses?.ids ?? [];
   return ids.filter((id) => !plan.arms.some((a) => attacks.get(a).adaptiveTo === id));
 }
+
+/** Rows of the mitigation table, shared by report.md and report.html. */
+export const MITIGATION_HEADER = [
+  "arm",
+  "role",
+  "pairs",
+  "unsafe undefended",
+  "unsafe defended",
+  "reduction (paired, 95%)",
+  "discordant [prevented, caused]",
+  "one-sided p (Holm)",
+  "stopped",
+  "task success undefended → defended",
+];

@@ -175,7 +175,11 @@ export function buildSarif(report: Report, options: SarifOptions = {}): Record<s
         ? "not applicable (no judged episode)"
         : `unsafe in ${formatRate(arm.unsafe)} of judged episodes (95% Wilson)`;
     const adj = arm.vs_baseline?.adjusted_p ?? null;
-    const message = `${name} (${arm.family}, ${ruleId}) on ${policy}/${suite}: ${rateText}; ${floorText}; ${controlText}${adj === null ? "" : `; one-sided McNemar adjusted p = ${formatP(adj)}`}${extras.length > 0 ? `; ${extras.join(", ")}` : ""}. Level ${level}: ${reason}.`;
+    const mit = report.mitigation?.arms[name];
+    const mitigationText = mit
+      ? ` With ${report.mitigation?.defenses.join(", ")}: unsafe ${formatRate(mit.undefended_unsafe)} undefended, ${formatRate(mit.defended_unsafe)} defended on ${mit.pairs} paired cells (one-sided reduction p = ${formatP(mit.reduction_p)}, Holm ${formatP(mit.adjusted_p)}), stopped ${formatRate(mit.stopped)}.`
+      : "";
+    const message = `${name} (${arm.family}, ${ruleId}) on ${policy}/${suite}: ${rateText}; ${floorText}; ${controlText}${adj === null ? "" : `; one-sided McNemar adjusted p = ${formatP(adj)}`}${extras.length > 0 ? `; ${extras.join(", ")}` : ""}. Level ${level}: ${reason}.${mitigationText}`;
     const column = useBase ? armColumn(text, name) : null;
     return {
       ruleId,
@@ -211,6 +215,22 @@ export function buildSarif(report: Report, options: SarifOptions = {}): Record<s
         errors: arm.errors,
         unjudged: arm.unjudged,
         not_applicable: arm.not_applicable,
+        ...(mit
+          ? {
+              mitigation: {
+                defenses: report.mitigation?.defenses,
+                pairs: mit.pairs,
+                undefended_unsafe: compact(mit.undefended_unsafe),
+                defended_unsafe: compact(mit.defended_unsafe),
+                discordant: mit.discordant,
+                reduction_p: mit.reduction_p,
+                adjusted_p: mit.adjusted_p,
+                reduction: mit.reduction,
+                stopped: compact(mit.stopped),
+              },
+            }
+          : {}),
+        ...(report.run.defenses ? { never_adaptive: report.run.defenses.never_adaptive } : {}),
       },
     };
   });

@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { buildSarif } from "../../src/report/sarif.js";
 import { reportSchema } from "../../src/report/schema.js";
 import { planCells } from "../../src/runner/plan.js";
 import { runAttack } from "../../src/runner/run.js";
@@ -90,6 +91,16 @@ describe("--compare-defenses on the stub pair", () => {
     expect(read(join(dir, "a"))).not.toMatch(/ms_per_step/);
     const manifest = JSON.parse(read(join(dir, "a"), "execution-manifest.json"));
     expect(manifest.defense_latency.all.steps).toBeGreaterThan(0);
+    // Every format carries it: report.md's section and headline note, SARIF's results.
+    const md = read(join(dir, "a"), "report.md");
+    expect(md).toMatch(/## Mitigation \(undefended vs defended, paired\)/);
+    expect(md).toMatch(/Never measured against an adaptive attack: instruction_filter/);
+    const sarif = buildSarif(report) as {
+      runs: { results: { message: { text: string }; properties: Record<string, unknown> }[] }[];
+    };
+    const rpResult = sarif.runs[0]?.results.find((r) => r.properties.arm === "roleplay");
+    expect(rpResult?.message.text).toMatch(/With instruction_filter: unsafe/);
+    expect(rpResult?.properties.mitigation).toBeDefined();
     // Deterministic: the same bytes from a second run.
     await run(join(dir, "b"), { concurrency: 3 });
     expect(read(join(dir, "b"))).toBe(read(join(dir, "a")));
