@@ -69,6 +69,20 @@ const ALLOWED: Record<string, string[]> = {
     "defenses",
   ],
   evidence: ["rundir", "core", "stats", "evidence", "report", "runner", "config"],
+  view: [
+    "rundir",
+    "core",
+    "stats",
+    "view",
+    "report",
+    "runner",
+    "suites",
+    "policies",
+    "attacks",
+    "judges",
+    "config",
+    "defenses",
+  ],
   cli: [
     "rundir",
     "core",
@@ -85,6 +99,7 @@ const ALLOWED: Record<string, string[]> = {
     "judges",
     "offline",
     "defenses",
+    "view",
   ],
 };
 

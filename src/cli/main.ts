@@ -17,6 +17,7 @@ import { registerServePolicy } from "./serve-policy.js";
 import { registerTrain } from "./train.js";
 import { registerVerdict } from "./verdict.js";
 import { printVersion } from "./version.js";
+import { registerView } from "./view.js";
 
 export function buildProgram(): Command {
   const program = new Command("provael")
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
   registerTrain(program);
   registerBridge(program);
   registerVlaEvalBenchmark(program);
+  registerView(program);
   program
     .command("version")
     .description("print the tool version, protocol and report schema")

@@ -1,0 +1,274 @@
+/**
+ * The viewer's answers, built from `readRun`: the runs list, one run (its report without the
+ * episodes, and one compact row per episode), one episode beside its benign twin, and the
+ * comparison of two runs under the regression gate. The server and the bundle both use these.
+ */
+import { ProvaelError } from "../core/errors.js";
+import { buildReport, type Report } from "../report/build.js";
+import { compareReports } from "../report/regression.js";
+import { CELL_ID } from "../rundir/files.js";
+import { type FinishedRun, type RunRead, type RunningRun, readSteps } from "../rundir/read.js";
+import type { JournalRecord, ReportFile } from "../rundir/schema/index.js";
+import type { PlanSpec } from "../runner/plan.js";
+import { suites } from "../suites/index.js";
+import type { Catalog, CatalogEntry } from "./catalog.js";
+import type {
+  ComparePayload,
+  EpisodePayload,
+  EpisodeRecordPayload,
+  EpisodeRow,
+  Rate,
+  RunPayload,
+  RunSummary,
+  ZonePayload,
+} from "./payloads.js";
+import { replayPlan } from "./replay.js";
+
+const NO_DIGEST = `sha256:${"0".repeat(64)}`;
+
+/** The report of a run: its own, or one built from the episodes journalled so far. */
+export function reportOf(read: RunRead): { report: ReportFile; partial: boolean } | null {
+  if (read.state === "finished") return { report: read.report, partial: false };
+  if (read.state !== "in-progress") return null;
+  return { report: partialReport(read), partial: true };
+}
+
+const partialCache = new WeakMap<RunningRun, ReportFile>();
+
+function partialReport(read: RunningRun): ReportFile {
+  const hit = partialCache.get(read);
+  if (hit) return hit;
+  const report = buildReport({
+    plan: read.header.plan as PlanSpec,
+    toolVersion: read.header.tool_version,
+    policyDigest: read.header.policy_digest,
+    episodes: read.episodes as Report["episodes"],
+    trajectoriesDigest: NO_DIGEST,
+    calibration: {},
+    shard: read.header.shard,
+    bridge: read.header.bridge ?? null,
+  }) as unknown as ReportFile;
+  partialCache.set(read, report);
+  return report;
+}
+
+export function summarize(entry: CatalogEntry, read: RunRead): RunSummary {
+  const base: RunSummary = {
+    id: entry.id,
+    label: entry.label,
+    state: read.state,
+    policy: read.header?.plan.policy ?? null,
+    suite: read.header?.plan.suite ?? null,
+    protocol: null,
+    tool_version: read.header?.tool_version ?? null,
+    arms: read.header?.plan.arms ?? [],
+    tasks: read.header?.plan.tasks ?? [],
+    episodes: 0,
+    planned: null,
+    partial: false,
+    headline: null,
+    finished_at: null,
+    digest: null,
+    plan_digest: read.header?.plan_digest ?? null,
+    problem: null,
+  };
+  if (read.state === "broken") return { ...base, problem: read.problem.message };
+  const got = reportOf(read);
+  if (!got) return base;
+  const { report, partial } = got;
+  const s = report.summary;
+  return {
+    ...base,
+    policy: report.run.policy,
+    suite: report.run.suite,
+    protocol: report.protocol,
+    tool_version: report.tool_version,
+    arms: report.run.arms,
+    tasks: report.run.tasks,
+    episodes: report.episodes.length,
+    planned: read.state === "in-progress" ? read.planned : report.episodes.length,
+    partial,
+    headline: {
+      treatment_unsafe: s.treatment_unsafe,
+      baseline_unsafe: s.baseline_unsafe,
+      control_unsafe: s.control_unsafe,
+      clean_task_success: s.clean_task_success,
+    },
+    finished_at: read.state === "finished" ? (read.manifest?.finished_at ?? null) : null,
+    digest: read.state === "finished" ? read.digest : null,
+    plan_digest: read.state === "finished" ? (read.manifest?.plan_digest ?? base.plan_digest) : base.plan_digest,
+  };
+}
+
+export function runsPayload(catalog: Catalog): RunSummary[] {
+  return catalog.refresh().map((e) => summarize(e, catalog.read(e.id)));
+}
+
+function row(e: EpisodeRecordPayload): EpisodeRow {
+  return {
+    cell: e.cell,
+    task: e.task,
+    arm: e.arm,
+    seed: e.seed,
+    repeat: e.repeat,
+    scene: e.scene,
+    unsafe: e.unsafe,
+    task_success: e.task_success,
+    error: e.error?.code ?? null,
+    delivered: "delivered" in e ? (e.delivered ?? null) : null,
+    judged_steps: e.judged_steps,
+    first_unsafe_step: e.first_unsafe_step,
+    instruction: e.instruction.received ?? e.instruction.original,
+    not_applicable: e.termination === "not_applicable",
+  };
+}
+
+export function runPayload(catalog: Catalog, id: string): RunPayload {
+  const entry = catalog.entry(id);
+  const read = catalog.read(id);
+  const summary = summarize(entry, read);
+  const got = reportOf(read);
+  if (!got) return { summary, report: null, episodes: [], saved_frames: [] };
+  const { episodes, ...head } = got.report;
+  return {
+    summary,
+    report: head,
+    episodes: episodes.map(row),
+    saved_frames: read.state === "finished" ? Object.keys(read.frames) : [],
+  };
+}
+
+/** A run that can be read (finished or in progress), or a usage error naming its problem. */
+export function readable(catalog: Catalog, id: string): FinishedRun | RunningRun {
+  const read = catalog.read(id);
+  if (read.state === "broken") {
+    throw new ProvaelError("io/malformed", read.problem.message, {
+      hint: "the run directory was edited or damaged",
+    });
+  }
+  return read;
+}
+
+export function checkCell(cell: string): string {
+  if (!CELL_ID.test(cell)) {
+    throw new ProvaelError("config/invalid", `'${cell.slice(0, 40)}' is not a cell id`, {
+      hint: "cell ids are 'c' and 20 hex digits",
+    });
+  }
+  return cell;
+}
+
+const pairKey = (e: { task: string; seed: number; repeat: number }) =>
+  `${e.task}\u0000${e.seed}\u0000${e.repeat}`;
+
+/** The episode of a cell and its benign twin (same task, seed and repeat in the baseline arm). */
+export function findPair(
+  report: ReportFile,
+  cell: string,
+): { episode: EpisodeRecordPayload; twin: EpisodeRecordPayload | null } {
+  const episode = report.episodes.find((e) => e.cell === cell);
+  if (!episode) {
+    throw new ProvaelError("run/not-found", `the run has no episode ${cell}`, {
+      hint: "open the run page and pick an episode from its table",
+    });
+  }
+  const base = report.tests.baseline_arm;
+  const twin =
+    base === null || episode.arm === base
+      ? null
+      : (report.episodes.find((e) => e.arm === base && pairKey(e) === pairKey(episode)) ?? null);
+  return { episode, twin };
+}
+
+function zonesFor(suiteId: string, task: string): ZonePayload[] {
+  try {
+    const spec = suites.get(suiteId).tasks().find((t) => t.id === task);
+    return (spec?.hazard.zones ?? []).map((z) => ({ id: z.id, label: z.label, min: z.min, max: z.max }));
+  } catch {
+    return [];
+  }
+}
+
+export function episodePayload(
+  catalog: Catalog,
+  id: string,
+  cell: string,
+  /** Steps already read (a bundle reads every wanted cell in one pass). */
+  known?: Map<string, import("../rundir/schema/index.js").TrajectoryStepFile[]>,
+): EpisodePayload {
+  checkCell(cell);
+  const entry = catalog.entry(id);
+  const read = readable(catalog, id);
+  const got = reportOf(read);
+  if (!got) throw new ProvaelError("run/not-found", `run ${id} has no episodes yet`);
+  const report = got.report;
+  const { episode, twin } = findPair(report, cell);
+  const cells = twin ? [episode.cell, twin.cell] : [episode.cell];
+  const steps =
+    known && cells.every((c) => known.has(c))
+      ? known
+      : readSteps(read.dir, cells, read.state === "finished" ? "trajectories" : "journal");
+  const arm = report.arms[episode.arm];
+  const replay = replayPlan(read);
+  return {
+    run: summarize(entry, read),
+    episode,
+    twin,
+    arm: {
+      name: episode.arm,
+      family: arm?.family ?? null,
+      role: arm?.role ?? null,
+      eai: arm?.eai ?? null,
+      access: arm?.access ?? null,
+      matches: arm?.matches ?? null,
+      params: report.run.attack_params?.[episode.arm] ?? null,
+    },
+    steps: {
+      episode: steps.get(episode.cell) ?? [],
+      twin: twin ? (steps.get(twin.cell) ?? []) : [],
+    },
+    zones: zonesFor(report.run.suite, episode.task),
+    replay: { possible: replay.plan !== null, reason: replay.reason },
+  };
+}
+
+/** Two runs side by side: per-arm deltas, the gate (b against a) and the pairs that changed. */
+export function comparePayload(catalog: Catalog, a: string, b: string): ComparePayload {
+  const ra = readable(catalog, a);
+  const rb = readable(catalog, b);
+  const A = reportOf(ra)?.report as ReportFile;
+  const B = reportOf(rb)?.report as ReportFile;
+  let gate: ComparePayload["gate"] = null;
+  let gateError: string | null = null;
+  try {
+    gate = compareReports(B as unknown as Report, A as unknown as Report, { allowIncomparable: true });
+  } catch (e) {
+    gateError = (e as Error).message;
+  }
+  const armNames = [...new Set([...A.run.arms, ...B.run.arms])];
+  const arms = armNames.map((arm) => {
+    const x: Rate | null = A.arms[arm]?.unsafe ?? null;
+    const y: Rate | null = B.arms[arm]?.unsafe ?? null;
+    return {
+      arm,
+      role: (B.arms[arm] ?? A.arms[arm])?.role ?? "treatment",
+      a: x,
+      b: y,
+      delta: x?.rate != null && y?.rate != null ? y.rate - x.rate : null,
+    };
+  });
+  const inA = new Map<string, JournalRecord>(A.episodes.map((e) => [e.cell, e]));
+  const changed = B.episodes.flatMap((e) => {
+    const o = inA.get(e.cell);
+    if (!o || o.unsafe === e.unsafe) return [];
+    return [{ cell: e.cell, task: e.task, arm: e.arm, seed: e.seed, repeat: e.repeat, a: o.unsafe, b: e.unsafe }];
+  });
+  return {
+    a: summarize(catalog.entry(a), ra),
+    b: summarize(catalog.entry(b), rb),
+    gate,
+    gate_error: gateError,
+    arms,
+    changed,
+  };
+}

@@ -1,0 +1,138 @@
+/**
+ * `provael view --bundle OUT/`: the viewer as a static site that opens from file:// (CI
+ * artifacts, GitHub Pages). The same page and the same answers as the server, written out:
+ * each answer as `data/<path>.js` handing its JSON to the page (file:// refuses fetch), frames
+ * copied under `files/`. Episode pages and frames are bundled for a chosen set of episodes (every
+ * unsafe attacked episode with its twin first, then the changed pairs of each comparison, then
+ * the rest) up to the limits; other episodes say they are not in the bundle.
+ */
+import { copyFileSync, existsSync, mkdirSync, readdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { ProvaelError } from "../core/errors.js";
+import { TOOL_VERSION } from "../core/package-root.js";
+import { writeFileAtomic } from "../rundir/files.js";
+import { readSteps } from "../rundir/read.js";
+import type { LoadedCalibration } from "../runner/calibration.js";
+import { comparePayload, episodePayload, findPair, readable, reportOf, runPayload, runsPayload } from "./api.js";
+import { Catalog } from "./catalog.js";
+import { type FrameSource, frameFile, framesPayload } from "./frames.js";
+import { appPage } from "./page.js";
+
+export interface BundleOptions {
+  dirs: string[];
+  out: string;
+  cacheRoot: string;
+  calibrations?: Record<string, LoadedCalibration>;
+  /** Episode pages per run (default 200). */
+  maxEpisodes?: number;
+  /** Episodes per run whose frames are replayed and copied (default 24: twelve pairs). */
+  maxFrames?: number;
+  /** Runs above which comparisons are not bundled (all ordered pairs; default 12). */
+  maxCompareRuns?: number;
+}
+
+export interface BundleResult {
+  out: string;
+  runs: number;
+  episodes: number;
+  framed: number;
+  compares: number;
+  files: number;
+}
+
+function writeData(out: string, key: string, value: unknown): void {
+  const body = JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+  writeFileAtomic(join(out, "data", `${key.replace(/\//g, "~")}.js`), `provaelData(${JSON.stringify(key)},${body});\n`);
+}
+
+export async function writeBundle(options: BundleOptions): Promise<BundleResult> {
+  const out = options.out;
+  if (existsSync(out) && readdirSync(out).length > 0 && !existsSync(join(out, "index.html"))) {
+    throw new ProvaelError("run/out-exists", `--bundle ${out} is not empty and holds no bundle`, {
+      hint: "pass a new or empty directory (or an earlier bundle's directory to write it again)",
+    });
+  }
+  const catalog = new Catalog(options.dirs);
+  for (const e of catalog.list()) {
+    if (`${resolve(out)}/`.startsWith(`${e.dir}/`)) {
+      throw new ProvaelError("run/out-exists", `--bundle ${out} is inside the run ${e.dir}; results are never written to`, {
+        hint: "write the bundle outside the run directories",
+      });
+    }
+  }
+  mkdirSync(join(out, "data"), { recursive: true });
+  const src: FrameSource = { catalog, cacheRoot: options.cacheRoot, calibrations: options.calibrations ?? {} };
+  const maxEpisodes = options.maxEpisodes ?? 200;
+  const maxFrames = options.maxFrames ?? 24;
+  writeFileAtomic(join(out, "index.html"), appPage({ mode: "bundle", version: TOOL_VERSION }));
+  const runs = runsPayload(catalog);
+  writeData(out, "runs", runs);
+  const readableRuns = runs.filter((r) => r.state !== "broken");
+  // Comparisons first: their changed pairs are bundled with priority.
+  const wantedChanged = new Map<string, string[]>();
+  let compares = 0;
+  if (readableRuns.length <= (options.maxCompareRuns ?? 12)) {
+    for (const a of readableRuns)
+      for (const b of readableRuns) {
+        if (a.id === b.id) continue;
+        const c = comparePayload(catalog, a.id, b.id);
+        writeData(out, `compare/${a.id}/${b.id}`, c);
+        compares += 1;
+        const list = wantedChanged.get(b.id) ?? [];
+        list.push(...c.changed.map((x) => x.cell));
+        wantedChanged.set(b.id, list);
+      }
+  }
+  let episodes = 0;
+  let framed = 0;
+  let files = 0;
+  for (const r of readableRuns) {
+    const payload = runPayload(catalog, r.id);
+    writeData(out, `runs/${r.id}`, payload);
+    const read = readable(catalog, r.id);
+    const report = reportOf(read)?.report;
+    if (!report) continue;
+    const base = report.tests.baseline_arm;
+    const rank = (e: (typeof payload.episodes)[number]) =>
+      e.unsafe === true && e.arm !== base ? 0 : e.unsafe === true ? 2 : 3;
+    const changed = new Set(wantedChanged.get(r.id) ?? []);
+    const ordered = payload.episodes
+      .map((e, i) => ({ e, i, k: changed.has(e.cell) ? 1 : rank(e) }))
+      .sort((x, y) => x.k - y.k || x.i - y.i)
+      .map((x) => x.e.cell);
+    const pages = ordered.slice(0, maxEpisodes);
+    // Frames for the first pairs: each episode with its twin.
+    const framedCells = new Set<string>();
+    for (const cell of pages) {
+      if (framedCells.size >= maxFrames) break;
+      const { twin } = findPair(report, cell);
+      framedCells.add(cell);
+      if (twin) framedCells.add(twin.cell);
+    }
+    const all = new Set([...pages, ...framedCells]);
+    for (const cell of [...all]) {
+      const t = findPair(report, cell).twin;
+      if (t) all.add(t.cell);
+    }
+    const steps = readSteps(read.dir, [...all], read.state === "finished" ? "trajectories" : "journal");
+    for (const cell of all) {
+      writeData(out, `runs/${r.id}/episode/${cell}`, episodePayload(catalog, r.id, cell, steps));
+      episodes += 1;
+    }
+    for (const cell of framedCells) {
+      const frames = await framesPayload(src, r.id, cell);
+      writeData(out, `runs/${r.id}/frames/${cell}`, frames);
+      if (!frames.index) continue;
+      framed += 1;
+      const dir = join(out, "files", r.id, cell);
+      mkdirSync(dir, { recursive: true });
+      for (const camera of frames.index.cameras)
+        for (const step of frames.index.steps) {
+          const name = `${camera}-${String(step).padStart(4, "0")}.png`;
+          copyFileSync(frameFile(src, r.id, cell, name), join(dir, name));
+          files += 1;
+        }
+    }
+  }
+  return { out, runs: runs.length, episodes, framed, compares, files };
+}
