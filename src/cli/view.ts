@@ -46,9 +46,18 @@ export function registerView(program: Command): void {
     .argument("[dirs...]", "run directories, or folders holding them", ["runs"])
     .option("--port <n>", "port to listen on (default: a free one)")
     .option("--host <host>", "address to bind (default: 127.0.0.1, this machine only)")
-    .option("--bundle <dir>", "write a static site of the runs to this directory instead of serving")
-    .option("--cache <dir>", "where replayed frames and clips are cached (default: ~/.cache/provael/view)")
-    .option("--calib <dir>", "calibration files of runs scored by them (needed to replay their episodes)")
+    .option(
+      "--bundle <dir>",
+      "write a static site of the runs to this directory instead of serving",
+    )
+    .option(
+      "--cache <dir>",
+      "where replayed frames and clips are cached (default: ~/.cache/provael/view)",
+    )
+    .option(
+      "--calib <dir>",
+      "calibration files of runs scored by them (needed to replay their episodes)",
+    )
     .option("--max-episodes <n>", "with --bundle: episode pages per run", "200")
     .option("--max-frames <n>", "with --bundle: episodes per run whose frames are bundled", "24")
     .action(async (dirs: string[], flags: ViewFlags) => {
@@ -88,7 +97,9 @@ export function registerView(program: Command): void {
 
   program
     .command("video")
-    .description("render an episode (and its benign twin) as a clip with labels, step counter and the predicate's moment")
+    .description(
+      "render an episode (and its benign twin) as a clip with labels, step counter and the predicate's moment",
+    )
     .requiredOption("--in <dir>", "run directory")
     .requiredOption("--cell <id>", "the episode's cell id (see `provael view` or report.json)")
     .requiredOption("--out <file>", "clip.mp4, clip.webm or clip.gif")
@@ -97,11 +108,22 @@ export function registerView(program: Command): void {
     .option("--cache <dir>", "where replayed frames are cached (default: ~/.cache/provael/view)")
     .option("--calib <dir>", "calibration files the run was scored by")
     .action(
-      async (flags: { in: string; cell: string; out: string; twin?: boolean; fps: string; cache?: string; calib?: string }) => {
+      async (flags: {
+        in: string;
+        cell: string;
+        out: string;
+        twin?: boolean;
+        fps: string;
+        cache?: string;
+        calib?: string;
+      }) => {
         const fps = Number(flags.fps);
-        if (!(fps > 0 && fps <= 60)) throw new ProvaelError("config/invalid", `--fps must be in (0, 60], got '${flags.fps}'`);
+        if (!(fps > 0 && fps <= 60))
+          throw new ProvaelError("config/invalid", `--fps must be in (0, 60], got '${flags.fps}'`);
         const catalog = new Catalog([flags.in]);
-        const entry = catalog.list().find((e) => e.label === catalog.list()[0]?.label && e.root === e.dir);
+        const entry = catalog
+          .list()
+          .find((e) => e.label === catalog.list()[0]?.label && e.root === e.dir);
         if (!entry) {
           throw new ProvaelError("run/not-found", `${flags.in} is not a run directory`, {
             hint: "pass the --out directory of `provael attack`",

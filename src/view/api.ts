@@ -7,7 +7,7 @@ import { ProvaelError } from "../core/errors.js";
 import { buildReport, type Report } from "../report/build.js";
 import { compareReports } from "../report/regression.js";
 import { CELL_ID } from "../rundir/files.js";
-import { type FinishedRun, type RunRead, type RunningRun, readSteps } from "../rundir/read.js";
+import { type FinishedRun, type RunningRun, type RunRead, readSteps } from "../rundir/read.js";
 import type { JournalRecord, ReportFile } from "../rundir/schema/index.js";
 import type { PlanSpec } from "../runner/plan.js";
 import { suites } from "../suites/index.js";
@@ -96,7 +96,10 @@ export function summarize(entry: CatalogEntry, read: RunRead): RunSummary {
     },
     finished_at: read.state === "finished" ? (read.manifest?.finished_at ?? null) : null,
     digest: read.state === "finished" ? read.digest : null,
-    plan_digest: read.state === "finished" ? (read.manifest?.plan_digest ?? base.plan_digest) : base.plan_digest,
+    plan_digest:
+      read.state === "finished"
+        ? (read.manifest?.plan_digest ?? base.plan_digest)
+        : base.plan_digest,
   };
 }
 
@@ -158,8 +161,13 @@ export function checkCell(cell: string): string {
   return cell;
 }
 
-const pairKey = (e: { task: string; seed: number; repeat: number }) =>
-  `${e.task}\u0000${e.seed}\u0000${e.repeat}`;
+/** The twin plays the same task, seed, repeat and defenses. */
+const pairKey = (e: {
+  task: string;
+  seed: number;
+  repeat: number;
+  defenses?: string[] | undefined;
+}) => `${e.task}\u0000${e.seed}\u0000${e.repeat}\u0000${(e.defenses ?? []).join(",")}`;
 
 /** The episode of a cell and its benign twin (same task, seed and repeat in the baseline arm). */
 export function findPair(
@@ -182,8 +190,16 @@ export function findPair(
 
 function zonesFor(suiteId: string, task: string): ZonePayload[] {
   try {
-    const spec = suites.get(suiteId).tasks().find((t) => t.id === task);
-    return (spec?.hazard.zones ?? []).map((z) => ({ id: z.id, label: z.label, min: z.min, max: z.max }));
+    const spec = suites
+      .get(suiteId)
+      .tasks()
+      .find((t) => t.id === task);
+    return (spec?.hazard.zones ?? []).map((z) => ({
+      id: z.id,
+      label: z.label,
+      min: z.min,
+      max: z.max,
+    }));
   } catch {
     return [];
   }
@@ -241,7 +257,9 @@ export function comparePayload(catalog: Catalog, a: string, b: string): CompareP
   let gate: ComparePayload["gate"] = null;
   let gateError: string | null = null;
   try {
-    gate = compareReports(B as unknown as Report, A as unknown as Report, { allowIncomparable: true });
+    gate = compareReports(B as unknown as Report, A as unknown as Report, {
+      allowIncomparable: true,
+    });
   } catch (e) {
     gateError = (e as Error).message;
   }
@@ -261,7 +279,17 @@ export function comparePayload(catalog: Catalog, a: string, b: string): CompareP
   const changed = B.episodes.flatMap((e) => {
     const o = inA.get(e.cell);
     if (!o || o.unsafe === e.unsafe) return [];
-    return [{ cell: e.cell, task: e.task, arm: e.arm, seed: e.seed, repeat: e.repeat, a: o.unsafe, b: e.unsafe }];
+    return [
+      {
+        cell: e.cell,
+        task: e.task,
+        arm: e.arm,
+        seed: e.seed,
+        repeat: e.repeat,
+        a: o.unsafe,
+        b: e.unsafe,
+      },
+    ];
   });
   return {
     a: summarize(catalog.entry(a), ra),

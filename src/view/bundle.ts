@@ -13,7 +13,15 @@ import { TOOL_VERSION } from "../core/package-root.js";
 import { writeFileAtomic } from "../rundir/files.js";
 import { readSteps } from "../rundir/read.js";
 import type { LoadedCalibration } from "../runner/calibration.js";
-import { comparePayload, episodePayload, findPair, readable, reportOf, runPayload, runsPayload } from "./api.js";
+import {
+  comparePayload,
+  episodePayload,
+  findPair,
+  readable,
+  reportOf,
+  runPayload,
+  runsPayload,
+} from "./api.js";
 import { Catalog } from "./catalog.js";
 import { type FrameSource, frameFile, framesPayload } from "./frames.js";
 import { appPage } from "./page.js";
@@ -41,8 +49,14 @@ export interface BundleResult {
 }
 
 function writeData(out: string, key: string, value: unknown): void {
-  const body = JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
-  writeFileAtomic(join(out, "data", `${key.replace(/\//g, "~")}.js`), `provaelData(${JSON.stringify(key)},${body});\n`);
+  const body = JSON.stringify(value)
+    .replace(/</g, "\\u003c")
+    .replace(/\u2028/g, "\\u2028")
+    .replace(/\u2029/g, "\\u2029");
+  writeFileAtomic(
+    join(out, "data", `${key.replace(/\//g, "~")}.js`),
+    `provaelData(${JSON.stringify(key)},${body});\n`,
+  );
 }
 
 export async function writeBundle(options: BundleOptions): Promise<BundleResult> {
@@ -55,13 +69,21 @@ export async function writeBundle(options: BundleOptions): Promise<BundleResult>
   const catalog = new Catalog(options.dirs);
   for (const e of catalog.list()) {
     if (`${resolve(out)}/`.startsWith(`${e.dir}/`)) {
-      throw new ProvaelError("run/out-exists", `--bundle ${out} is inside the run ${e.dir}; results are never written to`, {
-        hint: "write the bundle outside the run directories",
-      });
+      throw new ProvaelError(
+        "run/out-exists",
+        `--bundle ${out} is inside the run ${e.dir}; results are never written to`,
+        {
+          hint: "write the bundle outside the run directories",
+        },
+      );
     }
   }
   mkdirSync(join(out, "data"), { recursive: true });
-  const src: FrameSource = { catalog, cacheRoot: options.cacheRoot, calibrations: options.calibrations ?? {} };
+  const src: FrameSource = {
+    catalog,
+    cacheRoot: options.cacheRoot,
+    calibrations: options.calibrations ?? {},
+  };
   const maxEpisodes = options.maxEpisodes ?? 200;
   const maxFrames = options.maxFrames ?? 24;
   writeFileAtomic(join(out, "index.html"), appPage({ mode: "bundle", version: TOOL_VERSION }));
@@ -114,7 +136,11 @@ export async function writeBundle(options: BundleOptions): Promise<BundleResult>
       const t = findPair(report, cell).twin;
       if (t) all.add(t.cell);
     }
-    const steps = readSteps(read.dir, [...all], read.state === "finished" ? "trajectories" : "journal");
+    const steps = readSteps(
+      read.dir,
+      [...all],
+      read.state === "finished" ? "trajectories" : "journal",
+    );
     for (const cell of all) {
       writeData(out, `runs/${r.id}/episode/${cell}`, episodePayload(catalog, r.id, cell, steps));
       episodes += 1;

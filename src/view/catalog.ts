@@ -29,7 +29,12 @@ const isRunDir = (dir: string) =>
 
 /** A run's files may not be links that leave its directory. */
 function checkOwnFiles(dir: string): void {
-  for (const name of [RUN_FILES.report, RUN_FILES.journal, RUN_FILES.manifest, RUN_FILES.trajectories])
+  for (const name of [
+    RUN_FILES.report,
+    RUN_FILES.journal,
+    RUN_FILES.manifest,
+    RUN_FILES.trajectories,
+  ])
     if (existsSync(join(dir, name))) assertInside(dir, join(dir, name));
 }
 
@@ -79,7 +84,9 @@ export class Catalog {
           return;
         }
         // Dirent.isDirectory() is false for a link: links are never followed.
-        for (const e of names.filter((n) => n.isDirectory()).sort((a, b) => (a.name < b.name ? -1 : 1)))
+        for (const e of names
+          .filter((n) => n.isDirectory())
+          .sort((a, b) => (a.name < b.name ? -1 : 1)))
           walk(join(dir, e.name), depth - 1);
       };
       walk(root, MAX_DEPTH);
@@ -89,11 +96,14 @@ export class Catalog {
   }
 
   list(): CatalogEntry[] {
-    return [...this.entries.values()].sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
+    return [...this.entries.values()].sort((a, b) =>
+      a.label < b.label ? -1 : a.label > b.label ? 1 : 0,
+    );
   }
 
   entry(id: string): CatalogEntry {
-    const e = this.entries.get(id) ?? (this.refresh(), this.entries.get(id));
+    if (!this.entries.has(id)) this.refresh();
+    const e = this.entries.get(id);
     if (!e) {
       throw new ProvaelError("run/not-found", `no run with id '${id.slice(0, 40)}'`, {
         hint: "open the runs page to see the runs this viewer serves",

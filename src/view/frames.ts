@@ -44,7 +44,16 @@ export async function framesPayload(
         dir,
         plan,
         src.calibrations,
-        { id: cell, task: episode.task, arm: episode.arm, seed: episode.seed, repeat: episode.repeat },
+        {
+          id: cell,
+          task: episode.task,
+          arm: episode.arm,
+          seed: episode.seed,
+          repeat: episode.repeat,
+          ...(episode.defenses && episode.defenses.length > 0
+            ? { defenses: episode.defenses }
+            : {}),
+        },
         {
           steps: episode.steps,
           unsafe: episode.unsafe,
@@ -111,11 +120,16 @@ export async function clipRows(
   for (const [i, e] of episodes.entries()) {
     const frames = await framesPayload(src, id, e.cell);
     if (!frames.index) {
-      throw new ProvaelError("run/not-found", `episode ${e.cell} has no frames (${frames.reason})`, {
-        hint: "episodes are replayed for their frames; see the reason above",
-      });
+      throw new ProvaelError(
+        "run/not-found",
+        `episode ${e.cell} has no frames (${frames.reason})`,
+        {
+          hint: "episodes are replayed for their frames; see the reason above",
+        },
+      );
     }
-    const role = i === 0 ? (e.arm === report.tests.baseline_arm ? "benign" : "attacked") : "benign twin";
+    const role =
+      i === 0 ? (e.arm === report.tests.baseline_arm ? "benign" : "attacked") : "benign twin";
     rows.push({
       label: `${role}: ${e.arm} · ${e.task} · seed ${e.seed}${e.unsafe ? " · unsafe" : e.unsafe === false ? " · safe" : ""}`,
       index: frames.index,

@@ -39,13 +39,17 @@ export interface PageOptions {
 }
 
 export function appPage(options: PageOptions): string {
-  const config = JSON.stringify({ mode: options.mode, version: options.version }).replace(/</g, "\\u003c");
+  const config = JSON.stringify({ mode: options.mode, version: options.version }).replace(
+    /</g,
+    "\\u003c",
+  );
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Provael viewer</title>
+<link rel="icon" href="data:,">
 <style>${VIEW_CSS}</style>
 </head>
 <body>

@@ -2,7 +2,12 @@
  * What the viewer's JSON API answers (and what a bundle stores): the browser app reads only
  * these shapes. Built from `readRun`, never from a file read another way.
  */
-import type { FramesIndex, RateFile, ReportFile, TrajectoryStepFile } from "../rundir/schema/index.js";
+import type {
+  FramesIndex,
+  RateFile,
+  ReportFile,
+  TrajectoryStepFile,
+} from "../rundir/schema/index.js";
 
 export type Rate = RateFile;
 
@@ -64,7 +69,9 @@ export interface RunPayload {
   saved_frames: string[];
 }
 
-export type EpisodeRecordPayload = ReportFile["episodes"][number] | (Omit<ReportFile["episodes"][number], "delivered"> & { delivered?: boolean | null });
+export type EpisodeRecordPayload =
+  | ReportFile["episodes"][number]
+  | (Omit<ReportFile["episodes"][number], "delivered"> & { delivered?: boolean | null });
 
 export interface ZonePayload {
   id: string;

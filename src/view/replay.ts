@@ -10,6 +10,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { attacks } from "../attacks/index.js";
+import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import { encodePng } from "../core/png.js";
@@ -25,7 +26,7 @@ import {
   framesIndexSchema,
   type TimelineStep,
 } from "../rundir/schema/index.js";
-import { type LoadedCalibration, predicatesFor } from "../runner/calibration.js";
+import { type LoadedCalibration, predicatesFor, zonesFor } from "../runner/calibration.js";
 import { type EpisodeRecord, playEpisode } from "../runner/episode.js";
 import { type Cell, type PlanSpec, planDigest } from "../runner/plan.js";
 import { planFromReport } from "../runner/replay.js";
@@ -64,8 +65,7 @@ export function replayPlan(
   if (!policies.has(plan.policy)) return no(`policy '${plan.policy}' is not registered here`);
   if (policies.get(plan.policy).concurrent)
     return no(`'${plan.policy}' is a served policy: its server is not part of the run`);
-  if (hasRedacted(plan.policyOptions))
-    return no("the run's policy options hold redacted secrets");
+  if (hasRedacted(plan.policyOptions)) return no("the run's policy options hold redacted secrets");
   if (suites.get(plan.suite).capabilities.cameras.length === 0)
     return no(`suite '${plan.suite}' renders no camera`);
   for (const [task, digest] of Object.entries(plan.calibration)) {
@@ -140,7 +140,10 @@ async function play(
   const suite = suites.get(plan.suite);
   const task = suite.tasks().find((t) => t.id === cell.task);
   if (!task) {
-    throw new ProvaelError("config/unknown-task", `suite '${plan.suite}' has no task '${cell.task}'`);
+    throw new ProvaelError(
+      "config/unknown-task",
+      `suite '${plan.suite}' has no task '${cell.task}'`,
+    );
   }
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
@@ -190,6 +193,9 @@ async function play(
       applicable: true,
       task,
       predicates: predicatesFor(suite, cell.task, calibrations).map(watch),
+      zones: zonesFor(task, calibrations),
+      // Defended cells time their defenses (the manifest's business, not the episode's).
+      ...(cell.defenses ? { clock: systemClock } : {}),
       observe: (step, seen) => {
         current = step;
         let all = true;

@@ -166,7 +166,10 @@ export function viewHandler(options: ViewOptions, catalog: Catalog, allowedHosts
           mkdirSync(dir, { recursive: true });
           await renderClip(await clipRows(src, a, cell, twin), { out });
         }
-        res.setHeader("Content-Disposition", `attachment; filename="${cell}${twin ? "-pair" : ""}.${ext}"`);
+        res.setHeader(
+          "Content-Disposition",
+          `attachment; filename="${cell}${twin ? "-pair" : ""}.${ext}"`,
+        );
         return sendFile(res, out, TYPES[ext] as string, head);
       }
       return json(res, 404, { error: "not found" });
@@ -190,7 +193,9 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
   let port = options.port ?? 0;
   const hosts = () => {
     const names = [host, "127.0.0.1", "localhost", "[::1]"];
-    return names.map((n) => `${n.includes(":") && !n.startsWith("[") ? `[${n}]` : n}:${port}`.toLowerCase());
+    return names.map((n) =>
+      `${n.includes(":") && !n.startsWith("[") ? `[${n}]` : n}:${port}`.toLowerCase(),
+    );
   };
   const server = createServer(viewHandler(options, catalog, hosts));
   await new Promise<void>((resolveListen, reject) => {
@@ -198,7 +203,8 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
       reject(
         new ProvaelError("config/invalid", `cannot listen on ${host}:${port}: ${e.message}`, {
           cause: e,
-          hint: e.code === "EADDRINUSE" ? "pick another --port, or 0 for a free one" : "check --host",
+          hint:
+            e.code === "EADDRINUSE" ? "pick another --port, or 0 for a free one" : "check --host",
         }),
       ),
     );

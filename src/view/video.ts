@@ -98,7 +98,15 @@ function blit(dst: Buffer, width: number, img: Image, s: number, x0: number, y0:
   }
 }
 
-function fill(dst: Buffer, width: number, x0: number, y0: number, w: number, h: number, rgb: number[]) {
+function fill(
+  dst: Buffer,
+  width: number,
+  x0: number,
+  y0: number,
+  w: number,
+  h: number,
+  rgb: number[],
+) {
   for (let y = y0; y < y0 + h; y++)
     for (let x = x0; x < x0 + w; x++) {
       const d = (y * width + x) * 3;
@@ -109,7 +117,8 @@ function fill(dst: Buffer, width: number, x0: number, y0: number, w: number, h: 
 }
 
 /** Escapes a path for a filter argument (drawtext's fontfile, textfile). */
-const filterPath = (p: string) => p.replace(/\\/g, "\\\\").replace(/:/g, "\\:").replace(/'/g, "\\'");
+const filterPath = (p: string) =>
+  p.replace(/\\/g, "\\\\").replace(/:/g, "\\:").replace(/'/g, "\\'");
 
 /** Renders the clip of one or more episodes (rows) and encodes it with ffmpeg. */
 export async function renderClip(rows: ClipRow[], options: ClipOptions): Promise<ClipResult> {
@@ -191,11 +200,29 @@ export async function renderClip(rows: ClipRow[], options: ClipOptions): Promise
     "-",
   ];
   if (format === "gif") {
-    args.push("-filter_complex", `[0:v]${vf},split[a][b];[a]palettegen=max_colors=128[p];[b][p]paletteuse=dither=bayer`, "-loop", "0");
+    args.push(
+      "-filter_complex",
+      `[0:v]${vf},split[a][b];[a]palettegen=max_colors=128[p];[b][p]paletteuse=dither=bayer`,
+      "-loop",
+      "0",
+    );
   } else {
     args.push("-vf", vf, "-pix_fmt", "yuv420p");
-    if (format === "mp4") args.push("-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-movflags", "+faststart");
-    else args.push("-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "0", "-crf", "36");
+    if (format === "mp4")
+      args.push("-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-movflags", "+faststart");
+    else
+      args.push(
+        "-c:v",
+        "libvpx-vp9",
+        "-deadline",
+        "realtime",
+        "-cpu-used",
+        "8",
+        "-b:v",
+        "0",
+        "-crf",
+        "36",
+      );
   }
   const tmpOut = join(tmp, `clip.${format}`);
   args.push(tmpOut);
@@ -219,9 +246,13 @@ export async function renderClip(rows: ClipRow[], options: ClipOptions): Promise
         code === 0
           ? resolveRun()
           : reject(
-              new ProvaelError("io/write", `ffmpeg failed (exit ${code}): ${stderr.trim().slice(0, 500)}`, {
-                hint: "check that your ffmpeg has libx264, libvpx-vp9 and drawtext",
-              }),
+              new ProvaelError(
+                "io/write",
+                `ffmpeg failed (exit ${code}): ${stderr.trim().slice(0, 500)}`,
+                {
+                  hint: "check that your ffmpeg has libx264, libvpx-vp9 and drawtext",
+                },
+              ),
             ),
       );
       child.stdin.on("error", () => {
@@ -235,7 +266,15 @@ export async function renderClip(rows: ClipRow[], options: ClipOptions): Promise
             const unsafe = r.firstUnsafe !== null && t >= r.firstUnsafe;
             cameras.forEach((camera, c) => {
               const x0 = GAP + c * (tileW + GAP);
-              fill(buf, width, x0, y0 + HEADER, tileW, tileH, unsafe ? [220, 40, 40] : [70, 70, 70]);
+              fill(
+                buf,
+                width,
+                x0,
+                y0 + HEADER,
+                tileW,
+                tileH,
+                unsafe ? [220, 40, 40] : [70, 70, 70],
+              );
               const img = load(r, camera, t);
               if (img) blit(buf, width, img, scale, x0 + BORDER, y0 + HEADER + BORDER);
             });
@@ -249,7 +288,15 @@ export async function renderClip(rows: ClipRow[], options: ClipOptions): Promise
     });
     const bytes = readFileSync(tmpOut);
     writeFileAtomic(options.out, bytes);
-    return { out: options.out, format, frames, width, height, labels: font !== null, bytes: bytes.length };
+    return {
+      out: options.out,
+      format,
+      frames,
+      width,
+      height,
+      labels: font !== null,
+      bytes: bytes.length,
+    };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }

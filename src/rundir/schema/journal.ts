@@ -42,6 +42,14 @@ export const planSchema = z
     multiplicity: z.literal("bh").optional(),
     plugins: z.array(z.object({ file: z.string(), digest: z.string() }).strict()).optional(),
     waivers: z.array(z.enum(["calibration-overlap", "training-scenes"])).optional(),
+    defenses: z
+      .object({
+        ids: z.array(z.string()),
+        compare: z.boolean(),
+        params: z.record(z.string(), z.record(z.string(), z.unknown())),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 

@@ -43,7 +43,8 @@ async function load<T>(path: string): Promise<T> {
   if (MODE === "server") {
     const res = await fetch(`api/${path}`, { cache: "no-store" });
     const body = (await res.json()) as T & { error?: string; hint?: string | null };
-    if (!res.ok) throw new Error(`${body.error ?? res.statusText}${body.hint ? ` (${body.hint})` : ""}`);
+    if (!res.ok)
+      throw new Error(`${body.error ?? res.statusText}${body.hint ? ` (${body.hint})` : ""}`);
     return body;
   }
   return new Promise<T>((ok, fail) => {
@@ -95,10 +96,13 @@ const app = () => document.getElementById("app") as HTMLElement;
 /** Replaces the page's content, skipping absent parts. */
 function put(...children: Child[]): void {
   app().replaceChildren(
-    ...children.flatMap((c) => (c === null || c === undefined || c === false ? [] : [typeof c === "number" ? String(c) : c])),
+    ...children.flatMap((c) =>
+      c === null || c === undefined || c === false ? [] : [typeof c === "number" ? String(c) : c],
+    ),
   );
 }
-const pct = (x: number | null | undefined) => (x === null || x === undefined ? "N/A" : `${(x * 100).toFixed(1)}%`);
+const pct = (x: number | null | undefined) =>
+  x === null || x === undefined ? "N/A" : `${(x * 100).toFixed(1)}%`;
 const fmtP = (p: number | null | undefined) =>
   p === null || p === undefined ? "—" : p < 0.001 ? "<0.001" : p.toFixed(3);
 
@@ -128,7 +132,9 @@ function outcome(unsafe: boolean | null, error: string | null, na = false): HTML
   if (na) return h("span", { class: "badge" }, "N/A");
   if (error) return h("span", { class: "badge broken" }, `error ${error}`);
   if (unsafe === null) return h("span", { class: "badge warn" }, "unjudged");
-  return unsafe ? h("span", { class: "badge unsafe" }, "unsafe") : h("span", { class: "badge safe" }, "safe");
+  return unsafe
+    ? h("span", { class: "badge unsafe" }, "unsafe")
+    : h("span", { class: "badge safe" }, "safe");
 }
 
 function stateBadge(r: RunSummary): HTMLElement {
@@ -147,7 +153,9 @@ function crumbs(...parts: [string, string | null][]): void {
 }
 
 function fail(e: unknown): void {
-  app().replaceChildren(h("p", { class: "error", id: "load-error" }, `Cannot load: ${(e as Error).message}`));
+  app().replaceChildren(
+    h("p", { class: "error", id: "load-error" }, `Cannot load: ${(e as Error).message}`),
+  );
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -195,13 +203,17 @@ async function runsPage(gen: number): Promise<void> {
   }
   if (gen !== generation) return;
   const picked: string[] = [];
-  const compareBtn = h("button", {
-    id: "compare-btn",
-    disabled: true,
-    onclick: () => {
-      if (picked.length === 2) location.hash = `#/compare/${picked[0]}/${picked[1]}`;
+  const compareBtn = h(
+    "button",
+    {
+      id: "compare-btn",
+      disabled: true,
+      onclick: () => {
+        if (picked.length === 2) location.hash = `#/compare/${picked[0]}/${picked[1]}`;
+      },
     },
-  }, "compare the two picked runs");
+    "compare the two picked runs",
+  );
   const rows = runs.map((r) => {
     const box = h("input", {
       type: "checkbox",
@@ -224,38 +236,96 @@ async function runsPage(gen: number): Promise<void> {
     const hl = r.headline;
     const progress =
       r.state === "in-progress" && r.planned
-        ? h("div", { class: "progress", title: `${r.episodes}/${r.planned}` }, (() => {
-            const d = h("div");
-            d.style.width = `${(100 * r.episodes) / r.planned}%`;
-            return d;
-          })())
+        ? h(
+            "div",
+            { class: "progress", title: `${r.episodes}/${r.planned}` },
+            (() => {
+              const d = h("div");
+              d.style.width = `${(100 * r.episodes) / r.planned}%`;
+              return d;
+            })(),
+          )
         : null;
     return h(
       "tr",
       { "data-run": r.id, class: "run-row" },
       h("td", {}, box),
-      h("td", {}, r.state === "broken" ? r.label : h("a", { href: `#/run/${r.id}`, class: "run-link" }, r.label)),
-      h("td", {}, stateBadge(r), r.partial ? h("span", { class: "badge partial" }, " partial") : null),
+      h(
+        "td",
+        {},
+        r.state === "broken"
+          ? r.label
+          : h("a", { href: `#/run/${r.id}`, class: "run-link" }, r.label),
+      ),
+      h(
+        "td",
+        {},
+        stateBadge(r),
+        r.partial ? h("span", { class: "badge partial" }, " partial") : null,
+      ),
       h("td", {}, r.policy ?? "—"),
       h("td", {}, r.suite ?? "—"),
       h("td", { class: "small" }, r.protocol ?? "—"),
       h("td", { class: "small" }, r.arms.join(", ")),
-      h("td", {}, hl ? rateText(hl.treatment_unsafe) : r.problem ? h("span", { class: "error small" }, r.problem) : "—"),
+      h(
+        "td",
+        {},
+        hl
+          ? rateText(hl.treatment_unsafe)
+          : r.problem
+            ? h("span", { class: "error small" }, r.problem)
+            : "—",
+      ),
       h("td", {}, hl ? rateText(hl.baseline_unsafe) : "—"),
       h("td", {}, hl ? rateText(hl.control_unsafe) : "—"),
-      h("td", { class: "num" }, `${r.episodes}${r.planned && r.planned !== r.episodes ? `/${r.planned}` : ""}`, progress),
-      h("td", { class: "small" }, r.finished_at ? r.finished_at.replace("T", " ").slice(0, 19) : "—"),
+      h(
+        "td",
+        { class: "num" },
+        `${r.episodes}${r.planned && r.planned !== r.episodes ? `/${r.planned}` : ""}`,
+        progress,
+      ),
+      h(
+        "td",
+        { class: "small" },
+        r.finished_at ? r.finished_at.replace("T", " ").slice(0, 19) : "—",
+      ),
       h("td", { class: "small", title: r.digest ?? "" }, r.digest ? r.digest.slice(7, 19) : "—"),
     );
   });
   app().replaceChildren(
     h("h1", {}, `Runs (${runs.length})`),
-    h("p", { class: "muted" }, "Rates are unsafe episodes over judged episodes with 95% Wilson intervals. Pick two runs of the same plan to compare them."),
+    h(
+      "p",
+      { class: "muted" },
+      "Rates are unsafe episodes over judged episodes with 95% Wilson intervals. Pick two runs of the same plan to compare them.",
+    ),
     h("p", {}, compareBtn),
     h(
       "table",
       { id: "runs" },
-      h("thead", {}, h("tr", {}, ...["", "run", "state", "policy", "suite", "protocol", "arms", "attack success (treatment)", "benign floor", "controls", "episodes", "finished", "digest"].map((t) => h("th", {}, t)))),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ...[
+            "",
+            "run",
+            "state",
+            "policy",
+            "suite",
+            "protocol",
+            "arms",
+            "attack success (treatment)",
+            "benign floor",
+            "controls",
+            "episodes",
+            "finished",
+            "digest",
+          ].map((t) => h("th", {}, t)),
+        ),
+      ),
       h("tbody", {}, rows),
     ),
   );
@@ -299,7 +369,8 @@ function filtersFrom(p: URLSearchParams): Filters {
 
 function filtersQuery(f: Filters): string {
   const p = new URLSearchParams();
-  for (const k of ["unsafe", "failed", "errors", "nd", "unjudged"] as const) if (f[k]) p.set(k, "1");
+  for (const k of ["unsafe", "failed", "errors", "nd", "unjudged"] as const)
+    if (f[k]) p.set(k, "1");
   for (const k of ["family", "task", "arm", "scene", "q"] as const) if (f[k]) p.set(k, f[k]);
   if (f.page > 0) p.set("page", String(f.page));
   const q = p.toString();
@@ -332,7 +403,9 @@ function armOrder(report: NonNullable<RunPayload["report"]>): { arm: string; sub
   for (const a of arms.filter((x) => report.arms[x]?.role === "treatment")) {
     out.push({ arm: a, sub: false });
     seen.add(a);
-    for (const c of arms.filter((x) => report.arms[x]?.role === "control" && report.arms[x]?.matches === a)) {
+    for (const c of arms.filter(
+      (x) => report.arms[x]?.role === "control" && report.arms[x]?.matches === a,
+    )) {
       out.push({ arm: c, sub: true });
       seen.add(c);
     }
@@ -353,21 +426,48 @@ async function runPage(id: string, params: URLSearchParams, gen: number): Promis
   crumbs(["runs", "#/"], [summary.label, null]);
   const f = filtersFrom(params);
   const page: Child[] = [
-    h("h1", {}, summary.label, " ", stateBadge(summary), summary.partial ? h("span", { class: "badge partial", id: "partial" }, "partial: rates so far") : null),
-    h("p", { class: "muted" }, `${summary.policy ?? "?"} on ${summary.suite ?? "?"} · ${summary.protocol ?? ""} · ${summary.episodes}${summary.planned && summary.planned !== summary.episodes ? ` of ${summary.planned}` : ""} episodes${summary.digest ? ` · ${summary.digest.slice(0, 19)}…` : ""}`),
+    h(
+      "h1",
+      {},
+      summary.label,
+      " ",
+      stateBadge(summary),
+      summary.partial
+        ? h("span", { class: "badge partial", id: "partial" }, "partial: rates so far")
+        : null,
+    ),
+    h(
+      "p",
+      { class: "muted" },
+      `${summary.policy ?? "?"} on ${summary.suite ?? "?"} · ${summary.protocol ?? ""} · ${summary.episodes}${summary.planned && summary.planned !== summary.episodes ? ` of ${summary.planned}` : ""} episodes${summary.digest ? ` · ${summary.digest.slice(0, 19)}…` : ""}`,
+    ),
   ];
   if (summary.state === "in-progress")
-    page.push(h("div", { class: "notice", id: "live" }, `Live: the journal is read again every ${POLL_MS / 1000} s. ${summary.episodes}/${summary.planned ?? "?"} episodes so far.`));
+    page.push(
+      h(
+        "div",
+        { class: "notice", id: "live" },
+        `Live: the journal is read again every ${POLL_MS / 1000} s. ${summary.episodes}/${summary.planned ?? "?"} episodes so far.`,
+      ),
+    );
   if (!report) {
     page.push(h("p", { class: "error" }, summary.problem ?? "no report"));
-    app().replaceChildren(...page.filter(Boolean) as Node[]);
+    app().replaceChildren(...(page.filter(Boolean) as Node[]));
     return;
   }
   const sm = report.summary;
   const card = (label: string, r: Rate, id2: string) =>
-    h("div", { class: "card", id: id2 }, h("div", { class: "label" }, label), h("div", { class: "value" }, pct(r.rate)), h("div", { class: "small muted" }, rateText(r)));
+    h(
+      "div",
+      { class: "card", id: id2 },
+      h("div", { class: "label" }, label),
+      h("div", { class: "value" }, pct(r.rate)),
+      h("div", { class: "small muted" }, rateText(r)),
+    );
   page.push(
-    h("div", { class: "cards" },
+    h(
+      "div",
+      { class: "cards" },
       card("attack success (treatment arms)", sm.treatment_unsafe, "h-treatment"),
       card("benign floor (none)", sm.baseline_unsafe, "h-floor"),
       card("controls", sm.control_unsafe, "h-controls"),
@@ -375,32 +475,91 @@ async function runPage(id: string, params: URLSearchParams, gen: number): Promis
       card("succeeded but unsafe", sm.succ_but_unsafe, "h-sbu"),
     ),
   );
-  if (sm.preliminary) page.push(h("p", { class: "notice" }, "Preliminary: fewer than five seeds ran."));
+  if (sm.preliminary)
+    page.push(h("p", { class: "notice" }, "Preliminary: fewer than five seeds ran."));
   const rule = sm.significance;
   page.push(h("h2", {}, "Arms"));
   if (rule)
-    page.push(h("p", { class: "small muted" }, `Significance: one-sided exact McNemar on pinned pairs against the benign arm, ${rule.multiplicity === "bh" ? "Benjamini-Hochberg" : "Holm"} across ${rule.tested} treatment arm(s), alpha ${rule.alpha}.`));
+    page.push(
+      h(
+        "p",
+        { class: "small muted" },
+        `Significance: one-sided exact McNemar on pinned pairs against the benign arm, ${rule.multiplicity === "bh" ? "Benjamini-Hochberg" : "Holm"} across ${rule.tested} treatment arm(s), alpha ${rule.alpha}.`,
+      ),
+    );
   const armRows = armOrder(report).map(({ arm, sub }) => {
     const a = report.arms[arm];
     if (!a) return null;
     const vs = a.vs_baseline;
-    const budget = a.budget_use ? `${a.budget_use.kind}: mean ${a.budget_use.used_mean.toFixed(1)}, max ${a.budget_use.used_max}${a.budget_use.limit !== null ? ` of ${a.budget_use.limit}` : ""}` : "—";
-    return h("tr", { class: sub ? "sub" : "", "data-arm": arm },
-      h("td", {}, h("a", { href: `#/run/${id}${filtersQuery({ ...filtersFrom(new URLSearchParams()), arm })}` }, arm)),
-      h("td", {}, h("span", { class: `badge role-${a.role}` }, a.role), a.matches ? h("span", { class: "small muted" }, ` controls ${a.matches}`) : null),
+    const budget = a.budget_use
+      ? `${a.budget_use.kind}: mean ${a.budget_use.used_mean.toFixed(1)}, max ${a.budget_use.used_max}${a.budget_use.limit !== null ? ` of ${a.budget_use.limit}` : ""}`
+      : "—";
+    return h(
+      "tr",
+      { class: sub ? "sub" : "", "data-arm": arm },
+      h(
+        "td",
+        {},
+        h(
+          "a",
+          { href: `#/run/${id}${filtersQuery({ ...filtersFrom(new URLSearchParams()), arm })}` },
+          arm,
+        ),
+      ),
+      h(
+        "td",
+        {},
+        h("span", { class: `badge role-${a.role}` }, a.role),
+        a.matches ? h("span", { class: "small muted" }, ` controls ${a.matches}`) : null,
+      ),
       h("td", {}, a.family),
       h("td", {}, rateText(a.unsafe), rateBar(a.unsafe)),
       h("td", {}, rateText(a.task_success)),
       h("td", { class: "num" }, vs ? fmtP(vs.adjusted_p) : "—", vs?.significant ? " *" : ""),
       h("td", { class: "num" }, vs?.discordant ? `${vs.discordant[0]}/${vs.discordant[1]}` : "—"),
-      h("td", { class: "num" }, `${a.errors}`, a.not_delivered > 0 ? h("span", { class: "badge warn" }, ` ${a.not_delivered} not delivered`) : null),
+      h(
+        "td",
+        { class: "num" },
+        `${a.errors}`,
+        a.not_delivered > 0
+          ? h("span", { class: "badge warn" }, ` ${a.not_delivered} not delivered`)
+          : null,
+      ),
       h("td", { class: "small" }, budget),
-      h("td", { class: "small" }, a.not_applicable_reason ?? Object.entries(a.fired).map(([p, x]) => `${p} ${x.episodes}`).join(", ")),
+      h(
+        "td",
+        { class: "small" },
+        a.not_applicable_reason ??
+          Object.entries(a.fired)
+            .map(([p, x]) => `${p} ${x.episodes}`)
+            .join(", "),
+      ),
     );
   });
   page.push(
-    h("table", { id: "arms" },
-      h("thead", {}, h("tr", {}, ...["arm", "role", "family", "unsafe (95% Wilson)", "task success", "adjusted p", "discordant b/c", "errors", "budget use", "predicates fired / N/A"].map((t) => h("th", {}, t)))),
+    h(
+      "table",
+      { id: "arms" },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ...[
+            "arm",
+            "role",
+            "family",
+            "unsafe (95% Wilson)",
+            "task success",
+            "adjusted p",
+            "discordant b/c",
+            "errors",
+            "budget use",
+            "predicates fired / N/A",
+          ].map((t) => h("th", {}, t)),
+        ),
+      ),
       h("tbody", {}, armRows),
     ),
   );
@@ -408,67 +567,175 @@ async function runPage(id: string, params: URLSearchParams, gen: number): Promis
   const arms = armOrder(report).map((x) => x.arm);
   page.push(h("h2", {}, "Unsafe rate per task"));
   page.push(
-    h("table", { class: "heat", id: "heat" },
+    h(
+      "table",
+      { class: "heat", id: "heat" },
       h("thead", {}, h("tr", {}, h("th", {}, "task"), ...arms.map((a) => h("th", {}, a)))),
-      h("tbody", {}, report.run.tasks.map((t) =>
-        h("tr", {}, h("td", {}, t), ...arms.map((a) => {
-          const r = report.by_task[t]?.[a];
-          const td = h("td", { class: "cell", title: rateText(r) }, pct(r?.rate));
-          if (r?.rate !== null && r?.rate !== undefined) td.style.background = `rgba(198,40,40,${(0.08 + 0.8 * r.rate).toFixed(2)})`;
-          if (r?.rate !== null && r?.rate !== undefined && r.rate > 0.55) td.style.color = "#fff";
-          return td;
-        })),
-      )),
+      h(
+        "tbody",
+        {},
+        report.run.tasks.map((t) =>
+          h(
+            "tr",
+            {},
+            h("td", {}, t),
+            ...arms.map((a) => {
+              const r = report.by_task[t]?.[a];
+              const td = h("td", { class: "cell", title: rateText(r) }, pct(r?.rate));
+              if (r?.rate !== null && r?.rate !== undefined)
+                td.style.background = `rgba(198,40,40,${(0.08 + 0.8 * r.rate).toFixed(2)})`;
+              if (r?.rate !== null && r?.rate !== undefined && r.rate > 0.55)
+                td.style.color = "#fff";
+              return td;
+            }),
+          ),
+        ),
+      ),
     ),
   );
   // Filters and episodes.
-  const family: Record<string, string> = Object.fromEntries(Object.entries(report.arms).map(([a, x]) => [a, x.family]));
+  const family: Record<string, string> = Object.fromEntries(
+    Object.entries(report.arms).map(([a, x]) => [a, x.family]),
+  );
   const go = (next: Partial<Filters>) => {
     location.hash = `#/run/${id}${filtersQuery({ ...f, page: 0, ...next })}`;
   };
   const check = (key: "unsafe" | "failed" | "errors" | "nd" | "unjudged", label: string) =>
-    h("label", {}, h("input", { type: "checkbox", id: `f-${key}`, checked: f[key], onchange: (e: Event) => go({ [key]: (e.target as HTMLInputElement).checked }) }), ` ${label}`);
+    h(
+      "label",
+      {},
+      h("input", {
+        type: "checkbox",
+        id: `f-${key}`,
+        checked: f[key],
+        onchange: (e: Event) => go({ [key]: (e.target as HTMLInputElement).checked }),
+      }),
+      ` ${label}`,
+    );
   const select = (key: "family" | "task" | "arm" | "scene", label: string, values: string[]) =>
-    h("label", {}, `${label} `, h("select", { id: `f-${key}`, onchange: (e: Event) => go({ [key]: (e.target as HTMLSelectElement).value }) },
-      h("option", { value: "" }, "all"), ...values.map((v) => h("option", { value: v, selected: f[key] === v }, v))));
+    h(
+      "label",
+      {},
+      `${label} `,
+      h(
+        "select",
+        {
+          id: `f-${key}`,
+          onchange: (e: Event) => go({ [key]: (e.target as HTMLSelectElement).value }),
+        },
+        h("option", { value: "" }, "all"),
+        ...values.map((v) => h("option", { value: v, selected: f[key] === v }, v)),
+      ),
+    );
   const scenes = [...new Set(data.episodes.map((e) => e.scene))].sort((a, b) => a - b).map(String);
-  const search = h("input", { type: "search", id: "f-q", placeholder: "search instructions", value: f.q });
+  const search = h("input", {
+    type: "search",
+    id: "f-q",
+    placeholder: "search instructions",
+    value: f.q,
+  });
   search.addEventListener("change", () => go({ q: search.value }));
   page.push(h("h2", {}, "Episodes"));
   page.push(
-    h("div", { class: "filters" },
-      check("unsafe", "unsafe only"), check("failed", "task failed"), check("errors", "errors"), check("nd", "not delivered"), check("unjudged", "unjudged"),
+    h(
+      "div",
+      { class: "filters" },
+      check("unsafe", "unsafe only"),
+      check("failed", "task failed"),
+      check("errors", "errors"),
+      check("nd", "not delivered"),
+      check("unjudged", "unjudged"),
       select("family", "family", [...new Set(Object.values(family))].sort()),
-      select("task", "task", report.run.tasks), select("arm", "arm", report.run.arms), select("scene", "scene", scenes),
+      select("task", "task", report.run.tasks),
+      select("arm", "arm", report.run.arms),
+      select("scene", "scene", scenes),
       search,
     ),
   );
   const shown = data.episodes.filter((e) => matches(e, f, family));
   const slice = shown.slice(f.page * PAGE, (f.page + 1) * PAGE);
-  page.push(h("p", { class: "small muted", id: "count" }, `${shown.length} of ${data.episodes.length} episodes match`));
   page.push(
-    h("table", { id: "episodes" },
-      h("thead", {}, h("tr", {}, ...["episode", "task", "arm", "seed", "scene", "outcome", "first unsafe step", "task success", "delivered", "received instruction"].map((t) => h("th", {}, t)))),
-      h("tbody", {}, slice.map((e) =>
-        h("tr", { class: "ep-row", "data-cell": e.cell },
-          h("td", {}, h("a", { href: `#/run/${id}/episode/${e.cell}`, class: "ep-link" }, e.cell.slice(0, 9))),
-          h("td", {}, e.task), h("td", {}, e.arm), h("td", { class: "num" }, e.seed), h("td", { class: "num" }, e.scene),
-          h("td", {}, outcome(e.unsafe, e.error, e.not_applicable)),
-          h("td", { class: "num" }, e.first_unsafe_step ?? "—"),
-          h("td", {}, e.task_success === null ? "—" : e.task_success ? "yes" : "no"),
-          h("td", {}, e.delivered === null ? "—" : e.delivered ? "yes" : h("span", { class: "badge warn" }, "no")),
-          h("td", { class: "small" }, e.instruction),
+    h(
+      "p",
+      { class: "small muted", id: "count" },
+      `${shown.length} of ${data.episodes.length} episodes match`,
+    ),
+  );
+  page.push(
+    h(
+      "table",
+      { id: "episodes" },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ...[
+            "episode",
+            "task",
+            "arm",
+            "seed",
+            "scene",
+            "outcome",
+            "first unsafe step",
+            "task success",
+            "delivered",
+            "received instruction",
+          ].map((t) => h("th", {}, t)),
         ),
-      )),
+      ),
+      h(
+        "tbody",
+        {},
+        slice.map((e) =>
+          h(
+            "tr",
+            { class: "ep-row", "data-cell": e.cell },
+            h(
+              "td",
+              {},
+              h(
+                "a",
+                { href: `#/run/${id}/episode/${e.cell}`, class: "ep-link" },
+                e.cell.slice(0, 9),
+              ),
+            ),
+            h("td", {}, e.task),
+            h("td", {}, e.arm),
+            h("td", { class: "num" }, e.seed),
+            h("td", { class: "num" }, e.scene),
+            h("td", {}, outcome(e.unsafe, e.error, e.not_applicable)),
+            h("td", { class: "num" }, e.first_unsafe_step ?? "—"),
+            h("td", {}, e.task_success === null ? "—" : e.task_success ? "yes" : "no"),
+            h(
+              "td",
+              {},
+              e.delivered === null
+                ? "—"
+                : e.delivered
+                  ? "yes"
+                  : h("span", { class: "badge warn" }, "no"),
+            ),
+            h("td", { class: "small" }, e.instruction),
+          ),
+        ),
+      ),
     ),
   );
   const pages = Math.ceil(shown.length / PAGE);
   if (pages > 1)
-    page.push(h("p", {},
-      f.page > 0 ? h("button", { onclick: () => go({ page: f.page - 1 }) }, "previous") : null,
-      ` page ${f.page + 1} of ${pages} `,
-      f.page + 1 < pages ? h("button", { id: "next-page", onclick: () => go({ page: f.page + 1 }) }, "next") : null,
-    ));
+    page.push(
+      h(
+        "p",
+        {},
+        f.page > 0 ? h("button", { onclick: () => go({ page: f.page - 1 }) }, "previous") : null,
+        ` page ${f.page + 1} of ${pages} `,
+        f.page + 1 < pages
+          ? h("button", { id: "next-page", onclick: () => go({ page: f.page + 1 }) }, "next")
+          : null,
+      ),
+    );
   app().replaceChildren(...(page.filter(Boolean) as Node[]));
   if (summary.state === "in-progress") schedule(gen, () => void runPage(id, params, gen));
 }
@@ -485,7 +752,10 @@ function wordDiff(a: string, b: string): HTMLElement {
   const L: number[][] = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));
   for (let i = n - 1; i >= 0; i--)
     for (let j = m - 1; j >= 0; j--)
-      (L[i] as number[])[j] = x[i] === y[j] ? ((L[i + 1] as number[])[j + 1] as number) + 1 : Math.max((L[i + 1] as number[])[j] as number, (L[i] as number[])[j + 1] as number);
+      (L[i] as number[])[j] =
+        x[i] === y[j]
+          ? ((L[i + 1] as number[])[j + 1] as number) + 1
+          : Math.max((L[i + 1] as number[])[j] as number, (L[i] as number[])[j + 1] as number);
   const out = h("div", { class: "diff", id: "instruction-diff" });
   let i = 0;
   let j = 0;
@@ -494,7 +764,10 @@ function wordDiff(a: string, b: string): HTMLElement {
       out.append(x[i] as string);
       i++;
       j++;
-    } else if (j < m && (i >= n || ((L[i] as number[])[j + 1] as number) >= ((L[i + 1] as number[])[j] as number))) {
+    } else if (
+      j < m &&
+      (i >= n || ((L[i] as number[])[j + 1] as number) >= ((L[i + 1] as number[])[j] as number))
+    ) {
       out.append(h("ins", {}, y[j] as string));
       j++;
     } else {
@@ -518,7 +791,12 @@ function frameAt(steps: number[], step: number): number | null {
   return best ?? steps[0] ?? null;
 }
 
-async function episodePage(id: string, cell: string, params: URLSearchParams, gen: number): Promise<void> {
+async function episodePage(
+  id: string,
+  cell: string,
+  params: URLSearchParams,
+  gen: number,
+): Promise<void> {
   let data: EpisodePayload;
   try {
     data = await load<EpisodePayload>(`runs/${id}/episode/${cell}`);
@@ -528,13 +806,22 @@ async function episodePage(id: string, cell: string, params: URLSearchParams, ge
   if (gen !== generation) return;
   const ep = data.episode;
   const twin = data.twin;
-  crumbs(["runs", "#/"], [data.run.label, `#/run/${id}`], [`${ep.arm} · ${ep.task} · seed ${ep.seed}`, null]);
+  crumbs(
+    ["runs", "#/"],
+    [data.run.label, `#/run/${id}`],
+    [`${ep.arm} · ${ep.task} · seed ${ep.seed}`, null],
+  );
   const horizon = Math.max(ep.steps, twin?.steps ?? 0, 1);
   let step = Math.min(Math.max(0, Number(params.get("step") ?? "0") || 0), horizon - 1);
-  const fired = (r: EpisodeRecordPayload) => Object.entries(r.endpoints).filter(([, x]) => x.unsafe).map(([p, x]) => `${p} at step ${x.first_step}`);
+  const fired = (r: EpisodeRecordPayload) =>
+    Object.entries(r.endpoints)
+      .filter(([, x]) => x.unsafe)
+      .map(([p, x]) => `${p} at step ${x.first_step}`);
   const predicateStep = ep.first_unsafe_step ?? twin?.first_unsafe_step ?? null;
 
-  const sides: Side[] = [{ label: ep.arm === "none" ? "benign" : "attacked", record: ep, frames: null, imgs: [] }];
+  const sides: Side[] = [
+    { label: ep.arm === "none" ? "benign" : "attacked", record: ep, frames: null, imgs: [] },
+  ];
   if (twin) sides.push({ label: "benign twin", record: twin, frames: null, imgs: [] });
 
   const slider = h("input", { type: "range", id: "step", min: 0, max: horizon - 1, value: step });
@@ -560,15 +847,43 @@ async function episodePage(id: string, cell: string, params: URLSearchParams, ge
         const src = `files/${id}/${side.record.cell}/${name}`;
         if (img.getAttribute("src") !== src) img.setAttribute("src", src);
         img.dataset.step = String(at);
-        img.classList.toggle("fired", side.record.first_unsafe_step !== null && at >= side.record.first_unsafe_step);
+        img.classList.toggle(
+          "fired",
+          side.record.first_unsafe_step !== null && at >= side.record.first_unsafe_step,
+        );
       });
     }
     for (const hd of heads) hd.style.left = `${((step + 0.5) / horizon) * 100}%`;
     const rows = sides.map((sd, i) => {
       const st = (i === 0 ? data.steps.episode : data.steps.twin).find((x) => x.step === step);
-      return h("tr", {}, h("td", {}, sd.label), h("td", {}, st ? st.action.map((v) => v.toFixed(3)).join("  ") : "—"), h("td", {}, st?.pose ? st.pose.map((v) => v.toFixed(3)).join(", ") : "—"), h("td", {}, st ? (st.unsafe === null ? "unjudged" : st.unsafe ? "unsafe" : "safe") : "—"), h("td", { class: "small" }, st ? st.instruction_digest.slice(7, 19) : "—"));
+      return h(
+        "tr",
+        {},
+        h("td", {}, sd.label),
+        h("td", {}, st ? st.action.map((v) => v.toFixed(3)).join("  ") : "—"),
+        h("td", {}, st?.pose ? st.pose.map((v) => v.toFixed(3)).join(", ") : "—"),
+        h("td", {}, st ? (st.unsafe === null ? "unjudged" : st.unsafe ? "unsafe" : "safe") : "—"),
+        h("td", { class: "small" }, st ? st.instruction_digest.slice(7, 19) : "—"),
+      );
     });
-    actionBox.replaceChildren(h("table", { class: "actions" }, h("thead", {}, h("tr", {}, ...["", "action at this step", "end effector", "judged", "instruction digest"].map((x) => h("th", {}, x)))), h("tbody", {}, rows)));
+    actionBox.replaceChildren(
+      h(
+        "table",
+        { class: "actions" },
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ...["", "action at this step", "end effector", "judged", "instruction digest"].map(
+              (x) => h("th", {}, x),
+            ),
+          ),
+        ),
+        h("tbody", {}, rows),
+      ),
+    );
     markers.forEach((mk, i) => {
       const st = (i === 0 ? data.steps.episode : data.steps.twin).find((x) => x.step === step);
       mk.setAttribute("visibility", st?.pose ? "visible" : "hidden");
@@ -596,24 +911,62 @@ async function episodePage(id: string, cell: string, params: URLSearchParams, ge
   });
 
   // Top-down path (x, y of the end effector) of both episodes, zones behind them.
-  const allPoses = [...data.steps.episode, ...data.steps.twin].flatMap((x) => (x.pose ? [x.pose] : []));
-  const xs = allPoses.map((p) => p[0] as number).concat(data.zones.flatMap((z) => [z.min[0] as number, z.max[0] as number]));
-  const ys = allPoses.map((p) => (p[1] ?? 0) as number).concat(data.zones.flatMap((z) => [z.min[1] as number, z.max[1] as number]));
+  const allPoses = [...data.steps.episode, ...data.steps.twin].flatMap((x) =>
+    x.pose ? [x.pose] : [],
+  );
+  const xs = allPoses
+    .map((p) => p[0] as number)
+    .concat(data.zones.flatMap((z) => [z.min[0] as number, z.max[0] as number]));
+  const ys = allPoses
+    .map((p) => (p[1] ?? 0) as number)
+    .concat(data.zones.flatMap((z) => [z.min[1] as number, z.max[1] as number]));
   const W = 300;
   const [x0, x1] = [Math.min(...xs, 0), Math.max(...xs, 0.01)];
   const [y0, y1] = [Math.min(...ys, 0), Math.max(...ys, 0.01)];
   const span = Math.max(x1 - x0, y1 - y0, 1e-6);
-  const project = (p: number[]): [number, number] => [10 + ((((p[0] as number) - x0) / span) * (W - 20)), W - 10 - ((((p[1] ?? 0) as number) - y0) / span) * (W - 20)];
-  const svg = s("svg", { class: "path", width: W, height: W, viewBox: `0 0 ${W} ${W}`, id: "path-plot" });
+  const project = (p: number[]): [number, number] => [
+    10 + (((p[0] as number) - x0) / span) * (W - 20),
+    W - 10 - ((((p[1] ?? 0) as number) - y0) / span) * (W - 20),
+  ];
+  const svg = s("svg", {
+    class: "path",
+    width: W,
+    height: W,
+    viewBox: `0 0 ${W} ${W}`,
+    id: "path-plot",
+  });
   for (const z of data.zones) {
     const [ax, ay] = project(z.min);
     const [bx, by] = project(z.max);
-    svg.append(s("rect", { x: Math.min(ax, bx), y: Math.min(ay, by), width: Math.abs(bx - ax), height: Math.abs(by - ay), fill: "rgba(198,40,40,.15)", stroke: "#c62828" }));
+    svg.append(
+      s("rect", {
+        x: Math.min(ax, bx),
+        y: Math.min(ay, by),
+        width: Math.abs(bx - ax),
+        height: Math.abs(by - ay),
+        fill: "rgba(198,40,40,.15)",
+        stroke: "#c62828",
+      }),
+    );
   }
   [data.steps.episode, data.steps.twin].forEach((list, i) => {
     const pts = list.flatMap((x) => (x.pose ? [project(x.pose)] : []));
-    if (pts.length > 0) svg.append(s("polyline", { points: pts.map((p) => p.join(",")).join(" "), fill: "none", stroke: i === 0 ? "#c62828" : "#607d8b", "stroke-width": 1.5 }));
-    const mk = s("circle", { r: 4, fill: i === 0 ? "#c62828" : "#607d8b", cx: 0, cy: 0, visibility: "hidden" });
+    if (pts.length > 0)
+      svg.append(
+        s("polyline", {
+          points: pts.map((p) => p.join(",")).join(" "),
+          fill: "none",
+          stroke: i === 0 ? "#c62828" : "#607d8b",
+          "stroke-width": 1.5,
+        }),
+      );
+    const mk = s("circle", {
+      r: 4,
+      fill: i === 0 ? "#c62828" : "#607d8b",
+      cx: 0,
+      cy: 0,
+      visibility: "hidden",
+    });
     svg.append(mk);
     markers.push(mk);
   });
@@ -624,7 +977,12 @@ async function episodePage(id: string, cell: string, params: URLSearchParams, ge
     const t = h("div", { class: "track", "data-track": mark });
     for (let i = 0; i < horizon; i++) {
       const v = values[i];
-      t.append(h("span", { class: v === true ? "u" : v === false ? "s" : "n", title: `step ${i}: ${v === true ? "unsafe" : v === false ? "safe" : "unjudged"}` }));
+      t.append(
+        h("span", {
+          class: v === true ? "u" : v === false ? "s" : "n",
+          title: `step ${i}: ${v === true ? "unsafe" : v === false ? "safe" : "unjudged"}`,
+        }),
+      );
     }
     const hd = h("div", { class: "head" });
     t.append(hd);
@@ -640,19 +998,56 @@ async function episodePage(id: string, cell: string, params: URLSearchParams, ge
     for (const st of list) v[st.step] = st.unsafe;
     return v;
   };
-  sides.forEach((sd, i) => track(`${sd.label}: unsafe (any predicate)`, combined(i === 0 ? data.steps.episode : data.steps.twin), `${i}-combined`));
+  sides.forEach((sd, i) => {
+    track(
+      `${sd.label}: unsafe (any predicate)`,
+      combined(i === 0 ? data.steps.episode : data.steps.twin),
+      `${i}-combined`,
+    );
+  });
 
   const sideBoxes = sides.map((sd, i) => {
     const r = sd.record;
-    const players = h("div", { class: "players", id: `players-${i}` }, h("p", { class: "muted small" }, "Frames: replaying the episode…"));
-    const box = h("div", { class: `side ${i === 0 && r.arm !== "none" ? "attacked" : "twin"}`, id: i === 0 ? "side-episode" : "side-twin" },
-      h("h2", {}, `${sd.label}: ${r.arm}`, " ", outcome(r.unsafe, r.error?.code ?? null, r.termination === "not_applicable")),
-      h("p", { class: "small muted" }, `cell ${r.cell} · scene ${r.scene} · ${r.steps} steps (${r.termination}) · judged ${r.judged_steps} · unsafe steps ${r.unsafe_steps} · task ${r.task_success === null ? "—" : r.task_success ? "succeeded" : "failed"}${r.first_success_step !== null ? ` at step ${r.first_success_step}` : ""}`),
-      fired(r).length > 0 ? h("p", { class: "small" }, h("b", {}, "fired: "), fired(r).join(", ")) : null,
+    const players = h(
+      "div",
+      { class: "players", id: `players-${i}` },
+      h("p", { class: "muted small" }, "Frames: replaying the episode…"),
+    );
+    const box = h(
+      "div",
+      {
+        class: `side ${i === 0 && r.arm !== "none" ? "attacked" : "twin"}`,
+        id: i === 0 ? "side-episode" : "side-twin",
+      },
+      h(
+        "h2",
+        {},
+        `${sd.label}: ${r.arm}`,
+        " ",
+        outcome(r.unsafe, r.error?.code ?? null, r.termination === "not_applicable"),
+      ),
+      h(
+        "p",
+        { class: "small muted" },
+        `cell ${r.cell} · scene ${r.scene} · ${r.steps} steps (${r.termination}) · judged ${r.judged_steps} · unsafe steps ${r.unsafe_steps} · task ${r.task_success === null ? "—" : r.task_success ? "succeeded" : "failed"}${r.first_success_step !== null ? ` at step ${r.first_success_step}` : ""}`,
+      ),
+      fired(r).length > 0
+        ? h("p", { class: "small" }, h("b", {}, "fired: "), fired(r).join(", "))
+        : null,
       r.error ? h("p", { class: "error small" }, `${r.error.code}: ${r.error.message}`) : null,
       players,
-      r.budget ? h("p", { class: "small" }, `budget: ${r.budget.kind} ${r.budget.used}${r.budget.limit !== null ? ` of ${r.budget.limit}` : ""}`) : null,
-      h("p", { class: "small muted" }, `received input digest ${r.received_digest ? r.received_digest.slice(0, 19) : "—"}${"delivered" in r && r.delivered !== undefined && r.delivered !== null ? (r.delivered ? " · differs from the unperturbed inputs" : " · NOT delivered: identical to the benign inputs") : ""}`),
+      r.budget
+        ? h(
+            "p",
+            { class: "small" },
+            `budget: ${r.budget.kind} ${r.budget.used}${r.budget.limit !== null ? ` of ${r.budget.limit}` : ""}`,
+          )
+        : null,
+      h(
+        "p",
+        { class: "small muted" },
+        `received input digest ${r.received_digest ? r.received_digest.slice(0, 19) : "—"}${"delivered" in r && r.delivered !== undefined && r.delivered !== null ? (r.delivered ? " · differs from the unperturbed inputs" : " · NOT delivered: identical to the benign inputs") : ""}`,
+      ),
     );
     return { box, players };
   });
@@ -662,21 +1057,99 @@ async function episodePage(id: string, cell: string, params: URLSearchParams, ge
     link.value = location.href;
   };
   window.addEventListener("hashchange", updateLink, { once: true });
-  const jump = h("button", { id: "to-predicate", disabled: predicateStep === null, onclick: () => { stop(); if (predicateStep !== null) show(predicateStep); updateLink(); } }, predicateStep === null ? "no predicate fired" : `go to the predicate's step (${predicateStep})`);
+  const jump = h(
+    "button",
+    {
+      id: "to-predicate",
+      disabled: predicateStep === null,
+      onclick: () => {
+        stop();
+        if (predicateStep !== null) show(predicateStep);
+        updateLink();
+      },
+    },
+    predicateStep === null ? "no predicate fired" : `go to the predicate's step (${predicateStep})`,
+  );
   const download =
     MODE === "server" && data.replay.possible
-      ? h("a", { href: `video/${id}/${cell}.gif?twin=${twin ? 1 : 0}`, id: "download", download: `${cell}.gif` }, "download clip (GIF)")
+      ? h(
+          "a",
+          {
+            href: `video/${id}/${cell}.gif?twin=${twin ? 1 : 0}`,
+            id: "download",
+            download: `${cell}.gif`,
+          },
+          "download clip (GIF)",
+        )
       : null;
-  const downloadMp4 = MODE === "server" && data.replay.possible ? h("a", { href: `video/${id}/${cell}.mp4?twin=${twin ? 1 : 0}`, download: `${cell}.mp4` }, "MP4") : null;
+  const downloadMp4 =
+    MODE === "server" && data.replay.possible
+      ? h(
+          "a",
+          { href: `video/${id}/${cell}.mp4?twin=${twin ? 1 : 0}`, download: `${cell}.mp4` },
+          "MP4",
+        )
+      : null;
 
   put(
-    h("h1", {}, `${ep.arm} on ${ep.task}, seed ${ep.seed}`, " ", outcome(ep.unsafe, ep.error?.code ?? null, ep.termination === "not_applicable")),
-    h("p", { class: "muted small" }, `arm ${data.arm.name}: ${data.arm.role ?? "?"} · family ${data.arm.family ?? "?"} · access ${data.arm.access ?? "?"}${data.arm.eai ? ` · ${data.arm.eai}` : ""}${data.arm.matches ? ` · controls ${data.arm.matches}` : ""}`),
+    h(
+      "h1",
+      {},
+      `${ep.arm} on ${ep.task}, seed ${ep.seed}`,
+      " ",
+      outcome(ep.unsafe, ep.error?.code ?? null, ep.termination === "not_applicable"),
+    ),
+    h(
+      "p",
+      { class: "muted small" },
+      `arm ${data.arm.name}: ${data.arm.role ?? "?"} · family ${data.arm.family ?? "?"} · access ${data.arm.access ?? "?"}${data.arm.eai ? ` · ${data.arm.eai}` : ""}${data.arm.matches ? ` · controls ${data.arm.matches}` : ""}`,
+    ),
     h("h2", {}, "Instruction"),
-    h("p", { class: "small muted" }, "original → received by the policy (removed words struck, added words marked)"),
+    h(
+      "p",
+      { class: "small muted" },
+      "original → received by the policy (removed words struck, added words marked)",
+    ),
     wordDiff(ep.instruction.original, ep.instruction.received ?? ep.instruction.original),
-    twin ? h("p", { class: "small muted" }, `benign twin received: ${twin.instruction.received ?? twin.instruction.original}`) : null,
-    h("div", { class: "controls" }, playBtn, h("button", { onclick: () => { stop(); show(step - 1); } }, "◀"), slider, h("button", { id: "next-step", onclick: () => { stop(); show(step + 1); } }, "▶"), stepText, jump, download, downloadMp4 ? " · " : null, downloadMp4),
+    twin
+      ? h(
+          "p",
+          { class: "small muted" },
+          `benign twin received: ${twin.instruction.received ?? twin.instruction.original}`,
+        )
+      : null,
+    h(
+      "div",
+      { class: "controls" },
+      playBtn,
+      h(
+        "button",
+        {
+          onclick: () => {
+            stop();
+            show(step - 1);
+          },
+        },
+        "◀",
+      ),
+      slider,
+      h(
+        "button",
+        {
+          id: "next-step",
+          onclick: () => {
+            stop();
+            show(step + 1);
+          },
+        },
+        "▶",
+      ),
+      stepText,
+      jump,
+      download,
+      downloadMp4 ? " · " : null,
+      downloadMp4,
+    ),
     h("div", { class: "pair" }, ...sideBoxes.map((x) => x.box)),
     h("h2", {}, "Per-step timeline"),
     timeline,
@@ -684,7 +1157,14 @@ async function episodePage(id: string, cell: string, params: URLSearchParams, ge
     actionBox,
     h("h2", {}, "Top-down path (end effector x, y)"),
     svg,
-    data.arm.params ? h("div", {}, h("h2", {}, "Arm parameters"), h("pre", { class: "json" }, JSON.stringify(data.arm.params, null, 2))) : null,
+    data.arm.params
+      ? h(
+          "div",
+          {},
+          h("h2", {}, "Arm parameters"),
+          h("pre", { class: "json" }, JSON.stringify(data.arm.params, null, 2)),
+        )
+      : null,
     h("h2", {}, "Link to this view"),
     h("p", {}, link),
   );
@@ -698,7 +1178,9 @@ async function episodePage(id: string, cell: string, params: URLSearchParams, ge
       try {
         sd.frames = await load<FramesPayload>(`runs/${id}/frames/${sd.record.cell}`);
       } catch (e) {
-        target.replaceChildren(h("p", { class: "error small" }, `No frames: ${(e as Error).message}`));
+        target.replaceChildren(
+          h("p", { class: "error small" }, `No frames: ${(e as Error).message}`),
+        );
         return;
       }
       if (gen !== generation) return;
@@ -706,10 +1188,27 @@ async function episodePage(id: string, cell: string, params: URLSearchParams, ge
       const parts: Child[] = [];
       if (sd.frames.reason) parts.push(h("p", { class: "notice small" }, sd.frames.reason));
       if (idx?.reproduced && !idx.reproduced.matches)
-        parts.push(h("p", { class: "notice small" }, `The replay differs from the recorded episode: ${idx.reproduced.differences.join("; ")}`));
+        parts.push(
+          h(
+            "p",
+            { class: "notice small" },
+            `The replay differs from the recorded episode: ${idx.reproduced.differences.join("; ")}`,
+          ),
+        );
       if (idx) {
-        sd.imgs = idx.cameras.map((c) => h("img", { alt: `${c} of ${sd.label}`, "data-camera": c, class: "frame" }));
-        parts.push(...idx.cameras.map((c, k) => h("figure", { class: "player" }, sd.imgs[k] as HTMLImageElement, h("figcaption", {}, c))));
+        sd.imgs = idx.cameras.map((c) =>
+          h("img", { alt: `${c} of ${sd.label}`, "data-camera": c, class: "frame" }),
+        );
+        parts.push(
+          ...idx.cameras.map((c, k) =>
+            h(
+              "figure",
+              { class: "player" },
+              sd.imgs[k] as HTMLImageElement,
+              h("figcaption", {}, c),
+            ),
+          ),
+        );
         // Each predicate's own track, from the replay's judgements.
         if (idx.timeline) {
           const ids = [...new Set(idx.timeline.flatMap((t) => Object.keys(t.predicates)))].sort();
@@ -724,12 +1223,33 @@ async function episodePage(id: string, cell: string, params: URLSearchParams, ge
           const forces = idx.timeline.map((t) => t.max_force);
           if (forces.some((x) => x !== null && x > 0)) {
             const maxF = Math.max(...forces.map((x) => x ?? 0), 1);
-            const sv = s("svg", { width: "100%", height: 30, viewBox: `0 0 ${horizon} 30`, preserveAspectRatio: "none" });
-            sv.append(s("polyline", { points: idx.timeline.map((t) => `${t.step + 0.5},${30 - ((t.max_force ?? 0) / maxF) * 28}`).join(" "), fill: "none", stroke: "#8d6e63", "stroke-width": 1, "vector-effect": "non-scaling-stroke" }));
-            const wrap = h("div", { class: "track", title: `largest contact force, up to ${maxF.toFixed(1)} N` });
+            const sv = s("svg", {
+              width: "100%",
+              height: 30,
+              viewBox: `0 0 ${horizon} 30`,
+              preserveAspectRatio: "none",
+            });
+            sv.append(
+              s("polyline", {
+                points: idx.timeline
+                  .map((t) => `${t.step + 0.5},${30 - ((t.max_force ?? 0) / maxF) * 28}`)
+                  .join(" "),
+                fill: "none",
+                stroke: "#8d6e63",
+                "stroke-width": 1,
+                "vector-effect": "non-scaling-stroke",
+              }),
+            );
+            const wrap = h("div", {
+              class: "track",
+              title: `largest contact force, up to ${maxF.toFixed(1)} N`,
+            });
             wrap.style.height = "30px";
             wrap.append(sv as unknown as Node);
-            timeline.append(h("div", {}, `${sd.label}: contact force (max ${maxF.toFixed(1)} N)`), wrap);
+            timeline.append(
+              h("div", {}, `${sd.label}: contact force (max ${maxF.toFixed(1)} N)`),
+              wrap,
+            );
           }
         }
       } else parts.push(h("p", { class: "muted small" }, "No frames for this episode."));
@@ -758,33 +1278,163 @@ async function comparePage(a: string, b: string, gen: number): Promise<void> {
   const g = data.gate;
   const verdict = g
     ? g.regressed.length > 0
-      ? h("p", { id: "gate", class: "notice" }, h("b", {}, "Regression gate: REGRESSED"), ` in ${g.regressed.join(", ")}`)
-      : h("p", { id: "gate" }, h("b", {}, "Regression gate: no regression"), ` (tolerance ${pct(g.tolerance)}, Holm-corrected Fisher tests at ${g.alpha})`)
-    : h("p", { id: "gate", class: "error" }, `Regression gate not computed: ${data.gate_error ?? "?"}`);
+      ? h(
+          "p",
+          { id: "gate", class: "notice" },
+          h("b", {}, "Regression gate: REGRESSED"),
+          ` in ${g.regressed.join(", ")}`,
+        )
+      : h(
+          "p",
+          { id: "gate" },
+          h("b", {}, "Regression gate: no regression"),
+          ` (tolerance ${pct(g.tolerance)}, Holm-corrected Fisher tests at ${g.alpha})`,
+        )
+    : h(
+        "p",
+        { id: "gate", class: "error" },
+        `Regression gate not computed: ${data.gate_error ?? "?"}`,
+      );
   put(
     h("h1", {}, "Compare runs"),
-    h("p", {}, "baseline ", h("a", { href: `#/run/${data.a.id}` }, data.a.label), ` (${data.a.policy})`, " → candidate ", h("a", { href: `#/run/${data.b.id}` }, data.b.label), ` (${data.b.policy})`),
+    h(
+      "p",
+      {},
+      "baseline ",
+      h("a", { href: `#/run/${data.a.id}` }, data.a.label),
+      ` (${data.a.policy})`,
+      " → candidate ",
+      h("a", { href: `#/run/${data.b.id}` }, data.b.label),
+      ` (${data.b.policy})`,
+    ),
     verdict,
-    g && !g.comparable ? h("p", { class: "notice" }, `Not comparable as like for like: ${g.incomparable_reasons.join("; ")}`) : null,
+    g && !g.comparable
+      ? h(
+          "p",
+          { class: "notice" },
+          `Not comparable as like for like: ${g.incomparable_reasons.join("; ")}`,
+        )
+      : null,
     h("h2", {}, "Per-arm unsafe rates"),
-    h("table", { id: "compare-arms" },
-      h("thead", {}, h("tr", {}, ...["arm", "role", "baseline run", "candidate run", "change"].map((t) => h("th", {}, t)))),
-      h("tbody", {}, data.arms.map((x) => h("tr", {}, h("td", {}, x.arm), h("td", {}, h("span", { class: `badge role-${x.role}` }, x.role)), h("td", {}, rateText(x.a)), h("td", {}, rateText(x.b)), h("td", { class: "num" }, x.delta === null ? "—" : `${x.delta >= 0 ? "+" : ""}${(x.delta * 100).toFixed(1)} pts`)))),
+    h(
+      "table",
+      { id: "compare-arms" },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ...["arm", "role", "baseline run", "candidate run", "change"].map((t) => h("th", {}, t)),
+        ),
+      ),
+      h(
+        "tbody",
+        {},
+        data.arms.map((x) =>
+          h(
+            "tr",
+            {},
+            h("td", {}, x.arm),
+            h("td", {}, h("span", { class: `badge role-${x.role}` }, x.role)),
+            h("td", {}, rateText(x.a)),
+            h("td", {}, rateText(x.b)),
+            h(
+              "td",
+              { class: "num" },
+              x.delta === null
+                ? "—"
+                : `${x.delta >= 0 ? "+" : ""}${(x.delta * 100).toFixed(1)} pts`,
+            ),
+          ),
+        ),
+      ),
     ),
     g ? h("h2", {}, "Gate slices") : null,
-    g ? h("table", { id: "slices" },
-      h("thead", {}, h("tr", {}, ...["slice", "candidate", "baseline", "Fisher p", "Holm p", "regressed", "reason"].map((t) => h("th", {}, t)))),
-      h("tbody", {}, g.slices.map((sl) => h("tr", {}, h("td", {}, sl.slice), h("td", {}, rateText(sl.candidate)), h("td", {}, rateText(sl.baseline)), h("td", { class: "num" }, fmtP(sl.fisher_p)), h("td", { class: "num" }, fmtP(sl.holm_p)), h("td", {}, sl.regressed ? h("span", { class: "badge unsafe" }, "yes") : "no"), h("td", { class: "small" }, sl.reason)))),
-    ) : null,
+    g
+      ? h(
+          "table",
+          { id: "slices" },
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              ...[
+                "slice",
+                "candidate",
+                "baseline",
+                "Fisher p",
+                "Holm p",
+                "regressed",
+                "reason",
+              ].map((t) => h("th", {}, t)),
+            ),
+          ),
+          h(
+            "tbody",
+            {},
+            g.slices.map((sl) =>
+              h(
+                "tr",
+                {},
+                h("td", {}, sl.slice),
+                h("td", {}, rateText(sl.candidate)),
+                h("td", {}, rateText(sl.baseline)),
+                h("td", { class: "num" }, fmtP(sl.fisher_p)),
+                h("td", { class: "num" }, fmtP(sl.holm_p)),
+                h("td", {}, sl.regressed ? h("span", { class: "badge unsafe" }, "yes") : "no"),
+                h("td", { class: "small" }, sl.reason),
+              ),
+            ),
+          ),
+        )
+      : null,
     h("h2", {}, `Pairs that changed outcome (${data.changed.length})`),
-    data.changed.length === 0 ? h("p", { class: "muted" }, "No cell changed its unsafe outcome.") : null,
-    h("table", { id: "changed" },
-      h("thead", {}, h("tr", {}, ...["task", "arm", "seed", "baseline run", "candidate run", "replay"].map((t) => h("th", {}, t)))),
-      h("tbody", {}, data.changed.map((c) => h("tr", { class: "changed-row", "data-cell": c.cell },
-        h("td", {}, c.task), h("td", {}, c.arm), h("td", { class: "num" }, c.seed),
-        h("td", {}, outcome(c.a, null)), h("td", {}, outcome(c.b, null)),
-        h("td", {}, h("a", { href: `#/run/${data.b.id}/episode/${c.cell}`, class: "changed-link" }, "candidate"), " · ", h("a", { href: `#/run/${data.a.id}/episode/${c.cell}` }, "baseline")),
-      ))),
+    data.changed.length === 0
+      ? h("p", { class: "muted" }, "No cell changed its unsafe outcome.")
+      : null,
+    h(
+      "table",
+      { id: "changed" },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ...["task", "arm", "seed", "baseline run", "candidate run", "replay"].map((t) =>
+            h("th", {}, t),
+          ),
+        ),
+      ),
+      h(
+        "tbody",
+        {},
+        data.changed.map((c) =>
+          h(
+            "tr",
+            { class: "changed-row", "data-cell": c.cell },
+            h("td", {}, c.task),
+            h("td", {}, c.arm),
+            h("td", { class: "num" }, c.seed),
+            h("td", {}, outcome(c.a, null)),
+            h("td", {}, outcome(c.b, null)),
+            h(
+              "td",
+              {},
+              h(
+                "a",
+                { href: `#/run/${data.b.id}/episode/${c.cell}`, class: "changed-link" },
+                "candidate",
+              ),
+              " · ",
+              h("a", { href: `#/run/${data.a.id}/episode/${c.cell}` }, "baseline"),
+            ),
+          ),
+        ),
+      ),
     ),
   );
 }
