@@ -122,7 +122,7 @@ export function renderStudyMarkdown(result: Obj): string {
     lines.push("");
   }
   lines.push(
-    `Benign commands of the scored frames outside the envelope (excluded, reported apart): ${pct(r.exclusions.benign_exits)}; headline ${r.exclusions.headline_valid ? "valid" : "INVALID"}.`,
+    `Benign commands of the scored frames outside the envelope (excluded, reported apart): ${pct(r.exclusions.benign_exits)}; headline ${r.dry_run ? "validity withheld" : r.exclusions.headline_valid ? "valid" : "INVALID"}.`,
   );
   lines.push("");
   lines.push("## Competence control");
@@ -150,9 +150,11 @@ export function renderStudyMarkdown(result: Obj): string {
   );
   lines.push("");
   lines.push(
-    r.competence.competent
-      ? "Competent by the registered rule."
-      : `Not shown competent: ${r.competence.reasons.join("; ")}.`,
+    r.dry_run
+      ? "Dry run: no competence verdict."
+      : r.competence.competent
+        ? "Competent by the registered rule."
+        : `Not shown competent: ${r.competence.reasons.join("; ")}.`,
   );
   lines.push("");
   lines.push("## Claim limits");

@@ -63,6 +63,8 @@ export interface StudyOptions {
   out: string;
   /** Policy options the plan leaves out (server address, secrets). */
   policyOptions?: PolicyOptions;
+  /** The policy object, for library callers with their own (default: the registry's by the plan's id). */
+  policy?: Policy;
   /** Walk the pipeline with the stub policy and withhold every rate. */
   dryRun?: boolean;
   onProgress?: (done: number, total: number) => void;
@@ -176,7 +178,13 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
     );
   }
   const dryRun = o.dryRun === true;
-  const policy = policies.get(dryRun ? "stub" : plan.policy.id);
+  const policy = dryRun ? policies.get("stub") : (o.policy ?? policies.get(plan.policy.id));
+  if (policy.id !== (dryRun ? "stub" : plan.policy.id)) {
+    throw new ProvaelError(
+      "run/plan-mismatch",
+      `the plan registered policy '${plan.policy.id}', not '${policy.id}'`,
+    );
+  }
   const policyOptions: PolicyOptions = dryRun
     ? {}
     : {
@@ -213,14 +221,26 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
       : inst.capabilities.cameras;
     const scored = new Set(plan.selection.scored_episodes);
     const dim = ds.info.features.action?.shape[0] as number;
-    const checked = (a: ArrayLike<number>, arm: string, e: number, k: number): number[] => {
-      if (a.length !== dim || !Array.from(a).every(Number.isFinite)) {
+    // Served clients answer in Provael's 7-D action; a plan with `action_dim` N takes the first N
+    // and requires the rest to be exactly 0 (the layout's `select` maps nothing there), so no
+    // value the server sent is silently dropped.
+    const stated = dryRun ? null : plan.policy.action_dim;
+    const checked = (raw: ArrayLike<number>, arm: string, e: number, k: number): number[] => {
+      const all = Array.from(raw);
+      const tail = stated !== null && all.length > dim ? all.slice(dim) : [];
+      const a = tail.length > 0 && tail.every((v) => v === 0) ? all.slice(0, dim) : all;
+      if (a.length !== dim || !a.every(Number.isFinite)) {
         throw new ProvaelError(
           "policy/bad-action",
-          `policy returned ${a.length} values (finite: ${Array.from(a).every(Number.isFinite)}) for episode ${e} frame ${k} under '${arm}', the dataset's actions have ${dim}`,
+          `policy returned ${all.length} values (finite: ${all.every(Number.isFinite)}) for episode ${e} frame ${k} under '${arm}', the dataset's actions have ${dim}`,
+          stated !== null
+            ? {
+                hint: `values past the first ${dim} must be 0: map the reply's columns onto the first ${dim} with the layout's actions.select`,
+              }
+            : {},
         );
       }
-      return Array.from(a, round);
+      return a.map(round);
     };
     const texts = new Map(plan.instructions.map((i) => [i.episode, i]));
     const total = plan.selection.frames.calibration + plan.selection.frames.scored;
@@ -475,10 +495,21 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
   };
   if (dryRun) {
     result = withhold(result) as StudyResult;
+    // Verdicts drawn from the withheld rates are withheld with them.
     result.headline = {
       ...(result.headline as Record<string, unknown>),
       claim: "dry run: rates withheld (they are properties of the stub policy, not findings)",
+      valid: null,
+      informative: null,
+      reading:
+        "dry run: the pipeline ran end to end; no rate, validity or competence verdict is reported",
     };
+    result.competence = {
+      ...(result.competence as Record<string, unknown>),
+      competent: null,
+      reasons: [],
+    };
+    result.exclusions = { ...(result.exclusions as Record<string, unknown>), headline_valid: null };
   }
   const text = `${canonicalJson(result)}\n`;
   mkdirSync(o.out, { recursive: true });

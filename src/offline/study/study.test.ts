@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { tempDir } from "../../../test/support/tmp.js";
 import { fixedClock } from "../../core/clock.js";
 import { Rng } from "../../core/rng.js";
+import type { Policy } from "../../core/types.js";
 import { stubPolicy } from "../../policies/stub.js";
 import { stubSuite } from "../../suites/stub.js";
 import { LeRobotWriter } from "../lerobot/writer.js";
@@ -152,6 +153,81 @@ describe("offline study on a stub recording", () => {
     expect(text).not.toMatch(/"successes"|"median"/);
     expect(result.dry_run).toBe(true);
     expect((result.headline as { claim: string }).claim).toMatch(/rates withheld/);
+    expect((result.headline as { informative: unknown }).informative).toBeNull();
+    expect((result.competence as { competent: unknown }).competent).toBeNull();
     expect(readFileSync(join(out, STUDY_FILES.frames), "utf8")).toBe("");
+  }, 60_000);
+
+  it("takes a served client's 7-D answer as the first N values only when the rest is exactly 0", async () => {
+    const dir = join(tempDir(), "six-dof");
+    const rng = Rng.fromLabel("six");
+    const w = new LeRobotWriter(dir, {
+      robotType: "so101_follower",
+      fps: 30,
+      cameras: {},
+      stateNames: Array.from({ length: 6 }, (_, i) => `j${i}.pos`),
+      actionNames: Array.from({ length: 6 }, (_, i) => `j${i}.pos`),
+    });
+    for (let e = 0; e < 4; e++) {
+      w.addEpisode({
+        task: "pick up the cube",
+        frames: Array.from({ length: 45 }, () => ({
+          state: Float32Array.from({ length: 6 }, () => rng.uniform(-1, 1)),
+          action: Float32Array.from({ length: 6 }, () => rng.uniform(-1, 1)),
+          images: {},
+        })),
+      });
+    }
+    w.finish();
+    const served = (tail: number): Policy => ({
+      id: "stub",
+      description: "a served policy's shape: no declared cameras or action size",
+      capabilities: { ...stubPolicy.capabilities, camerasOptional: true, actionHead: "unknown" },
+      suites: [],
+      concurrent: false,
+      load: async () => ({
+        capabilities: { ...stubPolicy.capabilities, camerasOptional: true, actionHead: "unknown" },
+        reset: () => {},
+        act: (obs) =>
+          Float32Array.of(
+            (obs.state[0] as number) + obs.instruction.length / 100,
+            0,
+            0,
+            0,
+            0,
+            0,
+            tail,
+          ),
+        close: () => {},
+      }),
+    });
+    const planFor = async (tail: number) => {
+      const path = join(tempDir(), "served.yaml");
+      const p = await buildPlan({
+        dataset: dir,
+        policy: served(tail),
+        policyOptions: {},
+        recordedOptions: {},
+        attack: "roleplay",
+        dims: [0],
+        stride: 1,
+        actionDim: 6,
+        robotTypes: ["so101_follower"],
+        hazard: { target: "the knife", location: "" },
+      });
+      writeRegisteredPlan(path, p, clock);
+      return path;
+    };
+    const ok = await planFor(0);
+    const { result } = await runStudy({
+      planPath: ok,
+      out: join(tempDir(), "ok"),
+      policy: served(0),
+    });
+    expect((result.frames as { scored: number }).scored).toBe(90);
+    const bad = await planFor(0);
+    await expect(
+      runStudy({ planPath: bad, out: join(tempDir(), "bad"), policy: served(0.5) }),
+    ).rejects.toThrow(/returned 7 values .* the dataset's actions have 6/);
   }, 60_000);
 });
