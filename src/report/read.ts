@@ -59,7 +59,74 @@ export function parseReport(bytes: Buffer, what: string): Report {
       },
     );
   }
-  return parsed.data as unknown as Report;
+  const report = parsed.data as unknown as Report;
+  const crossed = crossFieldIssues(report);
+  if (crossed.length > 0) {
+    const first = crossed[0] as CrossIssue;
+    const shown = crossed
+      .slice(0, MAX_ISSUES)
+      .map((i) => `✖ ${i.message}\n  → at ${i.path}`)
+      .join("\n");
+    const more = crossed.length > MAX_ISSUES ? `\n  … and ${crossed.length - MAX_ISSUES} more` : "";
+    throw new ProvaelError(
+      "io/malformed",
+      `${what} is not a valid Provael report: first bad field '${first.path}' (${first.message}); ${crossed.length} issue(s):\n${shown}${more}`,
+      {
+        details: { field: first.path, issues: crossed.length },
+        hint: "report.json files are written by `provael attack` and `provael merge`; this one was edited, damaged or written by another tool",
+      },
+    );
+  }
+  return report;
+}
+
+interface CrossIssue {
+  path: string;
+  message: string;
+}
+
+/**
+ * What the schema cannot say field by field: every name a report uses in one place exists where
+ * it is defined (arms in `run.arms` and `arms`, tasks in `run.tasks`), so that no consumer
+ * looks up an arm or a task that is not there.
+ */
+function crossFieldIssues(report: Report): CrossIssue[] {
+  const out: CrossIssue[] = [];
+  const arms = new Set(report.run.arms);
+  const tasks = new Set(report.run.tasks);
+  const defined = new Set(Object.keys(report.arms));
+  for (const a of report.run.arms)
+    if (!defined.has(a))
+      out.push({ path: "arms", message: `run.arms names '${a}', which has no entry in arms` });
+  for (const a of defined)
+    if (!arms.has(a)) out.push({ path: `arms.${a}`, message: `arm '${a}' is not in run.arms` });
+  for (const [a, arm] of Object.entries(report.arms)) {
+    if (arm.matches !== undefined && !defined.has(arm.matches))
+      out.push({
+        path: `arms.${a}.matches`,
+        message: `names '${arm.matches}', which is not an arm of the run`,
+      });
+    const vs = (arm as { vs_attack?: { arm?: string } | null }).vs_attack;
+    if (vs?.arm !== undefined && !defined.has(vs.arm))
+      out.push({
+        path: `arms.${a}.vs_attack.arm`,
+        message: `names '${vs.arm}', which is not an arm of the run`,
+      });
+  }
+  for (const [t, byArm] of Object.entries(report.by_task)) {
+    if (!tasks.has(t))
+      out.push({ path: `by_task.${t}`, message: `task '${t}' is not in run.tasks` });
+    for (const a of Object.keys(byArm))
+      if (!defined.has(a))
+        out.push({ path: `by_task.${t}.${a}`, message: `arm '${a}' is not an arm of the run` });
+  }
+  report.episodes.forEach((e, i) => {
+    if (!defined.has(e.arm))
+      out.push({ path: `episodes.${i}.arm`, message: `arm '${e.arm}' is not an arm of the run` });
+    if (!tasks.has(e.task))
+      out.push({ path: `episodes.${i}.task`, message: `task '${e.task}' is not in run.tasks` });
+  });
+  return out;
 }
 
 /** Reads and validates a report.json file named directly (`--baseline OLD/report.json`). */
