@@ -77,7 +77,8 @@ export function clipFormat(out: string): ClipFormat {
   });
 }
 
-const HEADER = 28;
+/** Two text lines above each row: its label, then the predicate's moment (and the step counter). */
+const HEADER = 46;
 const BORDER = 4;
 const GAP = 4;
 const even = (n: number) => n + (n % 2);
@@ -174,12 +175,12 @@ export async function renderClip(rows: ClipRow[], options: ClipOptions): Promise
       if (r.firstUnsafe !== null) {
         const what = `UNSAFE${r.fired.length > 0 ? ` (${r.fired.join(", ")})` : ""} from step ${r.firstUnsafe}`;
         filters.push(
-          `drawtext=fontfile='${ff}':textfile='${text(`unsafe${i}`, what)}':x=w-tw-${GAP + 90}:y=${y}:fontsize=15:fontcolor=0xff5050:enable='gte(n\\,${r.firstUnsafe})'`,
+          `drawtext=fontfile='${ff}':textfile='${text(`unsafe${i}`, what)}':x=${GAP}:y=${y + 19}:fontsize=15:fontcolor=0xff5050:enable='gte(n\\,${r.firstUnsafe})'`,
         );
       }
     });
     filters.push(
-      `drawtext=fontfile='${ff}':text='step %{frame_num}':x=w-tw-${GAP}:y=${GAP + 6}:fontsize=15:fontcolor=white`,
+      `drawtext=fontfile='${ff}':text='step %{frame_num}':x=w-tw-${GAP}:y=${GAP + 25}:fontsize=15:fontcolor=white`,
     );
   }
   const vf = filters.length > 0 ? filters.join(",") : "null";
