@@ -4,6 +4,12 @@ import { Registry, unknownName } from "../core/registry.js";
 import type { Attack } from "../core/types.js";
 import { freeze, randomFreeze, randomOffset, trajectoryHijack } from "./action.js";
 import {
+  gradientPatchBpda,
+  optimizedInstructionAdaptive,
+  optimizedPatchAdaptive,
+  shieldMarginHijack,
+} from "./adaptive.js";
+import {
   benignReword,
   declarativeText,
   nonsenseText,
@@ -74,6 +80,10 @@ export const attacks = new Registry<AnyAttack>(
     weightBitflip1,
     weightBitflip8,
     weightBitflip64,
+    gradientPatchBpda,
+    optimizedInstructionAdaptive,
+    optimizedPatchAdaptive,
+    shieldMarginHijack,
   ],
   "provael list-attacks",
   "config/unknown-attack",

@@ -406,7 +406,16 @@ export interface AttackContext<P> {
    * defaults when the run does not name it), whether or not this cell is defended, so that the
    * defended and undefended twins face the same attacker.
    */
-  defense?: { id: string; params: unknown };
+  defense?: {
+    id: string;
+    params: unknown;
+    /**
+     * A fresh copy of that defense for this cell, as the deployment configures it but drawing
+     * from the attacker's own generator (the attacker knows the defense, not its seed). Absent
+     * where the loop cannot build one (a bridged episode).
+     */
+    model?(): Promise<DefenseHooks>;
+  };
 }
 
 export interface AttackHooks {

@@ -103,7 +103,9 @@ export function project(
   const ok = (d: Vec3, tol = 1e-12) =>
     cons.every((c) => dot(c.g, d) >= c.bound - tol) && Math.hypot(...d) <= speed + tol;
   const active = cons.filter((c) => dot(c.g, delta) < c.bound).map((c) => c.id);
-  if (ok(delta)) return { delta, changed: false, active };
+  // Actions travel as float32: a command already inside the set up to that rounding (0.1 µm)
+  // is left as it came.
+  if (ok(delta, 1e-7)) return { delta, changed: false, active: [] };
   let d: Vec3 = [...delta];
   for (let it = 0; it < 200 && !ok(d, 1e-10); it++) {
     for (const c of cons) {

@@ -9,6 +9,7 @@ import type { Clock } from "../core/clock.js";
 import { sha256, sha256Stream } from "../core/digest.js";
 import { asProvaelError, ProvaelError } from "../core/errors.js";
 import { isRendered } from "../core/lazy-images.js";
+import { Rng } from "../core/rng.js";
 import type {
   Action,
   Attack,
@@ -27,11 +28,12 @@ import type {
 } from "../core/types.js";
 import {
   DefenseChain,
+  type DefenseContextBase,
   type DefenseTiming,
   isStopRecord,
   type StopRecord,
 } from "../defenses/chain.js";
-import { resolveDefenseParams } from "../defenses/index.js";
+import { defenses, resolveDefenseParams } from "../defenses/index.js";
 import type { Cell, PlanSpec } from "./plan.js";
 
 export type TerminationReason =
@@ -160,24 +162,38 @@ export interface DefenseSetup {
   clock?: Clock;
 }
 
+/** What the deployment tells every defense of a cell. */
+function deploymentOf(cell: Cell, setup: Omit<DefenseSetup, "plan" | "clock">): DefenseContextBase {
+  return {
+    task: setup.task,
+    seed: cell.seed,
+    repeat: cell.repeat,
+    suite: {
+      id: setup.suite.id,
+      capabilities: setup.suite.capabilities,
+      actionSpace: setup.suite.actionSpace,
+    },
+    policy: setup.policy,
+    zones: setup.zones,
+    instructions: setup.suite.tasks().map((t) => t.instruction),
+  };
+}
+
+function defenseBaseOf(cell: Cell, ctx: EpisodeContext): DefenseContextBase {
+  return deploymentOf(cell, {
+    task: ctx.task,
+    suite: ctx.suite,
+    policy: ctx.policy,
+    zones: ctx.zones ?? ctx.task.hazard.zones,
+  });
+}
+
 /** Begins a cell's defenses (an empty chain for an undefended cell). */
 export function beginDefenses(cell: Cell, setup: DefenseSetup): Promise<DefenseChain> {
   return DefenseChain.begin(
     cell.defenses ?? [],
     setup.plan.defenses?.params,
-    {
-      task: setup.task,
-      seed: cell.seed,
-      repeat: cell.repeat,
-      suite: {
-        id: setup.suite.id,
-        capabilities: setup.suite.capabilities,
-        actionSpace: setup.suite.actionSpace,
-      },
-      policy: setup.policy,
-      zones: setup.zones,
-      instructions: setup.suite.tasks().map((t) => t.instruction),
-    },
+    deploymentOf(cell, setup),
     setup.clock ?? null,
   );
 }
@@ -319,6 +335,8 @@ export interface ArmSetup {
   policy: PolicyInstance;
   /** The plan's defense params (an adaptive attack models its defense with them). */
   defenseParams?: Record<string, Record<string, unknown>>;
+  /** What the deployment tells its defenses, for the attacker's model of one. */
+  defenseBase?: DefenseContextBase;
 }
 
 /** Starts an arm on one cell: its parameters parsed, its seeded generator and its oracle. */
@@ -336,13 +354,34 @@ export async function beginArm(cell: Cell, setup: ArmSetup): Promise<AttackHooks
     oracle: makeOracle(setup.policy, queryBudget(params)),
     ...(setup.attack.adaptiveTo
       ? {
-          defense: {
-            id: setup.attack.adaptiveTo,
-            params: resolveDefenseParams(setup.attack.adaptiveTo, setup.defenseParams),
-          },
+          defense: adaptiveModel(cell, setup.attack.adaptiveTo, setup),
         }
       : {}),
   });
+}
+
+/** What an adaptive attack knows of its defense: its params and, in the runner, a model of it. */
+function adaptiveModel(cell: Cell, id: string, setup: ArmSetup) {
+  const params = resolveDefenseParams(id, setup.defenseParams);
+  const base = setup.defenseBase;
+  return {
+    id,
+    params,
+    ...(base
+      ? {
+          model: () =>
+            Promise.resolve(
+              defenses.get(id).begin({
+                ...base,
+                params,
+                rng: Rng.fromLabel(
+                  `adaptive-model:${id}:${cell.arm}:${cell.task}:${cell.seed}:${cell.repeat}`,
+                ),
+              }),
+            ),
+        }
+      : {}),
+  };
 }
 
 /** Which side failed decides an episode error's code: the attack, the suite or the policy. */
@@ -616,6 +655,7 @@ export async function playEpisode(
       },
       policy: ctx.policy,
       ...(ctx.plan.defenses ? { defenseParams: ctx.plan.defenses.params } : {}),
+      defenseBase: defenseBaseOf(cell, ctx),
     });
   } catch (e) {
     const steps = new EpisodeSteps(record, ctx.predicates, {}, ctx.policy, 0);

@@ -54,6 +54,9 @@ const NOT_APPLICABLE_ON_STUB = new Set([
   "lowbit_flips_1",
   "lowbit_flips_8",
   "lowbit_flips_64",
+  "gradient_patch_bpda",
+  "optimized_patch_adaptive",
+  "shield_margin_hijack",
 ]);
 
 /**
