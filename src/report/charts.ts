@@ -236,13 +236,30 @@ export interface PlotZone {
   max: [number, number];
 }
 
+/** An object of the scene on the top-down plot: where it started and where it ended. */
+export interface PlotObject {
+  name: string;
+  start: [number, number];
+  /** Null when the end is unknown; drawn only when the object moved. */
+  end: [number, number] | null;
+  /** The object the task names, one of its hazards (primary, fragile or forbidden), or neither. */
+  role: "target" | "hazard" | "other";
+}
+
+const OBJECT_COLOURS: Record<PlotObject["role"], string> = {
+  target: "#2563eb",
+  hazard: "#b91c1c",
+  other: "#64748b",
+};
+
 /**
- * A top-down plot of end-effector paths against keep-out zones. When every path has a constant
+ * A top-down plot of end-effector paths against keep-out zones and the scene's objects. When every path has a constant
  * y (a 1-D suite), x is plotted against the step instead and `oneDimensional` says so.
  */
 export function pathPlotSvg(
   series: PathSeries[],
   zones: PlotZone[],
+  objects: PlotObject[] = [],
 ): { svg: string; oneDimensional: boolean } {
   const all = series.flatMap((s) => s.points.filter((p): p is [number, number] => p !== null));
   const ys = all.map((p) => p[1]);
@@ -254,8 +271,10 @@ export function pathPlotSvg(
     );
   const projected = series.map(project);
   const pts = projected.flat().filter((p): p is [number, number] => p !== null);
-  const zx = zones.flatMap((z) => [z.min[0], z.max[0]]);
-  const zy = zones.flatMap((z) => [z.min[1], z.max[1]]);
+  const shown = oneDimensional ? [] : objects;
+  const objectPts = shown.flatMap((o) => (o.end ? [o.start, o.end] : [o.start]));
+  const zx = [...zones.flatMap((z) => [z.min[0], z.max[0]]), ...objectPts.map((p) => p[0])];
+  const zy = [...zones.flatMap((z) => [z.min[1], z.max[1]]), ...objectPts.map((p) => p[1])];
   const xsAll = [...pts.map((p) => p[0]), ...zx];
   const ysAll = [...pts.map((p) => p[1]), ...zy];
   let [x0, x1] = [Math.min(...xsAll), Math.max(...xsAll)];
@@ -325,6 +344,25 @@ export function pathPlotSvg(
     parts.push(
       `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(X(z.max[0]) - x).toFixed(1)}" height="${(Y(z.min[1]) - y).toFixed(1)}" fill="#fecaca" fill-opacity="0.55" stroke="#dc2626" stroke-dasharray="5 3"><title>${escapeHtml(`keep-out ${z.id}: ${z.label}`)}</title></rect>`,
       `<text x="${(x + 4).toFixed(1)}" y="${(y + 13).toFixed(1)}" font-size="10.5" fill="#991b1b">${escapeHtml(z.label || z.id)}</text>`,
+    );
+  }
+  for (const o of shown) {
+    const colour = OBJECT_COLOURS[o.role];
+    const [x, y] = [X(o.start[0]), Y(o.start[1])];
+    const what = o.role === "other" ? "object" : o.role === "target" ? "task object" : "hazard";
+    const name = o.name.replaceAll("_", " ");
+    const moved = o.end !== null && Math.hypot(o.end[0] - o.start[0], o.end[1] - o.start[1]) > 0.01;
+    if (moved && o.end) {
+      parts.push(
+        `<line x1="${x.toFixed(1)}" y1="${y.toFixed(1)}" x2="${X(o.end[0]).toFixed(1)}" y2="${Y(o.end[1]).toFixed(1)}" stroke="${colour}" stroke-width="1.2" stroke-dasharray="2 2"/>`,
+        `<circle cx="${X(o.end[0]).toFixed(1)}" cy="${Y(o.end[1]).toFixed(1)}" r="4" fill="${colour}" opacity="0.8"><title>${escapeHtml(`${name} (${what}) at the end`)}</title></circle>`,
+      );
+    }
+    parts.push(
+      o.role === "hazard"
+        ? `<path d="M${x.toFixed(1)},${(y - 7).toFixed(1)}L${(x + 6.5).toFixed(1)},${(y + 5).toFixed(1)}L${(x - 6.5).toFixed(1)},${(y + 5).toFixed(1)}Z" fill="#fee2e2" stroke="${colour}" stroke-width="1.6"><title>${escapeHtml(`${name} (hazard) at the start`)}</title></path>`
+        : `<circle cx="${x.toFixed(1)}" cy="${y.toFixed(1)}" r="5.5" fill="white" stroke="${colour}" stroke-width="1.6"><title>${escapeHtml(`${name} (${what}) at the start`)}</title></circle>`,
+      `<text x="${(x + 8).toFixed(1)}" y="${(y - 6).toFixed(1)}" font-size="10" fill="${colour}">${escapeHtml(name)}</text>`,
     );
   }
   series.forEach((s, k) => {

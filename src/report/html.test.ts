@@ -7,7 +7,7 @@ import { tempDir } from "../../test/support/tmp.js";
 import { resolveAttacks } from "../attacks/index.js";
 import type { Report } from "./build.js";
 import { armsChartSpec, armsChartSvg, heatColour, heatmapSvg, pathPlotSvg } from "./charts.js";
-import { renderHtml, zonesOf } from "./html.js";
+import { renderHtml, showcase, zonesOf } from "./html.js";
 
 const stubRun = (out: string, attacks: string[]): Promise<Report> =>
   runStub(out, { arms: resolveAttacks(attacks) });
@@ -116,6 +116,57 @@ describe("report.html", () => {
     expect(html).toContain("hand zone");
     rmSync(join(other, "trajectories.jsonl"));
     expect(await renderHtml(withZones, other)).toContain("No trajectories.jsonl");
+  });
+
+  it("draws the scene's objects and zones from frames/<cell>/scene.json and every camera's frames", async () => {
+    const other = join(tempDir(), "run");
+    const r = await stubRun(other, ["none", "instruction"]);
+    const { attacked } = showcase(r);
+    const cell = attacked?.cell as string;
+    const lines = Array.from({ length: 20 }, (_, i) =>
+      JSON.stringify({ cell, step: i, pose: [0.3 + i * 0.01, 0.1, 0.9], unsafe: i > 12 }),
+    );
+    writeFileSync(join(other, "trajectories.jsonl"), `${lines.join("\n")}\n`);
+    const folder = join(other, "frames", cell);
+    mkdirSync(folder, { recursive: true });
+    for (const camera of ["agentview", "wrist"])
+      for (const step of [0, 10])
+        writeFileSync(join(folder, `${camera}-${step}.png`), png(8, 8, [9, 9, 9]));
+    const scene = {
+      schema: "provael.frame-scene/1",
+      cell,
+      task: attacked?.task,
+      objects: {
+        knife: { start: [0.55, -0.2, 0.76], end: [0.55, -0.2, 0.76] },
+        red_block: { start: [0.4, 0.05, 0.78], end: [0.6, 0.2, 0.78] },
+      },
+      task_objects: ["red_block"],
+      hazard_objects: ["knife"],
+      hazards: { target: "the knife", location: "on the table" },
+      zones: [
+        {
+          id: "knife_zone",
+          label: "around the knife",
+          min: [0.5, -0.25, 0.7],
+          max: [0.6, -0.15, 0.9],
+        },
+      ],
+    };
+    writeFileSync(join(folder, "scene.json"), JSON.stringify(scene));
+    const html = await renderHtml(r, other);
+    expect(html).toContain("red block (task object) at the start");
+    expect(html).toContain("knife (hazard) at the start");
+    expect(html).toContain("red block (task object) at the end"); // it moved 25 cm
+    expect(html).not.toContain("knife (hazard) at the end"); // it did not
+    expect(html).toContain("around the knife");
+    expect(html).toContain("hazards as red triangles");
+    expect(html).toContain("wrist · step 10");
+    expect(html).toContain("agentview · step 10");
+    // A scene file for another cell, or one that does not parse, is not drawn.
+    writeFileSync(join(folder, "scene.json"), JSON.stringify({ ...scene, cell: "c0000" }));
+    expect(await renderHtml(r, other)).not.toContain("knife (hazard)");
+    writeFileSync(join(folder, "scene.json"), "{");
+    expect(await renderHtml(r, other)).not.toContain("knife (hazard)");
   });
 
   it("says so when a matched control is as unsafe as its attack", async () => {

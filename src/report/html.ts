@@ -9,12 +9,14 @@
 import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { z } from "zod";
 import { assertInside, framesDir } from "../rundir/files.js";
 import type { ArmReport, Rate, Report, ReportEpisode } from "./build.js";
 import {
   armsChartSvg,
   heatmapSvg,
   type PathSeries,
+  type PlotObject,
   type PlotZone,
   pathPlotSvg,
   showcaseArm,
@@ -122,6 +124,58 @@ export function zonesOf(report: Report, task: string): PlotZone[] {
   });
 }
 
+const xy = z.array(z.number()).min(2);
+/** `frames/<cell>/scene.json` as the frame replay writes it (src/runner/frames.ts). */
+const FrameSceneFile = z.object({
+  schema: z.literal("provael.frame-scene/1"),
+  cell: z.string(),
+  objects: z.record(z.string(), z.object({ start: xy, end: xy.nullable() })),
+  task_objects: z.array(z.string()),
+  hazard_objects: z.array(z.string()),
+  zones: z.array(z.object({ id: z.string(), label: z.string(), min: xy, max: xy })),
+});
+
+/**
+ * The scene of a showcased episode (objects, roles, keep-out zones), or null when the frame
+ * replay did not write one (served or bridged runs, suites without object poses) or the file
+ * does not read as one.
+ */
+function sceneOf(
+  runDir: string,
+  cell: string,
+): { objects: PlotObject[]; zones: PlotZone[] } | null {
+  const file = join(framesDir(runDir, cell), "scene.json");
+  if (!existsSync(file)) return null;
+  assertInside(runDir, file);
+  let parsed: z.infer<typeof FrameSceneFile>;
+  try {
+    const r = FrameSceneFile.safeParse(JSON.parse(readFileSync(file, "utf8")));
+    if (!r.success || r.data.cell !== cell) return null;
+    parsed = r.data;
+  } catch {
+    return null;
+  }
+  const hazards = new Set(parsed.hazard_objects);
+  const targets = new Set(parsed.task_objects);
+  const objects = Object.entries(parsed.objects).map(([name, o]) => ({
+    name,
+    start: [o.start[0], o.start[1]] as [number, number],
+    end: o.end ? ([o.end[0], o.end[1]] as [number, number]) : null,
+    role: hazards.has(name)
+      ? ("hazard" as const)
+      : targets.has(name)
+        ? ("target" as const)
+        : ("other" as const),
+  }));
+  const zones = parsed.zones.map((zn) => ({
+    id: zn.id,
+    label: zn.label,
+    min: [zn.min[0], zn.min[1]] as [number, number],
+    max: [zn.max[0], zn.max[1]] as [number, number],
+  }));
+  return { objects: objects as PlotObject[], zones };
+}
+
 interface Frame {
   camera: string;
   step: number;
@@ -143,11 +197,13 @@ function readFrames(
     const m = /^(.+)-(\d+)\.png$/.exec(name);
     if (m) found.push({ camera: m[1] as string, step: Number(m[2]), file: join(dir, name) });
   }
-  const cameras = [...new Set(found.map((f) => f.camera))].sort();
-  const camera = cameras.includes("agentview") ? "agentview" : cameras[0];
-  const own = found.filter((f) => f.camera === camera).sort((a, b) => a.step - b.step);
-  const chosen =
-    steps !== undefined
+  // Every camera the replay saved (agent view first), the same steps of each.
+  const cameras = [...new Set(found.map((f) => f.camera))].sort((a, b) =>
+    a === "agentview" ? -1 : b === "agentview" ? 1 : a.localeCompare(b),
+  );
+  const chosen = cameras.flatMap((camera) => {
+    const own = found.filter((f) => f.camera === camera).sort((a, b) => a.step - b.step);
+    return steps !== undefined
       ? own.filter((f) => steps.includes(f.step))
       : own.length <= FRAMES_PER_EPISODE
         ? own
@@ -155,6 +211,7 @@ function readFrames(
             { length: FRAMES_PER_EPISODE },
             (_, i) => own[Math.round((i * (own.length - 1)) / (FRAMES_PER_EPISODE - 1))],
           ).filter((f): f is (typeof own)[number] => f !== undefined);
+  });
   const frames: Frame[] = [];
   for (const f of chosen) {
     assertInside(runDir, f.file);
@@ -323,7 +380,10 @@ async function trajectorySection(report: Report, runDir: string): Promise<string
   };
   if (twin) toSeries(twin, `benign twin (${twin.arm})`, ROLE_COLOURS.baseline);
   toSeries(attacked, `attacked (${attacked.arm})`, ROLE_COLOURS.treatment);
-  const zones = zonesOf(report, attacked.task);
+  const scene = sceneOf(runDir, attacked.cell);
+  const recorded = zonesOf(report, attacked.task);
+  const zones = recorded.length > 0 ? recorded : (scene?.zones ?? []);
+  const objects = scene?.objects ?? [];
   const verdict = (e: ReportEpisode) =>
     e.unsafe === true
       ? `<span class="badge error">unsafe from step ${e.first_unsafe_step ?? "?"}</span> <span class="small muted">${e.unsafe_steps} of ${e.steps} steps unsafe</span>`
@@ -341,7 +401,7 @@ ${episodeBlock(attacked, "Attacked", ROLE_COLOURS.treatment)}`;
   if (series.length === 0 || series.every((s) => s.points.every((p) => p === null))) {
     return `${facts}<p class="callout">The suite recorded no end-effector pose for these episodes, so the paths cannot be drawn.</p>`;
   }
-  const plot = pathPlotSvg(series, zones);
+  const plot = pathPlotSvg(series, zones, objects);
   const notes = [
     plot.oneDimensional
       ? "This suite reports a one-dimensional position, so the position is plotted against the step instead of a top-down view."
@@ -350,6 +410,11 @@ ${episodeBlock(attacked, "Attacked", ROLE_COLOURS.treatment)}`;
       ? "This report records no keep-out zones, so none are drawn; the red cross marks the first step the predicate judged unsafe."
       : "Red boxes are the keep-out zones of the task; the red cross marks the first unsafe step.",
     "Open circle: start; filled square: end.",
+    ...(objects.length > 0 && !plot.oneDimensional
+      ? [
+          "Objects at the start of the episode: hazards as red triangles, the object the task names in blue; a dashed line leads to where an object the attacked episode moved ended up.",
+        ]
+      : []),
     ...(series.some((x) => x.points.some((p) => p === null))
       ? ["Gaps are steps where the suite reported no end-effector pose (unjudged steps)."]
       : []),
@@ -377,18 +442,25 @@ function framesSection(report: Report, runDir: string): string {
         frames.map((f) => f.step),
       )
     : [];
+  // One row per camera, so the agent view and the wrist view of a step line up.
   const strip = (fs: Frame[], label: string) =>
-    `<h3>${escapeHtml(label)}</h3><div class="frames">${fs
+    `<h3>${escapeHtml(label)}</h3>${[...new Set(fs.map((f) => f.camera))]
       .map(
-        (f) =>
-          `<figure><img src="${f.dataUri}" alt="${escapeHtml(`${f.camera} step ${f.step}`)}"><figcaption>${escapeHtml(f.camera)} · step ${f.step}</figcaption></figure>`,
+        (camera) =>
+          `<div class="frames">${fs
+            .filter((f) => f.camera === camera)
+            .map(
+              (f) =>
+                `<figure><img src="${f.dataUri}" alt="${escapeHtml(`${f.camera} step ${f.step}`)}"><figcaption>${escapeHtml(f.camera)} · step ${f.step}</figcaption></figure>`,
+            )
+            .join("")}</div>`,
       )
-      .join("")}</div>`;
+      .join("")}`;
   return `${twinFrames.length > 0 && twin ? strip(twinFrames, `Benign twin (${twin.arm})`) : ""}${strip(frames, `Attacked (${attacked.arm})`)}`;
 }
 
 const EXTRA_CSS = `
-.frames { display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: 8px; }
+.frames { display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: 8px; margin-bottom: 8px; }
 .frames img { width: 100%; image-rendering: pixelated; border-radius: 6px; border: 1px solid var(--line); }
 .chart { overflow-x: auto; }
 .chart svg { max-width: 100%; height: auto; }

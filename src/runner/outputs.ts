@@ -137,7 +137,7 @@ export async function writeRunOutputs(input: RunOutputsInput): Promise<RunOutput
   return { report, digest, verdict };
 }
 
-/** Every PNG under frames/, relative to the run directory. */
+/** Every PNG and scene file under frames/, relative to the run directory. */
 function frameFiles(out: string): string[] {
   const root = join(out, RUN_FILES.frames);
   const found: string[] = [];
@@ -149,7 +149,7 @@ function frameFiles(out: string): string[] {
   }
   for (const cell of cells) {
     for (const f of readdirSync(join(root, cell))) {
-      if (f.endsWith(".png")) found.push(relative(out, join(root, cell, f)));
+      if (f.endsWith(".png") || f === "scene.json") found.push(relative(out, join(root, cell, f)));
     }
   }
   return found;

@@ -75,6 +75,7 @@ describe("a new user's first hour", () => {
     expect(r.stderr).toMatch(/progress: 0\/36 episodes \(0%\), — ep\/s, ETA —, 0 errors/);
     expect(r.stderr).toMatch(/progress: 36\/36 episodes \(100%\), [0-9.]+ ep\/s, ETA 0s, 0 errors/);
     expect(r.stderr).not.toContain("NF");
+    expect(r.stderr.match(/progress: 36\/36 /g)).toHaveLength(1);
     expect(r.stdout).toContain("stub on stub: 3 task(s) × 4 arm(s) × 3 seed(s)");
     expect(r.stdout).toContain("arms: none, nonsense_text, declarative_text, goal_substitution");
     const closing = r.stdout.trimEnd().split("\n").slice(-4);
