@@ -155,8 +155,25 @@ export async function buildPlan(c: PlanChoices): Promise<StudyPlan> {
         "the study needs at least two episodes: one part calibrates, a disjoint part is scored",
       );
     }
-    const calibration = episodes.filter((_, i) => i % 2 === 0);
-    const scored = episodes.filter((_, i) => i % 2 === 1);
+    // Within each task, alternate: both parts then hold every task that has two episodes or more.
+    const position = new Map<string, number>();
+    const calibration: number[] = [];
+    const scored: number[] = [];
+    for (const e of episodes) {
+      const task = ds.episodes[e]?.task ?? "";
+      const i = position.get(task) ?? 0;
+      position.set(task, i + 1);
+      (i % 2 === 0 ? calibration : scored).push(e);
+    }
+    if (scored.length === 0) {
+      throw new ProvaelError(
+        "config/invalid",
+        "no episode is left to score: every task has one selected episode",
+        {
+          hint: "select at least two episodes of one task",
+        },
+      );
+    }
     const count = (eps: number[]) =>
       eps.reduce(
         (s, e) =>

@@ -484,6 +484,7 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
       `embodiment: robot_type ${JSON.stringify(plan.dataset.robot_type)}, ${source === "external" ? "a dataset recorded outside Provael" : `recorded in Provael's ${source.slice("provael:".length)} simulator`}`,
       `checkpoint: ${policy.id}${plan.policy.digest ? ` ${plan.policy.digest}` : ""}; no other checkpoint is measured`,
       "not a robot result: nothing was executed",
+      "frames of one episode are correlated: the Wilson intervals treat frames as independent and are narrower than an episode-level analysis would give",
       ...(spans.length > 0
         ? [
             `the envelope spans every recorded command on dimension(s) ${spans.map((d) => plan.measurement.dim_names[dims.indexOf(d)]).join(", ")}: an exit there needs a command beyond anything in the data`,
