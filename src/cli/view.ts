@@ -129,6 +129,7 @@ export function registerView(program: Command): void {
             hint: "pass the --out directory of `provael attack`",
           });
         }
+        catalog.assertOutsideRuns(flags.cache ?? defaultCacheRoot(), "--cache");
         const src = {
           catalog,
           cacheRoot: flags.cache ?? defaultCacheRoot(),

@@ -7,7 +7,7 @@
  * the rest) up to the limits; other episodes say they are not in the bundle.
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import { writeFileAtomic } from "../rundir/files.js";
@@ -67,17 +67,8 @@ export async function writeBundle(options: BundleOptions): Promise<BundleResult>
     });
   }
   const catalog = new Catalog(options.dirs);
-  for (const e of catalog.list()) {
-    if (`${resolve(out)}/`.startsWith(`${e.dir}/`)) {
-      throw new ProvaelError(
-        "run/out-exists",
-        `--bundle ${out} is inside the run ${e.dir}; results are never written to`,
-        {
-          hint: "write the bundle outside the run directories",
-        },
-      );
-    }
-  }
+  catalog.assertOutsideRuns(out, "--bundle");
+  catalog.assertOutsideRuns(options.cacheRoot, "--cache");
   mkdirSync(join(out, "data"), { recursive: true });
   const src: FrameSource = {
     catalog,

@@ -6,7 +6,7 @@
  * again each time its journal grows).
  */
 import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
-import { basename, join, relative } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { assertInside, RUN_FILES } from "../rundir/files.js";
@@ -93,6 +93,29 @@ export class Catalog {
     }
     this.entries = found;
     return this.list();
+  }
+
+  /**
+   * Refuses a path the viewer would write to (a bundle, the frame cache) that lies inside one of
+   * the runs it reads: a finished run is never written to.
+   */
+  assertOutsideRuns(path: string, flag: string): void {
+    let p = resolve(path);
+    const rest: string[] = [];
+    while (!existsSync(p) && dirname(p) !== p) {
+      rest.unshift(basename(p));
+      p = dirname(p);
+    }
+    const real = join(realpathSync(p), ...rest);
+    for (const e of this.entries.values()) {
+      if (`${real}/`.startsWith(`${e.dir}/`)) {
+        throw new ProvaelError(
+          "run/out-exists",
+          `${flag} ${path} is inside the run ${e.dir}; results are never written to`,
+          { hint: `pass ${flag} a directory outside the run directories` },
+        );
+      }
+    }
   }
 
   list(): CatalogEntry[] {

@@ -110,6 +110,18 @@ export function segments(pathname: string): string[] | null {
   return out;
 }
 
+/**
+ * Whether a request's Host header may be answered: the names the server was started with, or any
+ * IP literal at its port (DNS rebinding needs a name; `--host 0.0.0.0` is reached by address).
+ */
+export function hostAllowed(host: string, allowed: readonly string[]): boolean {
+  if (allowed.includes(host)) return true;
+  const port = allowed[0]?.slice(allowed[0].lastIndexOf(":"));
+  if (!port || !host.endsWith(port)) return false;
+  const name = host.slice(0, host.length - port.length);
+  return /^\d{1,3}(\.\d{1,3}){3}$/.test(name) || /^\[[0-9a-f:.]+\]$/.test(name);
+}
+
 /** The request handler, on its own so that tests can drive it. */
 export function viewHandler(options: ViewOptions, catalog: Catalog, allowedHosts: () => string[]) {
   const src: FrameSource = {
@@ -125,7 +137,7 @@ export function viewHandler(options: ViewOptions, catalog: Catalog, allowedHosts
         return json(res, 405, { error: "the viewer is read-only: GET and HEAD only" });
       }
       const host = (req.headers.host ?? "").toLowerCase();
-      if (!allowedHosts().includes(host)) {
+      if (!hostAllowed(host, allowedHosts())) {
         return json(res, 421, { error: `requests for host '${host.slice(0, 80)}' are not served` });
       }
       const url = new URL(req.url ?? "/", "http://viewer.invalid");
@@ -189,6 +201,7 @@ export function viewHandler(options: ViewOptions, catalog: Catalog, allowedHosts
 /** Starts the viewer; resolves once it listens, with the URL to open. */
 export async function startViewServer(options: ViewOptions): Promise<ViewServer> {
   const catalog = new Catalog(options.dirs);
+  catalog.assertOutsideRuns(options.cacheRoot, "--cache");
   const host = options.host ?? "127.0.0.1";
   let port = options.port ?? 0;
   const hosts = () => {

@@ -170,6 +170,13 @@ describe("provael view: the server", () => {
     rmSync(join(runs, "via-link"));
   });
 
+  it("never writes a bundle inside a run directory", () => {
+    const r = runCli(["view", A, "--bundle", join(A, "site"), "--cache", cache]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("never written to");
+    expect(existsSync(join(A, "site"))).toBe(false);
+  });
+
   it("replays an episode's frames on demand into the cache, reproducing the record", async () => {
     const ep = episodes(A).find((e) => e.unsafe === true) as Ep;
     const r = JSON.parse((await get(`api/runs/${ids.a}/frames/${ep.cell}`)).body);
