@@ -41,13 +41,13 @@ const ALLOWED: Record<string, string[]> = {
     "config",
     "defenses",
   ],
+  // `runner` and `bridge` use `report`, never the reverse (plan and episode types live in core).
   report: [
     "rundir",
     "core",
     "stats",
     "report",
     "attacks",
-    "runner",
     "judges",
     "config",
     "suites",
@@ -122,6 +122,83 @@ describe("architecture", () => {
       }
     }
     expect(violations).toEqual([]);
+  });
+
+  /** Relative imports of a file, resolved to src/ paths; type-only ones flagged. */
+  const imports = (file: string) =>
+    [
+      ...readFileSync(file, "utf8").matchAll(
+        /^(?:import|export)\s+(type\s+)?[^;]*?from\s+"(\.{1,2}\/[^"]+)"/gms,
+      ),
+    ].map((m) => ({
+      target: join(file, "..", (m[2] as string).replace(/\.js$/, ".ts")),
+      typeOnly: m[1] !== undefined,
+    }));
+
+  /** Strongly connected components of more than one node (Tarjan). */
+  function cycles(graph: Map<string, Set<string>>): string[][] {
+    let next = 0;
+    const index = new Map<string, number>();
+    const low = new Map<string, number>();
+    const stack: string[] = [];
+    const onStack = new Set<string>();
+    const out: string[][] = [];
+    const visit = (v: string) => {
+      index.set(v, next);
+      low.set(v, next++);
+      stack.push(v);
+      onStack.add(v);
+      for (const w of graph.get(v) ?? []) {
+        if (!graph.has(w)) continue;
+        if (!index.has(w)) {
+          visit(w);
+          low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
+        } else if (onStack.has(w))
+          low.set(v, Math.min(low.get(v) as number, index.get(w) as number));
+      }
+      if (low.get(v) === index.get(v)) {
+        const c: string[] = [];
+        let w: string;
+        do {
+          w = stack.pop() as string;
+          onStack.delete(w);
+          c.push(w);
+        } while (w !== v);
+        if (c.length > 1) out.push(c.sort());
+      }
+    };
+    for (const v of graph.keys()) if (!index.has(v)) visit(v);
+    return out;
+  }
+
+  it("no module imports itself through others (value imports, what runs at load)", () => {
+    const graph = new Map(
+      all.map((f) => [
+        relative(SRC, f),
+        new Set(
+          imports(f)
+            .filter((i) => !i.typeOnly)
+            .map((i) => relative(SRC, i.target)),
+        ),
+      ]),
+    );
+    expect(cycles(graph)).toEqual([]);
+  });
+
+  it("the layers form no cycle, type imports included (ARCHITECTURE.md §3's one direction)", () => {
+    const layerOf = (p: string) => (p.includes("/") ? (p.split("/")[0] as string) : "root");
+    const graph = new Map<string, Set<string>>();
+    for (const f of all) {
+      const from = layerOf(relative(SRC, f));
+      if (from === "root") continue;
+      const edges = graph.get(from) ?? new Set<string>();
+      for (const i of imports(f)) {
+        const to = layerOf(relative(SRC, i.target));
+        if (to !== from) edges.add(to);
+      }
+      graph.set(from, edges);
+    }
+    expect(cycles(graph)).toEqual([]);
   });
 
   it("reads randomness and the clock only through core/rng and core/clock", () => {

@@ -8,7 +8,7 @@ import { readReportFile } from "../report/read.js";
 import { compareReports, regressionSarif, renderRegressionMarkdown } from "../report/regression.js";
 import { writeFileAtomic } from "../runner/files.js";
 import { EXIT } from "./exit.js";
-import { readReport } from "./report.js";
+import { readReport } from "./read-report.js";
 
 export interface GateFlags {
   in: string;

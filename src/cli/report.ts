@@ -1,11 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { isBridgedRun, reportFromBridgeJournal } from "../bridge/rundir.js";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { inspectAttestation } from "../evidence/attestation.js";
-import type { Report } from "../report/build.js";
 import {
   buildCompliance,
   type ComplianceContext,
@@ -22,23 +20,15 @@ import {
 import { formatRate, pct } from "../report/format.js";
 import { renderHtml } from "../report/html.js";
 import { renderMarkdown } from "../report/markdown.js";
-import { readRunReport } from "../report/read.js";
 import { buildSarif } from "../report/sarif.js";
 import { checkOutputFile, writeFileAtomic } from "../rundir/files.js";
 import { EXIT } from "./exit.js";
 import { runGate } from "./gate.js";
 import { choice } from "./parse.js";
+import { readReport } from "./read-report.js";
 
 /** Where `provael report --format compliance` looks for an attestation of the run by default. */
 export const DEFAULT_ATTESTATION = "attestation.dsse.json";
-
-/** Reads DIR/report.json of a finished run, validated (see `readRunReport`). */
-export function readReport(dir: string): Report {
-  // A bridge stopped without writing its report (killed): the journal holds every episode.
-  if (!existsSync(join(dir, "report.json")) && isBridgedRun(dir))
-    return reportFromBridgeJournal(dir);
-  return readRunReport(dir).report;
-}
 
 /** What the compliance map needs from the run directory besides report.json. */
 function complianceContext(dir: string, attestation: string | undefined): ComplianceContext {

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { loadAcceptance } from "../config/acceptance.js";
 import { decide } from "../report/verdict.js";
 import { verdictExitCode, verdictLines } from "./attack.js";
-import { readReport } from "./report.js";
+import { readReport } from "./read-report.js";
 
 export function registerVerdict(program: Command): void {
   program

@@ -16,13 +16,9 @@ import type {
 } from "../core/types.js";
 import { defenses, resolveDefenseParams } from "./index.js";
 
-/** A stop as an episode records it: which defense, at which step, why. */
-export interface StopRecord {
-  defense: string;
-  /** The step whose action was withheld (-1: before the first step). */
-  step: number;
-  reason: string;
-}
+export type { StopRecord } from "../core/episode.js";
+
+import type { StopRecord } from "../core/episode.js";
 
 export const isStop = (v: unknown): v is DefenseStop =>
   typeof v === "object" &&

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { EpisodeRecord } from "../runner/episode.js";
-import type { PlanSpec } from "../runner/plan.js";
+import type { EpisodeRecord } from "../core/episode.js";
+import type { PlanSpec } from "../core/plan.js";
 import { holm, mcnemarExactGreater } from "../stats/index.js";
 import { buildReport } from "./build.js";
 import { renderMarkdown } from "./markdown.js";

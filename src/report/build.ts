@@ -3,10 +3,10 @@
  * same report object, which `canonicalJson` turns into the same bytes.
  */
 import { attacks } from "../attacks/index.js";
+import type { EpisodeRecord } from "../core/episode.js";
+import type { PlanSpec, Waiver } from "../core/plan.js";
 import { PROTOCOL, REPORT_SCHEMA } from "../core/protocol.js";
 import type { AttackAccess, AttackRole, EaiRisk } from "../core/types.js";
-import type { EpisodeRecord } from "../runner/episode.js";
-import type { PlanSpec, Waiver } from "../runner/plan.js";
 import {
   benjaminiHochberg,
   clusterBootstrapInterval,

@@ -10,9 +10,9 @@
  * stop rate and the task success lost: the price of the defense.
  */
 import { attacks } from "../attacks/index.js";
+import type { DefensePlan, PlanSpec } from "../core/plan.js";
 import type { AttackRole } from "../core/types.js";
 import { resolveDefenseParams } from "../defenses/index.js";
-import type { DefensePlan, PlanSpec } from "../runner/plan.js";
 import {
   holm,
   mcnemarExactGreater,
