@@ -477,6 +477,17 @@ async function runPage(id: string, params: URLSearchParams, gen: number): Promis
   );
   if (sm.preliminary)
     page.push(h("p", { class: "notice" }, "Preliminary: fewer than five seeds ran."));
+  const def = report.run.defenses;
+  page.push(
+    h(
+      "p",
+      { class: "small", id: "defenses" },
+      h("b", {}, "Defenses: "),
+      def
+        ? `${def.ids.join(", ")}${def.compare ? " (every cell also played undefended: see the mitigation section of report.md)" : ""}${def.never_adaptive.length > 0 ? `; never attacked adaptively in this run: ${def.never_adaptive.join(", ")}` : ""}`
+        : "none",
+    ),
+  );
   const rule = sm.significance;
   page.push(h("h2", {}, "Arms"));
   if (rule)
