@@ -38,6 +38,7 @@ interface JournalSetup {
   planPolicyOptions?: Record<string, unknown>;
   arms: string[];
   attackParams?: Record<string, Record<string, unknown>>;
+  defenses?: { ids: string[]; params: Record<string, Record<string, unknown>> };
   profile: BenchmarkProfile;
   calibrations?: Record<string, LoadedCalibration>;
   out: string;
@@ -61,6 +62,9 @@ function openPlan(o: JournalSetup): PlanSpec {
     calibration: Object.fromEntries(
       Object.entries(o.calibrations ?? {}).map(([t, c]) => [t, c.digest]),
     ),
+    ...(o.defenses && o.defenses.ids.length > 0
+      ? { defenses: { ids: o.defenses.ids, compare: false, params: o.defenses.params } }
+      : {}),
   };
 }
 

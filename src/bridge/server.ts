@@ -33,6 +33,7 @@ import type {
   SuiteCapabilities,
   TaskSpec,
 } from "../core/types.js";
+import type { DefenseChain } from "../defenses/chain.js";
 import { policies } from "../policies/index.js";
 import { float32Array } from "../policies/served/codec/ndarray.js";
 import { isWireMap, type WireMap, type WireValue, wireMap } from "../policies/served/codec/tree.js";
@@ -50,7 +51,14 @@ import {
   shutdown,
 } from "../policies/served/server/http.js";
 import type { LoadedCalibration } from "../runner/calibration.js";
-import { beginArm, type EpisodeRecord, EpisodeSteps, emptyRecord } from "../runner/episode.js";
+import { zonesFor } from "../runner/calibration.js";
+import {
+  beginArm,
+  beginDefenses,
+  type EpisodeRecord,
+  EpisodeSteps,
+  emptyRecord,
+} from "../runner/episode.js";
 import { type Cell, cellId } from "../runner/plan.js";
 import { notApplicableReason } from "../runner/run.js";
 import { suites } from "../suites/index.js";
@@ -79,6 +87,8 @@ export interface BridgeOptions {
   planPolicyOptions?: Record<string, unknown>;
   arms: string[];
   attackParams?: Record<string, Record<string, unknown>>;
+  /** Defenses applied in every arm (ids in loop order) and their params; absent: none. */
+  defenses?: { ids: string[]; params: Record<string, Record<string, unknown>> };
   profile: BenchmarkProfile;
   calibrations?: Record<string, LoadedCalibration>;
   out: string;
@@ -165,6 +175,8 @@ interface OpenEpisode {
   record: EpisodeRecord;
   /** Null for an N/A arm: observations are forwarded unperturbed, nothing is judged. */
   steps: EpisodeSteps | null;
+  /** The cell's defenses (an empty chain when the bridge runs none). */
+  defense: DefenseChain | null;
   /** The arm's hooks (null for an N/A arm); its steps open at the first observation. */
   hooks: AttackHooks | null;
   task: TaskSpec;
@@ -427,13 +439,22 @@ class Connection {
     }
     const arm = this.arm;
     const repeat = this.b.openRepeat(taskId, arm, seed);
-    const cell: Cell = { id: cellId(taskId, arm, seed, repeat), task: taskId, arm, seed, repeat };
+    const defended = this.b.o.defenses?.ids ?? [];
+    const cell: Cell = {
+      id: cellId(taskId, arm, seed, repeat, defended),
+      task: taskId,
+      arm,
+      seed,
+      repeat,
+      ...(defended.length > 0 ? { defenses: defended } : {}),
+    };
     const record = emptyRecord(cell, seed, "");
     record.bridge = { task: dict, image_codec: null, steps_forwarded: 0 };
     const ep: OpenEpisode = {
       cell,
       record,
       steps: null,
+      defense: null,
       hooks: null,
       task: {
         id: taskId,
@@ -456,6 +477,16 @@ class Connection {
       this.policy ??= await this.b.pool.acquire();
       await this.policy.reset({ task: taskId, seed, policySeed: record.policy_seed });
       if (this.b.applicable[arm]) {
+        // Defenses begin before the arm (a weight digest taken before a weight attack).
+        ep.defense = await beginDefenses(cell, {
+          ...(this.b.o.defenses ? { params: this.b.o.defenses.params } : {}),
+          task: ep.task,
+          suite: this.b.suiteInfo,
+          // A benchmark's deployment accepts the instruction it states for the task.
+          instructions: ep.task.instruction ? [ep.task.instruction] : [description],
+          policy: this.policy,
+          zones: zonesFor(ep.task, this.b.o.calibrations ?? {}),
+        });
         const hooks: AttackHooks = await beginArm(cell, {
           attack,
           attackParams: this.b.o.attackParams ?? {},
@@ -507,6 +538,8 @@ class Connection {
             ep.hooks,
             policy,
             this.b.suiteInfo.actionSpace.dim,
+            undefined,
+            ep.defense,
           );
         ep.record.scene_digest = digest;
         bridged.image_codec = imageCodec(bytes);

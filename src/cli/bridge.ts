@@ -10,6 +10,7 @@ import { playBenchmark } from "../bridge/benchmark-client.js";
 import { loadProfile } from "../bridge/profile.js";
 import { startBridge } from "../bridge/server.js";
 import { ProvaelError } from "../core/errors.js";
+import { resolveDefenseParams, resolveDefenses } from "../defenses/index.js";
 import { policies } from "../policies/index.js";
 import { loadCalibrations } from "../runner/calibration.js";
 import { suites } from "../suites/index.js";
@@ -18,6 +19,8 @@ import { integer, list } from "./parse.js";
 import { addServedPolicyFlags, type ServedFlags, servedPolicyOptions } from "./serve-policy.js";
 
 interface BridgeFlags extends ServedFlags {
+  defenses?: string[];
+  defenseParam?: string[];
   policy: string;
   policyUrl?: string;
   policyPath?: string;
@@ -57,6 +60,32 @@ function attackParams(raw: string[] | undefined): Record<string, Record<string, 
   return out;
 }
 
+/** `--defenses` and `--defense-param`, checked before the bridge listens. */
+function bridgeDefenses(
+  spec: string[],
+  raw: string[] | undefined,
+): { ids: string[]; params: Record<string, Record<string, unknown>> } {
+  const ids = resolveDefenses(spec);
+  const params: Record<string, Record<string, unknown>> = {};
+  for (const r of raw ?? []) {
+    const m = /^([a-z0-9_.-]+)\.([A-Za-z0-9_]+)=(.*)$/.exec(r);
+    if (!m || !ids.includes(m[1] as string)) {
+      throw new ProvaelError(
+        "config/invalid",
+        `--defense-param needs defense.key=value for a defense of this bridge, got '${r}'`,
+      );
+    }
+    const [, id, key, value] = m as unknown as [string, string, string, string];
+    let v: unknown = value;
+    try {
+      v = JSON.parse(value);
+    } catch {}
+    params[id] = { ...(params[id] ?? {}), [key]: v };
+  }
+  for (const id of Object.keys(params)) resolveDefenseParams(id, params);
+  return { ids, params };
+}
+
 export function registerBridge(program: Command): void {
   const cmd = program
     .command("bridge")
@@ -82,6 +111,16 @@ export function registerBridge(program: Command): void {
       "an attack's parameter, repeatable",
       (v: string, prev: string[] = []) => [...prev, v],
     )
+    .option(
+      "--defenses <ids>",
+      "defenses applied in every arm, comma-separated (provael list-defenses)",
+      list,
+    )
+    .option(
+      "--defense-param <defense.key=value>",
+      "a defense's parameter, repeatable",
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
     .option("--json", "print the addresses as one JSON line")
     .action(async (flags: BridgeFlags) => {
       policies.get(flags.policy);
@@ -102,6 +141,7 @@ export function registerBridge(program: Command): void {
         },
         arms,
         attackParams: attackParams(flags.attackParam),
+        ...(flags.defenses ? { defenses: bridgeDefenses(flags.defenses, flags.defenseParam) } : {}),
         profile,
         ...(flags.calib ? { calibrations: loadCalibrations(flags.calib) } : {}),
         out: flags.out,

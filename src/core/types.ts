@@ -468,7 +468,7 @@ export interface Attack<P = Record<string, unknown>> {
 // Defenses
 
 /**
- * Where a defense sits in the episode loop (docs/adr/0007-defenses-in-the-episode-loop.md):
+ * Where a defense sits in the episode loop (docs/adr/0008-defenses-in-the-episode-loop.md):
  * `input` between the arm's perturbation and the policy (instruction, images, state), `action`
  * between the arm's action channel and the robot, `monitor` after both, watching what would
  * reach the robot and stopping the episode when it must.

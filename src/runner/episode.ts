@@ -82,45 +82,51 @@ function baseRecord(cell: Cell, ctx: EpisodeContext): EpisodeRecord {
 
 /** What a defended cell's defenses know of the deployment: its zones and accepted instructions. */
 export interface DefenseSetup {
-  plan: PlanSpec;
+  /** The run's defense params (values that differ from the defaults). */
+  params?: Record<string, Record<string, unknown>>;
   task: TaskSpec;
-  suite: Suite;
+  suite: AttackContext<unknown>["suite"];
+  /** Instructions the deployment accepts (a suite's task instructions). */
+  instructions: string[];
   policy: PolicyInstance;
   zones: Zone[];
   clock?: Clock;
 }
 
 /** What the deployment tells every defense of a cell. */
-function deploymentOf(cell: Cell, setup: Omit<DefenseSetup, "plan" | "clock">): DefenseContextBase {
+function deploymentOf(cell: Cell, setup: DefenseSetup): DefenseContextBase {
   return {
     task: setup.task,
     seed: cell.seed,
     repeat: cell.repeat,
-    suite: {
-      id: setup.suite.id,
-      capabilities: setup.suite.capabilities,
-      actionSpace: setup.suite.actionSpace,
-    },
+    suite: setup.suite,
     policy: setup.policy,
     zones: setup.zones,
-    instructions: setup.suite.tasks().map((t) => t.instruction),
+    instructions: setup.instructions,
   };
 }
 
-function defenseBaseOf(cell: Cell, ctx: EpisodeContext): DefenseContextBase {
-  return deploymentOf(cell, {
+function setupOf(ctx: EpisodeContext): DefenseSetup {
+  return {
+    ...(ctx.plan.defenses ? { params: ctx.plan.defenses.params } : {}),
     task: ctx.task,
-    suite: ctx.suite,
+    suite: {
+      id: ctx.suite.id,
+      capabilities: ctx.suite.capabilities,
+      actionSpace: ctx.suite.actionSpace,
+    },
+    instructions: ctx.suite.tasks().map((t) => t.instruction),
     policy: ctx.policy,
     zones: ctx.zones ?? ctx.task.hazard.zones,
-  });
+    ...(ctx.clock ? { clock: ctx.clock } : {}),
+  };
 }
 
 /** Begins a cell's defenses (an empty chain for an undefended cell). */
 export function beginDefenses(cell: Cell, setup: DefenseSetup): Promise<DefenseChain> {
   return DefenseChain.begin(
     cell.defenses ?? [],
-    setup.plan.defenses?.params,
+    setup.params,
     deploymentOf(cell, setup),
     setup.clock ?? null,
   );
@@ -459,6 +465,8 @@ export class EpisodeSteps {
     taskSuccess: boolean | null,
   ): { unsafe: boolean; judged: boolean } {
     const record = this.record;
+    // After a stop the arm holds still: what a benchmark still plays is not the episode's.
+    if (record.stop && step >= record.stop.step) return { unsafe: false, judged: false };
     record.steps = step + 1;
     // The combined endpoint is an OR of the predicates in three-valued logic: a step is unsafe
     // when any predicate judged it unsafe, safe only when every predicate judged it safe, and
@@ -563,14 +571,8 @@ export async function playEpisode(
   let phase: Phase = "defense/error";
   try {
     // Defenses begin first: what they take as the reference (a weight digest) predates the arm.
-    chain = await beginDefenses(cell, {
-      plan: ctx.plan,
-      task: ctx.task,
-      suite: ctx.suite,
-      policy: ctx.policy,
-      zones: ctx.zones ?? ctx.task.hazard.zones,
-      ...(ctx.clock ? { clock: ctx.clock } : {}),
-    });
+    const defenseSetup = setupOf(ctx);
+    chain = await beginDefenses(cell, defenseSetup);
     phase = "attack/error";
     hooks = await beginArm(cell, {
       attack: ctx.attack,
@@ -583,7 +585,7 @@ export async function playEpisode(
       },
       policy: ctx.policy,
       ...(ctx.plan.defenses ? { defenseParams: ctx.plan.defenses.params } : {}),
-      defenseBase: defenseBaseOf(cell, ctx),
+      defenseBase: deploymentOf(cell, defenseSetup),
     });
   } catch (e) {
     const steps = new EpisodeSteps(record, ctx.predicates, {}, ctx.policy, 0);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { adaptiveAttacks, attacks } from "../../src/attacks/index.js";
 import { defenseProblems } from "../../src/config/plugin-contract.js";
+import { loadPlugins, pluginSource } from "../../src/config/plugins.js";
 import { pluginKind } from "../../src/core/registry.js";
 import { renderDefenseDocs } from "../../src/defenses/docs.js";
 import { defenses, KIND_ORDER, resolveDefenses } from "../../src/defenses/index.js";
@@ -45,6 +46,17 @@ describe("every registered defense", () => {
     ]);
     expect(() => resolveDefenses(["action_shild"])).toThrow(/did you mean 'action_shield'/);
     expect(() => resolveDefenses([])).toThrow(/empty/);
+  });
+
+  it("a defense plugin (examples/plugins/speed-limit-defense.mjs) loads, registers and plays", async () => {
+    const file = join(import.meta.dirname, "../../examples/plugins/speed-limit-defense.mjs");
+    const [record] = await loadPlugins([pluginSource(file)]);
+    expect(record?.provides).toEqual([{ kind: "defense", id: "speed_limit" }]);
+    expect(defenses.has("speed_limit")).toBe(true);
+    const hooks = await defenses.get("speed_limit").begin({ params: { max: 0.5 } } as never);
+    const out = hooks.actuate?.(Float32Array.of(1, 0, 0, 0.2, 0, 0, 1), 0, {}) as Float32Array;
+    expect(out[0]).toBeCloseTo(0.5);
+    expect(out[3]).toBeCloseTo(0.2);
   });
 
   const suite = suites.get("stub");
