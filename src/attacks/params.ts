@@ -7,6 +7,7 @@
  */
 import { ProvaelError } from "../core/errors.js";
 import type { Attack } from "../core/types.js";
+import { describeIssues } from "../core/zod-issues.js";
 
 export type GivenParams = Readonly<Record<string, Readonly<Record<string, unknown>>>>;
 
@@ -28,10 +29,9 @@ export function resolveParams<P>(attack: Attack<P>, given: GivenParams): P {
   const values = givenParams(attack, given);
   const parsed = attack.params.safeParse(values);
   if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(params)"}: ${i.message}`);
   throw new ProvaelError(
     "config/invalid",
-    `the params of '${attack.id}' are not valid: ${issues.join("; ")}`,
+    `the params of '${attack.id}' are not valid: ${describeIssues(parsed.error, "(params)")}`,
     {
       details: { given: values },
       hint:

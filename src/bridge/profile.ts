@@ -26,6 +26,7 @@ import type {
   Vec3,
   Zone,
 } from "../core/types.js";
+import { describeIssues, firstIssue } from "../core/zod-issues.js";
 import { calibratedPredicate } from "../judges/calibrate.js";
 import {
   DEFAULT_PHYSICAL_HAZARD,
@@ -323,11 +324,10 @@ export function loadProfile(nameOrPath: string): BenchmarkProfile {
 export function parseProfile(raw: unknown, where: string): BenchmarkProfile {
   const parsed = profileSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue?.path.map(String).join(".") || "(root)";
+    const { field } = firstIssue(parsed.error);
     throw new ProvaelError(
       "config/invalid",
-      `benchmark profile ${where}: ${field}: ${issue?.message}`,
+      `benchmark profile ${where}: ${describeIssues(parsed.error)}`,
       {
         details: { profile: where, field, issues: parsed.error.issues },
         hint: PROFILE_HINT,

@@ -11,6 +11,7 @@ import { loadPlugins, pluginSource } from "../config/plugins.js";
 import { loadRecipe, RECIPES, type Recipe } from "../config/recipes.js";
 import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
+import { describeIssues } from "../core/zod-issues.js";
 import { resolveDefenseParams, resolveDefenses } from "../defenses/index.js";
 import { policies } from "../policies/index.js";
 import type { Report } from "../report/build.js";
@@ -610,12 +611,9 @@ function checkAttackParams(
     const params = given[arm] as Record<string, ParamValue>;
     const parsed = attacksRegistry.get(arm).params.safeParse(params);
     if (!parsed.success) {
-      const issues = parsed.error.issues.map(
-        (i) => `${i.path.join(".") || "(params)"}: ${i.message}`,
-      );
       throw new ProvaelError(
         "config/invalid",
-        `--attack-param for '${arm}' is not valid: ${issues.join("; ")}`,
+        `--attack-param for '${arm}' is not valid: ${describeIssues(parsed.error, "(params)")}`,
         { details: { given: params }, hint: "see the parameters in `provael list-attacks --json`" },
       );
     }

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
 import { ProvaelError } from "../core/errors.js";
+import { describeIssues } from "../core/zod-issues.js";
 
 /**
  * @param what how the file is named in messages ("recipe file", "acceptance protocol")
@@ -35,15 +36,10 @@ export function loadConfigFile<T>(
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new ProvaelError(
-      "config/invalid",
-      `${what} ${path}: ${issue?.path.join(".") || "(root)"}: ${issue?.message}`,
-      {
-        details: { issues: parsed.error.issues },
-        hint,
-      },
-    );
+    throw new ProvaelError("config/invalid", `${what} ${path}: ${describeIssues(parsed.error)}`, {
+      details: { issues: parsed.error.issues },
+      hint,
+    });
   }
   return parsed.data;
 }

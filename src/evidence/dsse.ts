@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { ProvaelError } from "../core/errors.js";
+import { describeIssues } from "../core/zod-issues.js";
 import { decodeBase64Strict } from "./files.js";
 import { type KeyPair, keyIdOf, signBytes, verifyBytes } from "./keys.js";
 import type { TrustedKey } from "./trust-store.js";
@@ -51,11 +52,9 @@ export function parseEnvelope(value: unknown, what: string): Envelope {
   }
   const parsed = envelopeSchema.safeParse(value);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue && issue.path.length > 0 ? ` at ${issue.path.join(".")}` : "";
     throw new ProvaelError(
       "evidence/malformed",
-      `${what} is not a DSSE envelope${where}: ${issue?.message ?? "invalid"}`,
+      `${what} is not a DSSE envelope at ${describeIssues(parsed.error)}`,
       {
         details: { issues: parsed.error.issues.map((i) => ({ path: i.path, message: i.message })) },
       },

@@ -12,6 +12,7 @@ import type { Clock } from "../core/clock.js";
 import { digestJson, sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
+import { describeIssues } from "../core/zod-issues.js";
 import type { Report } from "../report/build.js";
 import { wilsonInterval } from "../stats/index.js";
 import {
@@ -570,10 +571,9 @@ export function verifyLeaderboardDir(
   const text = decodeUtf8(bytes, jsonPath);
   const parsed = leaderboardSchema.safeParse(parseJson(text, jsonPath));
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
     throw new ProvaelError(
       "evidence/malformed",
-      `${jsonPath} is not a Provael leaderboard at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`,
+      `${jsonPath} is not a Provael leaderboard at ${describeIssues(parsed.error)}`,
     );
   }
   const board = parsed.data;

@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { ProvaelError } from "../core/errors.js";
+import { describeIssues } from "../core/zod-issues.js";
 import { decodeUtf8, parseJson, readEvidenceFile } from "./files.js";
 import { keyIdOf, parsePublicKeyPem } from "./keys.js";
 
@@ -58,10 +59,9 @@ export function trustPublicKey(pem: string, label: string): TrustedKey {
 export function parseTrustStore(value: unknown, what = "the trust store"): TrustedKey[] {
   const parsed = trustStoreSchema.safeParse(value);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
     throw new ProvaelError(
       "evidence/malformed",
-      `${what} is invalid at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`,
+      `${what} is invalid at ${describeIssues(parsed.error)}`,
       { hint: "see docs/evidence.md, 'Trust store'" },
     );
   }

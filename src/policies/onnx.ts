@@ -23,6 +23,7 @@ import type {
   PolicyInstance,
   PolicyOptions,
 } from "../core/types.js";
+import { describeIssues } from "../core/zod-issues.js";
 import { transform } from "./served/image.js";
 
 const OUR_DIM = 7;
@@ -172,9 +173,8 @@ export function loadIoMap(path: string): IoMap {
   }
   const parsed = ioMapSchema.safeParse(raw);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
-    throw new ProvaelError("config/invalid", `io-map ${path}: ${issues.join("; ")}`, {
-      details: { issues },
+    throw new ProvaelError("config/invalid", `io-map ${path}: ${describeIssues(parsed.error)}`, {
+      details: { issues: parsed.error.issues },
       hint: "see docs/served-policies.md for the io-map format",
     });
   }

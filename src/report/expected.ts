@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { ProvaelError } from "../core/errors.js";
+import { describeIssues } from "../core/zod-issues.js";
 import type { Report } from "./build.js";
 
 /** Tasks × episodes of one group of tasks (one vla-eval benchmark entry, or the whole run). */
@@ -118,10 +119,9 @@ export function expectationFromVlaEvalConfig(path: string): Expectation {
   }
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
     throw new ProvaelError(
       "config/invalid",
-      `vla-eval config ${path}: ${issue?.path.join(".") || "(root)"}: ${issue?.message}`,
+      `vla-eval config ${path}: ${describeIssues(parsed.error)}`,
       {
         details: { issues: parsed.error.issues },
         hint: "pass the --config file of `vla-eval run`",

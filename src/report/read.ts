@@ -6,8 +6,8 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { prettifyError } from "zod";
 import { ProvaelError } from "../core/errors.js";
+import { allIssues } from "../core/zod-issues.js";
 import { manifestNamesReport } from "../rundir/commit.js";
 import { RUN_FILES } from "../rundir/files.js";
 import type { Report } from "./build.js";
@@ -48,11 +48,10 @@ export function parseReport(bytes: Buffer, what: string): Report {
     const issues = parsed.error.issues;
     const first = issues[0];
     const field = first && first.path.length > 0 ? first.path.join(".") : "(the whole file)";
-    const shown = prettifyError({ issues: issues.slice(0, MAX_ISSUES) });
-    const more = issues.length > MAX_ISSUES ? `\n  … and ${issues.length - MAX_ISSUES} more` : "";
+    const shown = allIssues(parsed.error);
     throw new ProvaelError(
       "io/malformed",
-      `${what} is not a valid Provael report: first bad field '${field}' (${first?.message ?? "invalid"}); ${issues.length} issue(s):\n${shown}${more}`,
+      `${what} is not a valid Provael report: first bad field '${field}' (${first?.message ?? "invalid"}); ${issues.length} issue(s):\n${shown}`,
       {
         details: { field, issues: issues.length },
         hint: "report.json files are written by `provael attack` and `provael merge`; this one was edited, damaged or written by another tool",

@@ -4,6 +4,7 @@ import { basename, join } from "node:path";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import type { Predicate, Suite, TaskSpec, Zone } from "../core/types.js";
+import { describeIssues } from "../core/zod-issues.js";
 import { type Calibration, calibratedPredicate, calibrationSchema } from "../judges/calibrate.js";
 
 export interface LoadedCalibration {
@@ -41,10 +42,10 @@ export function loadCalibrations(dir: string): Record<string, LoadedCalibration>
     }
     const parsed = calibrationSchema.safeParse(raw);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0];
       throw new ProvaelError(
         "io/malformed",
-        `${path} is not a valid calibration: ${issue?.path.join(".")}: ${issue?.message}`,
+        `${path} is not a valid calibration: ${describeIssues(parsed.error)}`,
+        { hint: "pass the --out directory of `provael calibrate`, unedited" },
       );
     }
     out[parsed.data.task] = {

@@ -18,6 +18,7 @@ import {
 import { z } from "zod";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
+import { describeIssues } from "../core/zod-issues.js";
 import { JOURNAL_FORMAT, lineSum, UNCHECKED_JOURNAL_FORMAT } from "../rundir/schema/journal.js";
 import type { EpisodeRecord, TrajectoryStep } from "./episode.js";
 import type { PlanSpec } from "./plan.js";
@@ -139,10 +140,9 @@ export function scanJournal(path: string): JournalScan {
     const shape = lineNo === 1 ? headerShape : episodeShape;
     const checked = shape.safeParse(parsed);
     if (!checked.success) {
-      const issue = checked.error.issues[0];
       throw new ProvaelError(
         "run/journal-corrupt",
-        `journal ${path} line ${lineNo} is not a journal ${lineNo === 1 ? "header" : "episode"} line (${issue?.path.join(".") || "(the line)"}: ${issue?.message ?? "invalid"})`,
+        `journal ${path} line ${lineNo} is not a journal ${lineNo === 1 ? "header" : "episode"} line (${describeIssues(checked.error, "(the line)")})`,
         {
           details: { line: lineNo },
           hint: corruptHint,

@@ -9,6 +9,7 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { ProvaelError } from "../../core/errors.js";
 import type { Action, EpisodeInfo, Image, Observation } from "../../core/types.js";
+import { describeIssues } from "../../core/zod-issues.js";
 import {
   expectFloat,
   float32Array,
@@ -399,11 +400,14 @@ export function resolveLayout(nameOrPath: string): Layout {
   }
   const parsed = layoutFileSchema.safeParse(raw);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
-    throw new ProvaelError("config/invalid", `layout file ${nameOrPath}: ${issues.join("; ")}`, {
-      details: { issues },
-      hint: "see docs/served-policies.md for the mapping file format",
-    });
+    throw new ProvaelError(
+      "config/invalid",
+      `layout file ${nameOrPath}: ${describeIssues(parsed.error)}`,
+      {
+        details: { issues: parsed.error.issues },
+        hint: "see docs/served-policies.md for the mapping file format",
+      },
+    );
   }
   return layoutFromFile(parsed.data, nameOrPath);
 }

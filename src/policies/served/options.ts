@@ -6,6 +6,7 @@ import { z } from "zod";
 import { ProvaelError } from "../../core/errors.js";
 import { redactUrl } from "../../core/redact.js";
 import type { PolicyOptions } from "../../core/types.js";
+import { describeIssues } from "../../core/zod-issues.js";
 
 export interface ServedOptions {
   url: string;
@@ -82,7 +83,7 @@ export function servedOptions(
   if (!parsed.success) {
     throw new ProvaelError(
       "config/invalid",
-      `bad served-policy options: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+      `bad served-policy options: ${describeIssues(parsed.error)}`,
     );
   }
   const x = parsed.data;
