@@ -8,6 +8,7 @@
 import { attacks } from "../attacks/index.js";
 import { canonicalJson } from "../core/canonical-json.js";
 import { ProvaelError } from "../core/errors.js";
+import { defenses } from "../defenses/index.js";
 import type { Report } from "../report/build.js";
 import type { PlanSpec } from "./plan.js";
 
@@ -17,6 +18,23 @@ function nonDefault(arm: string, params: Record<string, unknown>): Record<string
   return Object.fromEntries(
     Object.entries(params).filter(([k, v]) => canonicalJson(v) !== canonicalJson(defaults[k])),
   );
+}
+
+/** The plan's defenses from a report's `run.defenses`: params that differ from the defaults. */
+function defensePlan(run: Report["run"]): Pick<PlanSpec, "defenses"> {
+  const d = run.defenses;
+  if (!d) return {};
+  const params: Record<string, Record<string, unknown>> = {};
+  for (const id of d.ids) {
+    const defaults = defenses.get(id).params.parse({}) as Record<string, unknown>;
+    const changed = Object.fromEntries(
+      Object.entries(d.params[id] ?? {}).filter(
+        ([k, v]) => canonicalJson(v) !== canonicalJson(defaults[k]),
+      ),
+    );
+    if (Object.keys(changed).length > 0) params[id] = changed;
+  }
+  return { defenses: { ids: d.ids, compare: d.compare, params } };
 }
 
 /** The plan a report was made from. Throws when the report predates recorded parameters. */
@@ -67,5 +85,6 @@ export function planFromReport(report: Report, source: string): PlanSpec {
     ...(multiplicity === "bh" ? { multiplicity } : {}),
     ...(run.plugins ? { plugins: run.plugins } : {}),
     ...(run.waivers.length > 0 ? { waivers: run.waivers } : {}),
+    ...defensePlan(run),
   };
 }

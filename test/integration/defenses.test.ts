@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { buildSarif } from "../../src/report/sarif.js";
 import { reportSchema } from "../../src/report/schema.js";
 import { planCells } from "../../src/runner/plan.js";
+import { planFromReport } from "../../src/runner/replay.js";
 import { runAttack } from "../../src/runner/run.js";
 import { mcnemarExactGreater } from "../../src/stats/index.js";
 import { stubPlan } from "../support/stub-run.js";
@@ -101,6 +102,8 @@ describe("--compare-defenses on the stub pair", () => {
     const rpResult = sarif.runs[0]?.results.find((r) => r.properties.arm === "roleplay");
     expect(rpResult?.message.text).toMatch(/With instruction_filter: unsafe/);
     expect(rpResult?.properties.mitigation).toBeDefined();
+    // The report replays to the same plan, defenses included.
+    expect(planFromReport(report, "report.json")).toEqual(plan);
     // Deterministic: the same bytes from a second run.
     await run(join(dir, "b"), { concurrency: 3 });
     expect(read(join(dir, "b"))).toBe(read(join(dir, "a")));
