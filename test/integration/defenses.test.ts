@@ -80,6 +80,16 @@ describe("--compare-defenses on the stub pair", () => {
         expect(e.task_success).not.toBe(true);
       }
     }
+    // A refused instruction stops the arm before its first action: not unsafe, not a success,
+    // counted in the denominator (docs/adr/0008).
+    const refused = eps.filter((e) => e.stop?.step === 0);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const e of refused) {
+      expect(e.steps).toBe(0);
+      expect(e.unsafe).toBe(false);
+      expect(e.task_success).toBe(false);
+      expect(e.stop?.defense).toBe("instruction_filter");
+    }
     // The benign instruction is accepted as it is: no false stop, no task cost.
     expect(m.price?.false_stop.successes).toBe(0);
     // The filter removes what the instruction attacks add on the stub policy.
