@@ -122,6 +122,24 @@ describe("shards and merge", () => {
     ).rejects.toThrow(/holds shard 1\/2, not 0\/2/);
   });
 
+  it("refuses to resume a shard whose journal holds another shard's lines, naming the cells", async () => {
+    const dir = tempDir();
+    await run(join(dir, "s0"), { shard: { index: 0, count: 2 }, maxEpisodes: 5 });
+    await run(join(dir, "s1"), { shard: { index: 1, count: 2 }, maxEpisodes: 5 });
+    // A well-formed line (valid checksum) of shard 1's, appended to shard 0's journal.
+    const foreign = bytes(join(dir, "s1"), JOURNAL_FILE).split("\n")[1] as string;
+    const cell = (JSON.parse(foreign) as { record: { cell: string } }).record.cell;
+    writeFileSync(
+      join(dir, "s0", JOURNAL_FILE),
+      `${bytes(join(dir, "s0"), JOURNAL_FILE)}${foreign}\n`,
+    );
+    await expect(
+      run(join(dir, "s0"), { shard: { index: 0, count: 2 }, resume: true }),
+    ).rejects.toThrow(
+      new RegExp(`1 episode\\(s\\) for cells outside shard 0/2 of the plan: ${cell}`),
+    );
+  });
+
   it("gives the same report with worker threads as in one thread", async () => {
     const dir = tempDir();
     await run(join(dir, "one"));
