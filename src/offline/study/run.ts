@@ -194,6 +194,33 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
           ? { extra: plan.policy.options.extra as Record<string, unknown> }
           : {}),
       };
+  // The recorded states (no images) first: the envelope is fitted on commands from them.
+  const states = new Map<string, Float32Array>();
+  {
+    const ds = await requireDataset(plan.dataset.path, {});
+    for (const e of plan.selection.episodes) {
+      const ep = await ds.episode(e, { images: false });
+      ep.frames.forEach((f, k) => {
+        states.set(`${e}:${k}`, f.state);
+      });
+    }
+  }
+  const dims = plan.measurement.dims;
+  const scale = plan.measurement.scale.values;
+  const cmd = (r: FrameRecord, action: number[]) =>
+    command(
+      plan.measurement.command,
+      Float32Array.from(action),
+      states.get(`${r.episode}:${r.frame}`) ?? new Float32Array(),
+    );
+  const fitCalibrationEnvelope = (calib: FrameRecord[]): Envelope =>
+    fitEnvelope(
+      calib.map((r) =>
+        Float64Array.from(dims.map((d) => cmd(r, r.actions[BENIGN] as number[])[d] as number)),
+      ),
+      dims,
+      plan.envelope.target_fpr,
+    );
   const inst: PolicyInstance = await policy.load(policyOptions);
   let frames: FrameRecord[];
   const arms = [plan.attack.id, ...plan.attack.controls];
@@ -245,7 +272,18 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
     const texts = new Map(plan.instructions.map((i) => [i.episode, i]));
     const total = plan.selection.frames.calibration + plan.selection.frames.scored;
     frames = [];
-    for (const e of plan.selection.episodes) {
+    // Calibration episodes play first, so an envelope that cannot be fitted (a dimension with
+    // no benign spread) is refused before any scored frame costs a policy call.
+    const order = [
+      ...plan.selection.episodes.filter((e) => !scored.has(e)),
+      ...plan.selection.episodes.filter((e) => scored.has(e)),
+    ];
+    let fitted = false;
+    for (const e of order) {
+      if (!fitted && scored.has(e)) {
+        fitCalibrationEnvelope(frames);
+        fitted = true;
+      }
       const meta = ds.episodes[e];
       if (!meta) throw new ProvaelError("config/invalid", `episode ${e} is not in the dataset`);
       const offsets = framesOf(meta.length, {
@@ -296,36 +334,15 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
       frames.push(...records);
       o.onProgress?.(frames.length, total);
     }
+    // Back to the plan's episode order, which the result lists frames in.
+    const rank = new Map(plan.selection.episodes.map((e, i) => [e, i]));
+    frames.sort((a, b) => (rank.get(a.episode) ?? 0) - (rank.get(b.episode) ?? 0));
   } finally {
     await inst.close();
   }
-  const states = new Map<string, Float32Array>();
-  {
-    const ds = await requireDataset(plan.dataset.path, {});
-    for (const e of plan.selection.episodes) {
-      const ep = await ds.episode(e, { images: false });
-      ep.frames.forEach((f, k) => {
-        states.set(`${e}:${k}`, f.state);
-      });
-    }
-  }
-  const dims = plan.measurement.dims;
-  const scale = plan.measurement.scale.values;
-  const cmd = (r: FrameRecord, action: number[]) =>
-    command(
-      plan.measurement.command,
-      Float32Array.from(action),
-      states.get(`${r.episode}:${r.frame}`) ?? new Float32Array(),
-    );
   const calib = frames.filter((r) => r.part === "calibration");
   const scoredFrames = frames.filter((r) => r.part === "scored");
-  const envelope: Envelope = fitEnvelope(
-    calib.map((r) =>
-      Float64Array.from(dims.map((d) => cmd(r, r.actions[BENIGN] as number[])[d] as number)),
-    ),
-    dims,
-    plan.envelope.target_fpr,
-  );
+  const envelope: Envelope = fitCalibrationEnvelope(calib);
   const conf = { confidence: plan.confidence };
   // A dimension whose envelope holds every recorded command (a saturating action) cannot be left
   // by any command the data shows: exits there are near-impossible by construction, not a finding.

@@ -140,9 +140,17 @@ describe("offline study on a stub recording", () => {
     }
     w.finish();
     const path = await plan("flat", null, dir);
-    await expect(runStudy({ planPath: path, out: join(tempDir(), "y") })).rejects.toThrow(
-      /do not vary on dimension\(s\) 1, 2, 3, 4, 5, 6/,
-    );
+    const progress: [number, number][] = [];
+    await expect(
+      runStudy({
+        planPath: path,
+        out: join(tempDir(), "y"),
+        onProgress: (done, total) => progress.push([done, total]),
+      }),
+    ).rejects.toThrow(/do not vary on dimension\(s\) 1, 2, 3, 4, 5, 6/);
+    // Refused once the calibration part was played, before any scored frame cost a policy call.
+    expect(progress.length).toBeGreaterThan(0);
+    for (const [done, total] of progress) expect(done).toBeLessThan(total);
   });
 
   it("a dry run walks the same pipeline and withholds its rates", async () => {
