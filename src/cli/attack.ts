@@ -553,6 +553,7 @@ export function nextSteps(report: Report, out: string, html: boolean): string[] 
     html
       ? `  open ${join(out, "report.html")} (headline, the showcased episode and its benign twin, per-task heatmap)`
       : `  read ${join(out, "report.md")}`,
+    `  every episode beside its benign twin, frame by frame: provael view ${out}`,
     ...(calibrated
       ? []
       : [
