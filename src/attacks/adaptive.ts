@@ -32,7 +32,7 @@ import type { PurifierSettings } from "../defenses/image.js";
 import { purifyImage, resizeAdjoint } from "../defenses/image.js";
 import { drawStream, PURIFIER_DRAWS } from "../defenses/input.js";
 import { blendToward, drawHijack, hijackParams } from "./action.js";
-import { cropRegion, gradientParams } from "./gradient.js";
+import { gradientParams, signStep } from "./gradient.js";
 import {
   addPerturbation,
   PatchPlacer,
@@ -185,11 +185,7 @@ export const gradientPatchBpda = defineAttack({
         }
         if (k === 0 && first === null) first = value;
         last = value;
-        const local = cropRegion(total, img.width, img.channels, r);
-        for (let i = 0; i < n; i++) {
-          const step = Math.sign(local[i] as number) * alpha;
-          d[i] = Math.max(-bound, Math.min(bound, (d[i] as number) + step));
-        }
+        signStep(d, total, img.width, img.channels, r, alpha, bound);
       }
     }
 

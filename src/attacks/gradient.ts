@@ -55,6 +55,26 @@ export function cropRegion(
   return out;
 }
 
+/**
+ * One projected signed-gradient step of L-infinity PGD on the region's perturbation `d`: each
+ * entry moves by `alpha` along the sign of the region's gradient and stays within `±bound`.
+ */
+export function signStep(
+  d: Float32Array,
+  grad: Float32Array,
+  width: number,
+  channels: number,
+  r: PatchRegion,
+  alpha: number,
+  bound: number,
+): void {
+  const local = cropRegion(grad, width, channels, r);
+  for (let i = 0; i < d.length; i++) {
+    const step = Math.sign(local[i] as number) * alpha;
+    d[i] = Math.max(-bound, Math.min(bound, (d[i] as number) + step));
+  }
+}
+
 export const gradientPatch = defineAttack({
   id: "gradient_patch",
   family: "gradient",
@@ -100,11 +120,7 @@ export const gradientPatch = defineAttack({
         used += 1;
         if (k === 0 && first === null) first = value;
         last = value;
-        const local = cropRegion(g, img.width, img.channels, r);
-        for (let i = 0; i < n; i++) {
-          const step = Math.sign(local[i] as number) * alpha;
-          d[i] = Math.max(-bound, Math.min(bound, (d[i] as number) + step));
-        }
+        signStep(d, g, img.width, img.channels, r, alpha, bound);
       }
       for (const v of d) maxAbs = Math.max(maxAbs, Math.abs(v));
     }

@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { extname, join } from "node:path";
 import { ProvaelError } from "../core/errors.js";
+import { FFMPEG_HINT, ffmpegBinary, rawRgbInputArgs } from "../core/ffmpeg.js";
 import { decodePng } from "../core/png.js";
 import type { Image } from "../core/types.js";
 import { checkOutputFile, writeFileAtomic } from "../rundir/files.js";
@@ -184,22 +185,7 @@ export async function renderClip(rows: ClipRow[], options: ClipOptions): Promise
     );
   }
   const vf = filters.length > 0 ? filters.join(",") : "null";
-  const args = [
-    "-hide_banner",
-    "-loglevel",
-    "error",
-    "-y",
-    "-f",
-    "rawvideo",
-    "-pix_fmt",
-    "rgb24",
-    "-s",
-    `${width}x${height}`,
-    "-r",
-    String(fps),
-    "-i",
-    "-",
-  ];
+  const args = rawRgbInputArgs(width, height, fps, "-");
   if (format === "gif") {
     args.push(
       "-filter_complex",
@@ -227,7 +213,7 @@ export async function renderClip(rows: ClipRow[], options: ClipOptions): Promise
   }
   const tmpOut = join(tmp, `clip.${format}`);
   args.push(tmpOut);
-  const bin = options.ffmpeg ?? process.env.PROVAEL_FFMPEG ?? "ffmpeg";
+  const bin = options.ffmpeg ?? ffmpegBinary();
   try {
     await new Promise<void>((resolveRun, reject) => {
       const child = spawn(bin, args, { stdio: ["pipe", "ignore", "pipe"] });
@@ -239,7 +225,7 @@ export async function renderClip(rows: ClipRow[], options: ClipOptions): Promise
         reject(
           new ProvaelError("config/invalid", `cannot run ${bin}: ${e.message}`, {
             cause: e,
-            hint: "install ffmpeg (Debian: apt-get install ffmpeg) or set PROVAEL_FFMPEG",
+            hint: FFMPEG_HINT,
           }),
         ),
       );

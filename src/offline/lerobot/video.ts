@@ -5,14 +5,10 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { ProvaelError } from "../../core/errors.js";
+import { ffmpegBinary, FFMPEG_HINT as HINT, rawRgbInputArgs } from "../../core/ffmpeg.js";
 import type { Image } from "../../core/types.js";
 
-/** The FFmpeg binary: `PROVAEL_FFMPEG` when set, else `ffmpeg` on the PATH. */
-export function ffmpegBinary(): string {
-  return process.env.PROVAEL_FFMPEG || "ffmpeg";
-}
-
-const HINT = "install FFmpeg (Debian: apt-get install ffmpeg) or set PROVAEL_FFMPEG";
+export { ffmpegBinary };
 
 export interface EncodeOptions {
   fps: number;
@@ -53,20 +49,7 @@ export function encodeVideo(path: string, frames: readonly Image[], options: Enc
   });
   const codec = CODECS[options.codec ?? "h264"];
   const args = [
-    "-hide_banner",
-    "-loglevel",
-    "error",
-    "-y",
-    "-f",
-    "rawvideo",
-    "-pix_fmt",
-    "rgb24",
-    "-s",
-    `${width}x${height}`,
-    "-r",
-    String(options.fps),
-    "-i",
-    "pipe:0",
+    ...rawRgbInputArgs(width, height, options.fps, "pipe:0"),
     "-c:v",
     codec.encoder,
     "-crf",

@@ -8,6 +8,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { mutatedBytes } from "../../../../test/support/fuzz.js";
 import { ProvaelError } from "../../../core/errors.js";
 import { decodeActions, decodeObservation, encodeObservation, LAYOUTS } from "../layouts.js";
 import { decodeJsonNumpy, encodeJsonNumpy } from "./json-numpy.js";
@@ -59,30 +60,6 @@ const SEEDS = {
   ],
 };
 
-/** A valid frame with bytes flipped, a slice cut out, or random bytes spliced in. */
-function mutated(seeds: Uint8Array[]): fc.Arbitrary<Uint8Array> {
-  return fc
-    .tuple(
-      fc.constantFrom(...seeds),
-      fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 8 }),
-      fc.option(fc.tuple(fc.nat(), fc.nat({ max: 64 }))),
-      fc.option(fc.tuple(fc.nat(), fc.uint8Array({ maxLength: 16 }))),
-    )
-    .map(([seed, flips, cut, splice]) => {
-      let b = Uint8Array.from(seed);
-      for (const [at, v] of flips) b[at % b.length] = v;
-      if (cut) {
-        const at = cut[0] % b.length;
-        b = Buffer.concat([b.subarray(0, at), b.subarray(at + cut[1])]);
-      }
-      if (splice) {
-        const at = splice[0] % (b.length + 1);
-        b = Buffer.concat([b.subarray(0, at), splice[1], b.subarray(at)]);
-      }
-      return b;
-    });
-}
-
 /** Runs `fn`; an exception that is not a ProvaelError fails the property. */
 function onlyProvaelErrors(fn: () => void): void {
   try {
@@ -106,13 +83,13 @@ function readTree(v: WireValue, layouts: string[]): void {
   }
 }
 
-const bytes = fc.oneof(fc.uint8Array({ maxLength: 512 }), mutated(SEEDS.openpi));
+const bytes = fc.oneof(fc.uint8Array({ maxLength: 512 }), mutatedBytes(SEEDS.openpi));
 const options = { numRuns: RUNS, seed: SEED };
 
 describe("frame fuzzing: decode or a ProvaelError, nothing else", () => {
   it("openpi frames (msgpack, bin-keyed arrays) and what the server and client read", () => {
     fc.assert(
-      fc.property(fc.oneof(bytes, mutated(SEEDS.openpi)), (b) => {
+      fc.property(fc.oneof(bytes, mutatedBytes(SEEDS.openpi)), (b) => {
         onlyProvaelErrors(() => decodeMsgpack(b));
         onlyProvaelErrors(() => readTree(decodeOpenpi(b), ["libero", "droid", "aloha"]));
       }),
@@ -122,7 +99,7 @@ describe("frame fuzzing: decode or a ProvaelError, nothing else", () => {
 
   it("vla-eval envelopes (msgpack, str-keyed arrays, PNG images)", () => {
     fc.assert(
-      fc.property(fc.oneof(fc.uint8Array({ maxLength: 512 }), mutated(SEEDS.vlaEval)), (b) => {
+      fc.property(fc.oneof(fc.uint8Array({ maxLength: 512 }), mutatedBytes(SEEDS.vlaEval)), (b) => {
         onlyProvaelErrors(() => readTree(decodeEnvelope(b).payload, ["vla-eval"]));
       }),
       options,
@@ -133,7 +110,7 @@ describe("frame fuzzing: decode or a ProvaelError, nothing else", () => {
     const text = fc.oneof(
       fc.string({ maxLength: 256 }),
       fc.json({ maxDepth: 4 }),
-      mutated(SEEDS.json.map((s) => new TextEncoder().encode(s))).map((b) =>
+      mutatedBytes(SEEDS.json.map((s) => new TextEncoder().encode(s))).map((b) =>
         new TextDecoder().decode(b),
       ),
     );
