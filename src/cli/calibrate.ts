@@ -9,6 +9,7 @@ import { systemClock } from "../core/clock.js";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
+import { unknownName } from "../core/registry.js";
 import type { Vec3 } from "../core/types.js";
 import {
   type BenignEpisode,
@@ -229,6 +230,20 @@ async function play(flags: CalibrateFlags, target: number): Promise<FitSource> {
   policies.get(flags.policy);
   const specs = suite.tasks();
   const tasks = flags.tasks ?? specs.map((t) => t.id);
+  // An unknown task would otherwise leave the seed count at 0 and surface as a --seeds error.
+  const known = specs.map((t) => t.id);
+  for (const t of tasks) {
+    if (!known.includes(t)) {
+      throw unknownName(
+        "task",
+        t,
+        known,
+        "provael list-suites",
+        "config/unknown-task",
+        ` in suite '${flags.suite}'`,
+      );
+    }
+  }
   const first = flags.seed ?? calibrationRange(suite.sceneRoles)[0];
   const need = splitNeeds(target);
   const needText = SPLITS.map((s) => `${s} ${need[s]}`).join(", ");

@@ -55,6 +55,26 @@ describe("a new user's first hour", () => {
     expect(dry.code).toBe(2);
   }, 120_000);
 
+  it("calibrate refuses an unknown task by name before playing, with the nearest task", () => {
+    const out = join(tempDir(), "calib");
+    const r = runCli([
+      "calibrate",
+      "--policy",
+      "scripted",
+      "--suite",
+      "tabletop",
+      "--tasks",
+      "kitchen_red_blok",
+      "--out",
+      out,
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("unknown task 'kitchen_red_blok' in suite 'tabletop'");
+    expect(r.stderr).toContain("kitchen_red_block");
+    expect(r.stderr).not.toContain("--seeds");
+    expect(existsSync(join(out, "rollouts"))).toBe(false);
+  }, 120_000);
+
   it("a piped run prints progress lines, the plan, and what to do next", () => {
     const out = join(tempDir(), "run");
     const r = runCli([
