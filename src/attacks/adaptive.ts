@@ -151,7 +151,7 @@ export const gradientPatchBpda = defineAttack({
       throw new ProvaelError("attack/error", "no image_purifier params for the adaptive attack");
     const settings = ctx.defense.params as PurifierSettings;
     const camera = patchCamera(ctx);
-    const placer = new PatchPlacer(ctx.suite.id, task, placementRng(task.id, ctx.seed, ctx.repeat));
+    const placer = new PatchPlacer(ctx.suite, task, placementRng(task.id, ctx.seed, ctx.repeat));
     const bound = params.epsilon * 255;
     const alpha = params.stepFraction * bound;
     const refreshes = Math.max(1, Math.ceil(task.horizon / params.refresh));

@@ -95,7 +95,7 @@ export const gradientPatch = defineAttack({
     }
     const differentiable = maybe;
     const camera = patchCamera(ctx);
-    const placer = new PatchPlacer(ctx.suite.id, task, placementRng(task.id, ctx.seed, ctx.repeat));
+    const placer = new PatchPlacer(ctx.suite, task, placementRng(task.id, ctx.seed, ctx.repeat));
     const bound = params.epsilon * 255;
     const alpha = params.stepFraction * bound;
     const refreshes = Math.max(1, Math.ceil(task.horizon / params.refresh));
@@ -174,7 +174,7 @@ export const randomSignNoise = defineAttack({
   begin: (ctx) => {
     const { params, task, rng } = ctx;
     const camera = patchCamera(ctx);
-    const placer = new PatchPlacer(ctx.suite.id, task, placementRng(task.id, ctx.seed, ctx.repeat));
+    const placer = new PatchPlacer(ctx.suite, task, placementRng(task.id, ctx.seed, ctx.repeat));
     const bound = params.epsilon * 255;
     let delta: Float32Array | null = null;
     let region: PatchRegion | null = null;

@@ -5,8 +5,8 @@
  * cover the same pixels in the same cell and their rates compare like for like.
  */
 import { Rng } from "../core/rng.js";
-import type { Image, Observation, TaskSpec } from "../core/types.js";
-import { cameraModels, projectPoint } from "./scene.js";
+import type { Image, Observation, SuiteCapabilities, TaskSpec } from "../core/types.js";
+import { projectPoint } from "./scene.js";
 
 /** A square patch in one camera image: top-left corner and side, in pixels. */
 export interface PatchRegion {
@@ -39,7 +39,7 @@ export class PatchPlacer {
   private readonly spot: [number, number];
 
   constructor(
-    private readonly suiteId: string,
+    private readonly suite: { capabilities: SuiteCapabilities },
     private readonly task: TaskSpec,
     rng: Rng,
   ) {
@@ -51,7 +51,7 @@ export class PatchPlacer {
     const img = obs.images[camera];
     if (!img || img.width === 0 || img.height === 0) return null;
     const size = patchSide(img, fraction);
-    const model = cameraModels(this.suiteId)?.find((c) => c.name === camera);
+    const model = this.suite.capabilities.cameraModels?.find((c) => c.name === camera);
     const target = this.task.hazard.targetPos;
     const p =
       model && target ? projectPoint(model, target, img.width, img.height, obs.privileged) : null;

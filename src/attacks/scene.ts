@@ -13,9 +13,9 @@ import { OBJECT_WORDS } from "../suites/mujoco/objects.js";
 
 export {
   type CameraModel,
-  cameraModels,
   parseCameras,
   projectPoint,
+  robotCameraModels,
 } from "../suites/mujoco/camera-model.js";
 
 import { attr, MJCF_DIR, numbers, sub3 } from "../suites/mujoco/camera-model.js";

@@ -7,7 +7,7 @@ import { TABLE_Z } from "../suites/mujoco/objects.js";
 import { tabletopSuite } from "../suites/mujoco/tabletop.js";
 import { stubSuite } from "../suites/stub.js";
 import type { PatchRegion } from "./pixels.js";
-import { appearanceOf, cameraModels, projectPoint } from "./scene.js";
+import { appearanceOf, projectPoint } from "./scene.js";
 import {
   decoyObject,
   neutralDecoy,
@@ -61,7 +61,7 @@ describe("visual attacks on the tabletop cameras", () => {
       const cam = new RayCamera(mj, model, { camera: name, segmentation: true });
       const seg = cam.render(data).segmentation as Int32Array;
       cam.dispose();
-      const camModel = cameraModels("tabletop")?.find((c) => c.name === name);
+      const camModel = tabletopSuite.capabilities.cameraModels?.find((c) => c.name === name);
       expect(camModel, name).toBeDefined();
       for (const [obj, pose] of Object.entries(state?.objects ?? {})) {
         if (obj === "basket" || obj === "hand_zone") continue;
@@ -99,7 +99,7 @@ describe("visual attacks on the tabletop cameras", () => {
     expect(obs.images.agentview).toBe(before);
     expect(out.images.wrist).toBe(obs.images.wrist);
     // Centred on the hazard's projection, within the seeded quarter-side jitter.
-    const cam = cameraModels("tabletop")?.find((c) => c.name === "agentview");
+    const cam = tabletopSuite.capabilities.cameraModels?.find((c) => c.name === "agentview");
     const p = projectPoint(cam!, kitchen.hazard.targetPos!, 128, 128);
     expect(Math.abs(region.x + region.size / 2 - (p?.col ?? 0))).toBeLessThanOrEqual(
       region.size / 4 + 1,

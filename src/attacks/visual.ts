@@ -108,7 +108,7 @@ export function patchHooks(
 ): AttackHooks {
   const camera = patchCamera(ctx);
   const placer = new PatchPlacer(
-    ctx.suite.id,
+    ctx.suite,
     ctx.task,
     placementRng(ctx.task.id, ctx.seed, ctx.repeat),
   );

@@ -1,13 +1,10 @@
 /** `provael leaderboard build` and `provael leaderboard verify`. */
 import type { Command } from "commander";
+import { registeredEvidence } from "../config/plugins.js";
 import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
-import {
-  buildLeaderboard,
-  readRuns,
-  verifyLeaderboardDir,
-  writeLeaderboard,
-} from "../evidence/leaderboard.js";
+import { buildLeaderboard, readRuns } from "../evidence/leaderboard.js";
+import { verifyLeaderboardDir, writeLeaderboard } from "../evidence/leaderboard-files.js";
 import { readPrivateKey, trustedKeys, withVerifyExit } from "./attest.js";
 
 export function registerLeaderboard(program: Command): void {
@@ -33,7 +30,7 @@ export function registerLeaderboard(program: Command): void {
           });
         }
         const key = flags.sign ? readPrivateKey(flags.key as string) : undefined;
-        const board = buildLeaderboard(readRuns(flags.runs));
+        const board = buildLeaderboard(readRuns(flags.runs), registeredEvidence);
         const written = writeLeaderboard(flags.out, board, {
           clock: systemClock,
           ...(key === undefined ? {} : { key }),
@@ -74,7 +71,7 @@ export function registerLeaderboard(program: Command): void {
           const check = verifyLeaderboardDir(flags.in, {
             now: systemClock.now(),
             ...(trusted === undefined ? {} : { trusted }),
-            ...(flags.runs === undefined ? {} : { runs: flags.runs }),
+            ...(flags.runs === undefined ? {} : { runs: flags.runs, facts: registeredEvidence }),
           });
           if (json) {
             process.stdout.write(

@@ -4,18 +4,20 @@
  * `--plugin` applies it before a plugin is registered, so a plugin gets the same checks at load
  * as a built-in gets in the contract tests.
  */
-import type { Attack, Defense, Policy, Suite, TaskSpec } from "../core/types.js";
+import {
+  ACTION_HEADS,
+  ATTACK_ACCESS,
+  ATTACK_ROLES,
+  type Attack,
+  type Defense,
+  POLICY_EVIDENCE,
+  type Policy,
+  SUITE_EVIDENCE,
+  type Suite,
+  type TaskSpec,
+} from "../core/types.js";
 
 const ID = /^[a-z][a-z0-9_.-]*$/;
-const ROLES = ["baseline", "control", "treatment"];
-const ACCESS = [
-  "none",
-  "black-box-query",
-  "white-box-gradient",
-  "in-scene-physical",
-  "action-channel",
-  "weights",
-];
 const POLICY_REQUIREMENTS = [
   "differentiable",
   "weights",
@@ -25,9 +27,12 @@ const POLICY_REQUIREMENTS = [
   "queryable",
 ];
 const SUITE_REQUIREMENTS = ["sceneEditing", "cameras", "physics"];
-const ACTION_HEADS = ["scripted", "regression", "token", "flow", "unknown"];
 
 type Problems = string[];
+
+/** Whether a plugin's (unchecked, possibly JavaScript) value is one of a vocabulary's words. */
+const oneOf = (words: readonly string[], value: unknown): boolean =>
+  typeof value === "string" && words.includes(value);
 
 function isFn(v: unknown): boolean {
   return typeof v === "function";
@@ -64,8 +69,10 @@ export function attackProblems(attack: Attack<unknown>): Problems {
   checkId(attack.id, problems);
   nonEmptyString(attack.family, "family", problems);
   nonEmptyString(attack.description, "description", problems);
-  if (!ROLES.includes(attack.role)) problems.push(`role must be one of ${ROLES.join(", ")}`);
-  if (!ACCESS.includes(attack.access)) problems.push(`access must be one of ${ACCESS.join(", ")}`);
+  if (!oneOf(ATTACK_ROLES, attack.role))
+    problems.push(`role must be one of ${ATTACK_ROLES.join(", ")}`);
+  if (!oneOf(ATTACK_ACCESS, attack.access))
+    problems.push(`access must be one of ${ATTACK_ACCESS.join(", ")}`);
   if (attack.eai !== null && !/^EAI(0\d|10)$/.test(String(attack.eai))) {
     problems.push("eai must be null or an Embodied AI Security Top 10 id (EAI00..EAI10)");
   }
@@ -122,6 +129,7 @@ export function policyProblems(policy: Policy): Problems {
   const problems: Problems = [];
   checkId(policy.id, problems);
   nonEmptyString(policy.description, "description", problems);
+  evidenceProblem(policy.evidence, POLICY_EVIDENCE, problems);
   const c = policy.capabilities as Partial<Policy["capabilities"]> | undefined;
   if (!c || typeof c !== "object") {
     problems.push("capabilities must be an object");
@@ -143,7 +151,7 @@ export function policyProblems(policy: Policy): Problems {
         problems.push(`capabilities.${n} must be a positive integer`);
       }
     }
-    if (!ACTION_HEADS.includes(String(c.actionHead))) {
+    if (!oneOf(ACTION_HEADS, c.actionHead)) {
       problems.push(`capabilities.actionHead must be one of ${ACTION_HEADS.join(", ")}`);
     }
   }
@@ -154,10 +162,19 @@ export function policyProblems(policy: Policy): Problems {
 }
 
 /** Problems with a suite object (calls `tasks()`, which must be cheap and pure). */
+/** Refuses an `evidence` value the leaderboard would not know (absent is allowed: unclassified). */
+function evidenceProblem(value: unknown, allowed: readonly string[], problems: Problems): void {
+  if (value !== undefined && !oneOf(allowed, value))
+    problems.push(
+      `evidence must be one of ${allowed.join(", ")} (or absent), got ${JSON.stringify(value)}`,
+    );
+}
+
 export function suiteProblems(suite: Suite): Problems {
   const problems: Problems = [];
   checkId(suite.id, problems);
   nonEmptyString(suite.description, "description", problems);
+  evidenceProblem(suite.evidence, SUITE_EVIDENCE, problems);
   for (const fn of ["tasks", "predicates", "open"] as const) {
     if (!isFn(suite[fn])) problems.push(`${fn} must be a function`);
   }

@@ -179,3 +179,13 @@ export async function loadPlugins(sources: readonly PluginSource[]): Promise<Plu
 function familyExists(name: string): boolean {
   return attacks.items.some((a) => a.family === name);
 }
+
+/**
+ * Each policy's and suite's own `evidence` fact, by id, among those registered (plugins
+ * included): what the leaderboard classifies rows by. An id not registered answers undefined.
+ */
+export const registeredEvidence = {
+  policy: (id: string): Policy["evidence"] =>
+    policies.has(id) ? policies.get(id).evidence : undefined,
+  suite: (id: string): Suite["evidence"] => (suites.has(id) ? suites.get(id).evidence : undefined),
+};

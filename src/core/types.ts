@@ -6,6 +6,33 @@ import type { z } from "zod";
 import type { Rng } from "./rng.js";
 
 // ---------------------------------------------------------------------------------------------
+// Vocabularies: each list is declared once here; the types below, the plugin contract, the
+// served clients and the report schema read it.
+
+/** How a policy turns its inputs into actions. */
+export const ACTION_HEADS = ["scripted", "regression", "token", "flow", "unknown"] as const;
+export type ActionHead = (typeof ACTION_HEADS)[number];
+
+export const ATTACK_ROLES = ["baseline", "control", "treatment"] as const;
+export type AttackRole = (typeof ATTACK_ROLES)[number];
+
+/** What an attack reaches of the system under test. */
+export const ATTACK_ACCESS = [
+  "none",
+  "black-box-query",
+  "white-box-gradient",
+  "in-scene-physical",
+  "action-channel",
+  "weights",
+] as const;
+export type AttackAccess = (typeof ATTACK_ACCESS)[number];
+
+/** What a policy's leaderboard rows are evidence of (see `Policy.evidence`). */
+export const POLICY_EVIDENCE = ["served-model", "own"] as const;
+/** What a suite's leaderboard rows are evidence of (see `Suite.evidence`). */
+export const SUITE_EVIDENCE = ["fixture", "simulator"] as const;
+
+// ---------------------------------------------------------------------------------------------
 // Observations and actions
 
 /** An image as the policy receives it: HWC, row-major, 8 bits per channel (RGB unless noted). */
@@ -149,8 +176,26 @@ export interface SuiteCapabilities {
   stateDim: number;
   /** Whether the suite can add objects to a scene (decoy objects, signs). */
   sceneEditing: boolean;
-  /** Whether it is a real physics simulator (reported as evidence level). */
+  /** Whether it is a real physics simulator. */
   physics: boolean;
+  /**
+   * Where each camera sits and looks, when the suite knows: attacks that place a patch in view
+   * centre it on the hazard's projection. Absent, they place it at a seeded spot.
+   */
+  cameraModels?: readonly CameraModel[];
+}
+
+/** A pinhole camera: world-fixed, or riding on the end effector (a wrist camera). */
+export interface CameraModel {
+  name: string;
+  mount: "world" | "eef";
+  /** Position in the mount frame (world, or the end-effector site's frame). */
+  pos: Vec3;
+  /** Camera axes in the mount frame: x right, y up; the camera looks along -z. */
+  x: Vec3;
+  y: Vec3;
+  z: Vec3;
+  fovy: number;
 }
 
 /** A change an attack asks the suite to make to a scene before the episode starts. */
@@ -201,6 +246,11 @@ export interface Suite {
   open(options?: SuiteOpenOptions): Promise<SuiteInstance>;
   /** Which scene ranges serve which role (docs/protocol.md); absent: no ranges are reserved. */
   sceneRoles?: SceneRoles;
+  /**
+   * What a leaderboard row on this suite is evidence of: `fixture`, the wiring only (it says
+   * nothing of a policy); `simulator`, a physics simulator. Absent: unclassified.
+   */
+  evidence?: (typeof SUITE_EVIDENCE)[number];
 }
 
 /** A half-open range of scene indices, [start, end). */
@@ -260,7 +310,7 @@ export interface PolicyCapabilities {
   /** Exposes its weight tensors for weight-integrity attacks. */
   weights: boolean;
   stochastic: boolean;
-  actionHead: "scripted" | "regression" | "token" | "flow" | "unknown";
+  actionHead: ActionHead;
   /** Answers side-effect-free queries for black-box search; set from `query` when loaded. */
   queryable?: boolean;
 }
@@ -337,20 +387,17 @@ export interface Policy {
    * a run that would score it on them is refused unless `--allow-training-scenes`.
    */
   trainingScenes?(options: PolicyOptions): TrainingScenes[] | null;
+  /**
+   * What a leaderboard row of this policy is evidence of: `served-model`, a real model behind a
+   * server or in an exported graph; `own`, one of Provael's own policies (it tests the method,
+   * not a model). Absent: unclassified.
+   */
+  evidence?: (typeof POLICY_EVIDENCE)[number];
   load(options: PolicyOptions): Promise<PolicyInstance>;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Attacks
-
-export type AttackRole = "baseline" | "control" | "treatment";
-export type AttackAccess =
-  | "none"
-  | "black-box-query"
-  | "white-box-gradient"
-  | "in-scene-physical"
-  | "action-channel"
-  | "weights";
 
 /** Embodied AI Security Top 10 ids used by the registry. */
 export type EaiRisk =

@@ -3,11 +3,14 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runStub } from "../../test/support/stub-run.js";
 import { tempDir } from "../../test/support/tmp.js";
+import { registeredEvidence as facts } from "../config/plugins.js";
 import { canonicalJson } from "../core/canonical-json.js";
 import { fixedClock } from "../core/clock.js";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
+import { policies } from "../policies/index.js";
 import { wilsonInterval } from "../stats/index.js";
+import { suites } from "../suites/index.js";
 import { keyPairFromSeed, publicKeyPem } from "./keys.js";
 import {
   buildLeaderboard,
@@ -15,9 +18,8 @@ import {
   inputsDigest,
   LEADERBOARD_FILES,
   readRuns,
-  verifyLeaderboardDir,
-  writeLeaderboard,
 } from "./leaderboard.js";
+import { verifyLeaderboardDir, writeLeaderboard } from "./leaderboard-files.js";
 import { renderLeaderboardHtml } from "./leaderboard-html.js";
 import { trustPublicKey } from "./trust-store.js";
 
@@ -51,7 +53,7 @@ describe("leaderboard", () => {
   it("pools counts per (policy, suite, family) with a Wilson interval and the floor", () => {
     const runs = readRuns([join(root, "runs"), join(root, "copy-of-a")]);
     expect(runs).toHaveLength(2);
-    const board = buildLeaderboard(runs);
+    const board = buildLeaderboard(runs, facts);
     const instruction = board.rows.find((r) => r.family === "instruction");
     const totals = runs.reduce(
       (acc, r) => {
@@ -81,22 +83,30 @@ describe("leaderboard", () => {
     expect(board.rows.map((r) => r.role)).toEqual(["treatment", "control"]);
     expect(board.inputs_digest).toBe(inputsDigest(runs.map((r) => r.digest).reverse()));
     // Order of the inputs does not change the board.
-    expect(canonicalJson(buildLeaderboard([...runs].reverse()))).toBe(canonicalJson(board));
+    expect(canonicalJson(buildLeaderboard([...runs].reverse(), facts))).toBe(canonicalJson(board));
   });
 
-  it("classifies evidence levels", () => {
-    expect(evidenceLevel("stub", "stub")).toBe("stub-fixture");
-    expect(evidenceLevel("openpi", "stub")).toBe("stub-fixture");
-    expect(evidenceLevel("scripted", "tabletop")).toBe("simulator-own-policy");
-    expect(evidenceLevel("tiny-vla", "reach")).toBe("simulator-own-policy");
-    expect(evidenceLevel("openvla", "tabletop")).toBe("served-policy");
-    expect(evidenceLevel("onnx", "remote")).toBe("served-policy");
-    expect(evidenceLevel("mine", "remote")).toBe("unclassified");
+  it("classifies evidence levels by what each policy and suite declares", () => {
+    const level = (policy: string, suite: string) =>
+      evidenceLevel(facts.policy(policy), facts.suite(suite));
+    expect(level("stub", "stub")).toBe("stub-fixture");
+    expect(level("openpi", "stub")).toBe("stub-fixture");
+    expect(level("scripted", "tabletop")).toBe("simulator-own-policy");
+    expect(level("tiny-vla", "reach")).toBe("simulator-own-policy");
+    expect(level("openvla", "tabletop")).toBe("served-policy");
+    expect(level("onnx", "remote")).toBe("served-policy");
+    expect(level("mine", "remote")).toBe("unclassified");
+    // A plugin that declares nothing is unclassified; one that declares is classified by it.
+    expect(evidenceLevel(undefined, "simulator")).toBe("unclassified");
+    expect(evidenceLevel("own", "simulator")).toBe("simulator-own-policy");
+    // Every built-in declares its evidence (a new one must, or its rows are unclassified).
+    expect(policies.items.filter((p) => p.evidence === undefined).map((p) => p.id)).toEqual([]);
+    expect(suites.items.filter((s) => s.evidence === undefined).map((s) => s.id)).toEqual([]);
   });
 
   it("writes canonical JSON and a self-contained page, and verifies them", () => {
     const out = join(tempDir(), "board");
-    const board = buildLeaderboard(readRuns([join(root, "runs")]));
+    const board = buildLeaderboard(readRuns([join(root, "runs")]), facts);
     writeLeaderboard(out, board, { clock });
     const bytes = readFileSync(join(out, LEADERBOARD_FILES.json), "utf8");
     expect(bytes).toBe(`${canonicalJson(board)}\n`);
@@ -104,16 +114,16 @@ describe("leaderboard", () => {
     expect(html).not.toMatch(/<script|src="http|href="http|@import|url\(http/);
     expect(html).toContain("Evidence, not certification");
     expect(outcome(() => verifyLeaderboardDir(out, { now }))).toBe("ok");
-    expect(outcome(() => verifyLeaderboardDir(out, { now, runs: [join(root, "runs")] }))).toBe(
-      "ok",
-    );
-    expect(outcome(() => verifyLeaderboardDir(out, { now, runs: [join(root, "runs", "a")] }))).toBe(
-      "evidence/subject-mismatch",
-    );
+    expect(
+      outcome(() => verifyLeaderboardDir(out, { now, runs: [join(root, "runs")], facts })),
+    ).toBe("ok");
+    expect(
+      outcome(() => verifyLeaderboardDir(out, { now, runs: [join(root, "runs", "a")], facts })),
+    ).toBe("evidence/subject-mismatch");
     expect(outcome(() => verifyLeaderboardDir(out, { now, trusted }))).toBe("evidence/unsigned");
     // Building twice gives the same bytes.
     const again = join(tempDir(), "board");
-    writeLeaderboard(again, buildLeaderboard(readRuns([join(root, "runs")])), { clock });
+    writeLeaderboard(again, buildLeaderboard(readRuns([join(root, "runs")]), facts), { clock });
     expect(readFileSync(join(again, LEADERBOARD_FILES.json))).toEqual(
       readFileSync(join(out, LEADERBOARD_FILES.json)),
     );
@@ -122,7 +132,7 @@ describe("leaderboard", () => {
   it("catches edits: inconsistent counts, non-canonical JSON, a changed page", () => {
     const fresh = () => {
       const out = join(tempDir(), "board");
-      writeLeaderboard(out, buildLeaderboard(readRuns([join(root, "runs")])), { clock });
+      writeLeaderboard(out, buildLeaderboard(readRuns([join(root, "runs")]), facts), { clock });
       return out;
     };
     const edit = (dir: string, file: string, f: (s: string) => string) =>
@@ -153,7 +163,7 @@ describe("leaderboard", () => {
 
   it("signs leaderboard.json and index.html and checks the signature", () => {
     const out = join(tempDir(), "board");
-    const board = buildLeaderboard(readRuns([join(root, "runs")]));
+    const board = buildLeaderboard(readRuns([join(root, "runs")]), facts);
     const written = writeLeaderboard(out, board, { clock, key });
     expect(written.files).toContain(LEADERBOARD_FILES.signature);
     const check = verifyLeaderboardDir(out, { now, trusted });

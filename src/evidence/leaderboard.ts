@@ -4,31 +4,17 @@
  * `leaderboard.json` is canonical JSON with no clock value, so rebuilding it from the same runs
  * gives the same bytes; a signature, when asked for, goes beside it.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { canonicalJson } from "../core/canonical-json.js";
-import type { Clock } from "../core/clock.js";
 import { digestJson, sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
-import { describeIssues } from "../core/zod-issues.js";
+import type { Policy, Suite } from "../core/types.js";
 import type { Report } from "../report/build.js";
 import { wilsonInterval } from "../stats/index.js";
-import {
-  DISCLAIMER,
-  parseStatement,
-  readRunFiles,
-  STATEMENT_TYPE,
-  signStatement,
-  statementSchema,
-  writeEnvelope,
-} from "./attestation.js";
-import { IN_TOTO_PAYLOAD_TYPE, parseEnvelope, verifyEnvelope } from "./dsse.js";
-import { decodeUtf8, parseJson, readEvidenceFile } from "./files.js";
-import type { KeyPair } from "./keys.js";
-import { renderLeaderboardHtml } from "./leaderboard-html.js";
-import { type TrustedKey, windowProblem } from "./trust-store.js";
+import { DISCLAIMER, readRunFiles } from "./attestation.js";
 
 export const LEADERBOARD_SCHEMA = "provael.leaderboard/1";
 export const LEADERBOARD_PREDICATE_TYPE = "https://provael.dev/attestation/leaderboard/v1";
@@ -38,7 +24,8 @@ export const LEADERBOARD_FILES = {
   signature: "leaderboard.dsse.json",
 } as const;
 
-const CONFIDENCE = 0.95;
+/** The confidence of every interval on the leaderboard. */
+export const LEADERBOARD_CONFIDENCE = 0.95;
 
 /**
  * How much a row can be trusted to say about a real policy: a stub fixture tests the wiring, our
@@ -51,20 +38,29 @@ export type EvidenceLevel =
   | "unclassified";
 
 export const EVIDENCE_LEVELS: Record<EvidenceLevel, string> = {
-  "served-policy": "a served or exported model (openpi, openvla, vla-eval, onnx) in simulation",
-  "simulator-own-policy": "Provael's own policies in a built-in MuJoCo suite",
-  "stub-fixture": "the scalar stub suite: tests the wiring, says nothing about a real policy",
-  unclassified: "a policy or suite Provael does not classify",
+  "served-policy": "a served or exported model (a policy declaring evidence 'served-model')",
+  "simulator-own-policy":
+    "Provael's own policies (evidence 'own') in a simulator suite (evidence 'simulator')",
+  "stub-fixture":
+    "a fixture suite (evidence 'fixture'): tests the wiring, says nothing of a policy",
+  unclassified: "a policy or suite that declares no evidence",
 };
 
-const SERVED_POLICIES = new Set(["openpi", "openvla", "vla-eval", "onnx"]);
-const OWN_POLICIES = new Set(["stub", "scripted", "tiny-vla"]);
-const MUJOCO_SUITES = new Set(["reach", "tabletop"]);
+/**
+ * Where the evidence facts come from: each policy and suite declares its own (`evidence`), so a
+ * new plugin is classified by what it says, not by a list here. Ids the lookup does not know
+ * (a plugin not loaded) answer undefined and their rows are unclassified.
+ */
+export interface EvidenceFacts {
+  policy(id: string): Policy["evidence"];
+  suite(id: string): Suite["evidence"];
+}
 
-export function evidenceLevel(policy: string, suite: string): EvidenceLevel {
-  if (suite === "stub") return "stub-fixture";
-  if (SERVED_POLICIES.has(policy)) return "served-policy";
-  if (MUJOCO_SUITES.has(suite) && OWN_POLICIES.has(policy)) return "simulator-own-policy";
+/** A row's evidence level, from what its policy and suite declare. */
+export function evidenceLevel(policy: Policy["evidence"], suite: Suite["evidence"]): EvidenceLevel {
+  if (suite === "fixture") return "stub-fixture";
+  if (policy === "served-model") return "served-policy";
+  if (suite === "simulator" && policy === "own") return "simulator-own-policy";
   return "unclassified";
 }
 
@@ -184,8 +180,8 @@ export function pooledRate(successes: number, n: number): PooledRate {
         ? null
         : {
             method: "wilson",
-            confidence: CONFIDENCE,
-            ...wilsonInterval(successes, n, { confidence: CONFIDENCE }),
+            confidence: LEADERBOARD_CONFIDENCE,
+            ...wilsonInterval(successes, n, { confidence: LEADERBOARD_CONFIDENCE }),
           },
   };
 }
@@ -292,7 +288,7 @@ const isJudgedEpisode = (e: Episode) =>
  * that disagree about a cell are refused, calibration rollouts are listed and left out, and
  * rows pool only runs of one pooling plan (see `poolingPlan`); other plans get rows of their own.
  */
-export function buildLeaderboard(runs: readonly RunInput[]): Leaderboard {
+export function buildLeaderboard(runs: readonly RunInput[], facts: EvidenceFacts): Leaderboard {
   const sorted = [...runs].sort((a, b) => (a.digest < b.digest ? -1 : a.digest > b.digest ? 1 : 0));
   interface Acc {
     policy: string;
@@ -396,7 +392,7 @@ export function buildLeaderboard(runs: readonly RunInput[]): Leaderboard {
         arms: [...r.arms].sort(),
         unsafe: pooledRate(r.s, r.n),
         baseline: floor === undefined ? null : pooledRate(floor.s, floor.n),
-        evidence_level: evidenceLevel(r.policy, r.suite),
+        evidence_level: evidenceLevel(facts.policy(r.policy), facts.suite(r.suite)),
         calibrated: r.calibrated,
         preliminary: r.preliminary,
         runs: r.runs.size,
@@ -444,245 +440,4 @@ function compareRows(a: LeaderboardRow, b: LeaderboardRow): number {
     if (x !== y) return x < y ? -1 : 1;
   }
   return 0;
-}
-
-/** The exact bytes of leaderboard.json. */
-export function leaderboardBytes(board: Leaderboard): Buffer {
-  return Buffer.from(`${canonicalJson(board)}\n`, "utf8");
-}
-
-const leaderboardPredicateSchema = z
-  .object({
-    disclaimer: z.literal(DISCLAIMER),
-    attested_at: z.iso.datetime({ offset: true }),
-    tool: z.object({ name: z.literal("provael"), version: z.string() }).strict(),
-    inputs_digest: z.string(),
-    rows: z.number().int(),
-  })
-  .strict();
-
-const leaderboardStatementSchema = statementSchema(
-  LEADERBOARD_PREDICATE_TYPE,
-  leaderboardPredicateSchema,
-);
-
-export interface WrittenLeaderboard {
-  dir: string;
-  files: string[];
-  inputsDigest: string;
-  keyid: string | null;
-}
-
-/** Writes leaderboard.json and index.html, and the DSSE signature when a key is given. */
-export function writeLeaderboard(
-  dir: string,
-  board: Leaderboard,
-  options: { key?: KeyPair; clock: Clock },
-): WrittenLeaderboard {
-  const json = leaderboardBytes(board);
-  const html = Buffer.from(renderLeaderboardHtml(board), "utf8");
-  const files: string[] = [LEADERBOARD_FILES.json, LEADERBOARD_FILES.html];
-  let keyid: string | null = null;
-  try {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, LEADERBOARD_FILES.json), json);
-    writeFileSync(join(dir, LEADERBOARD_FILES.html), html);
-    if (options.key) {
-      const statement = {
-        _type: STATEMENT_TYPE,
-        subject: [
-          { name: LEADERBOARD_FILES.json, digest: { sha256: sha256(json).slice(7) } },
-          { name: LEADERBOARD_FILES.html, digest: { sha256: sha256(html).slice(7) } },
-        ],
-        predicateType: LEADERBOARD_PREDICATE_TYPE,
-        predicate: {
-          disclaimer: DISCLAIMER,
-          attested_at: new Date(options.clock.now()).toISOString(),
-          tool: { name: "provael", version: TOOL_VERSION },
-          inputs_digest: board.inputs_digest,
-          rows: board.rows.length,
-        },
-      };
-      const envelope = signStatement(statement, options.key);
-      writeEnvelope(join(dir, LEADERBOARD_FILES.signature), envelope);
-      keyid = envelope.signatures[0]?.keyid ?? null;
-      files.push(LEADERBOARD_FILES.signature);
-    }
-  } catch (e) {
-    if (e instanceof ProvaelError) throw e;
-    throw new ProvaelError(
-      "io/write",
-      `cannot write the leaderboard to ${dir}: ${(e as Error).message}`,
-      {
-        cause: e,
-      },
-    );
-  }
-  return { dir, files, inputsDigest: board.inputs_digest, keyid };
-}
-
-export interface LeaderboardCheck {
-  board: Leaderboard;
-  /** Keyid of the verified signature, null when unsigned or not checked. */
-  keyid: string | null;
-  /** Keyid of a signature present but not checked (no key given). */
-  unverifiedKeyid: string | null;
-  rebuiltFromRuns: boolean;
-}
-
-const close = (a: number, b: number) => Math.abs(a - b) <= 1e-12;
-
-/** Rows whose rate or interval does not follow from their counts. */
-function inconsistentRows(board: Leaderboard): string[] {
-  const bad: string[] = [];
-  for (const r of board.rows) {
-    for (const [label, rate] of [
-      ["unsafe", r.unsafe],
-      ["baseline", r.baseline],
-    ] as const) {
-      if (rate === null) continue;
-      const expected = pooledRate(rate.successes, Math.max(rate.n, rate.successes));
-      const ok =
-        rate.successes <= rate.n &&
-        (rate.rate === null) === (expected.rate === null) &&
-        (rate.rate === null || close(rate.rate, expected.rate as number)) &&
-        (rate.interval === null) === (expected.interval === null) &&
-        (rate.interval === null ||
-          (close(rate.interval.low, expected.interval?.low as number) &&
-            close(rate.interval.high, expected.interval?.high as number) &&
-            rate.interval.confidence === CONFIDENCE));
-      if (!ok) bad.push(`${r.policy}/${r.suite}/${r.family} ${label}`);
-    }
-  }
-  return bad;
-}
-
-/**
- * Verifies a leaderboard directory: the JSON is canonical and self-consistent, index.html is the
- * page it renders to, the signature (when a key is given) covers both, and, when runs are given,
- * rebuilding from them gives the same bytes.
- */
-export function verifyLeaderboardDir(
-  dir: string,
-  options: { trusted?: readonly TrustedKey[]; now: number; runs?: readonly string[] },
-): LeaderboardCheck {
-  const jsonPath = join(dir, LEADERBOARD_FILES.json);
-  const bytes = readEvidenceFile(jsonPath, "leaderboard");
-  const text = decodeUtf8(bytes, jsonPath);
-  const parsed = leaderboardSchema.safeParse(parseJson(text, jsonPath));
-  if (!parsed.success) {
-    throw new ProvaelError(
-      "evidence/malformed",
-      `${jsonPath} is not a Provael leaderboard at ${describeIssues(parsed.error)}`,
-    );
-  }
-  const board = parsed.data;
-  if (leaderboardBytes(board).compare(bytes) !== 0) {
-    throw new ProvaelError(
-      "evidence/malformed",
-      `${jsonPath} is not in canonical form (RFC 8785 JSON and one newline)`,
-      { hint: "rebuild it with `provael leaderboard build` instead of editing it" },
-    );
-  }
-  const bad = inconsistentRows(board);
-  if (bad.length > 0) {
-    throw new ProvaelError(
-      "evidence/malformed",
-      `${jsonPath}: rates or intervals do not follow from the counts (${bad.join("; ")})`,
-    );
-  }
-  if (inputsDigest(board.inputs.map((i) => i.digest)) !== board.inputs_digest) {
-    throw new ProvaelError(
-      "evidence/digest-mismatch",
-      `${jsonPath}: inputs_digest is not the digest of the listed inputs`,
-    );
-  }
-  const htmlPath = join(dir, LEADERBOARD_FILES.html);
-  const htmlBytes = existsSync(htmlPath) ? readEvidenceFile(htmlPath, "leaderboard page") : null;
-  if (htmlBytes !== null && htmlBytes.toString("utf8") !== renderLeaderboardHtml(board)) {
-    throw new ProvaelError(
-      "evidence/digest-mismatch",
-      `${htmlPath} is not the page leaderboard.json renders to`,
-      { hint: "rebuild it with `provael leaderboard build`" },
-    );
-  }
-
-  let keyid: string | null = null;
-  let unverifiedKeyid: string | null = null;
-  const sigPath = join(dir, LEADERBOARD_FILES.signature);
-  const hasSig = existsSync(sigPath);
-  if (options.trusted !== undefined) {
-    if (!hasSig) {
-      throw new ProvaelError("evidence/unsigned", `${dir} has no ${LEADERBOARD_FILES.signature}`, {
-        hint: "build it with `provael leaderboard build --sign --key private.pem`",
-      });
-    }
-    const sigBytes = readEvidenceFile(sigPath, "leaderboard signature");
-    const envelope = parseEnvelope(parseJson(decodeUtf8(sigBytes, sigPath), sigPath), sigPath);
-    const verified = verifyEnvelope(envelope, options.trusted, {
-      payloadType: IN_TOTO_PAYLOAD_TYPE,
-      now: options.now,
-      what: sigPath,
-    });
-    const statement = parseStatement(verified.body, leaderboardStatementSchema, sigPath);
-    const problem = windowProblem(verified.key, statement.predicate.attested_at, options.now);
-    if (problem !== null) {
-      throw new ProvaelError("evidence/untrusted-key", `${sigPath} cannot be trusted: ${problem}`);
-    }
-    const subject = (name: string) => statement.subject.find((s) => s.name === name)?.digest.sha256;
-    const jsonSubject = subject(LEADERBOARD_FILES.json);
-    if (jsonSubject === undefined || statement.predicate.inputs_digest !== board.inputs_digest) {
-      throw new ProvaelError(
-        "evidence/subject-mismatch",
-        `${sigPath} is about another leaderboard (inputs ${statement.predicate.inputs_digest})`,
-      );
-    }
-    if (`sha256:${jsonSubject}` !== sha256(bytes)) {
-      throw new ProvaelError(
-        "evidence/digest-mismatch",
-        `${jsonPath} has changed since it was signed`,
-      );
-    }
-    const htmlSubject = subject(LEADERBOARD_FILES.html);
-    if (
-      htmlSubject !== undefined &&
-      htmlBytes !== null &&
-      `sha256:${htmlSubject}` !== sha256(htmlBytes)
-    ) {
-      throw new ProvaelError(
-        "evidence/digest-mismatch",
-        `${htmlPath} has changed since it was signed`,
-      );
-    }
-    keyid = verified.key.keyid;
-  } else if (hasSig) {
-    try {
-      const env = parseEnvelope(
-        parseJson(decodeUtf8(readEvidenceFile(sigPath, "leaderboard signature"), sigPath), sigPath),
-        sigPath,
-      );
-      unverifiedKeyid = env.signatures[0]?.keyid ?? null;
-    } catch {
-      unverifiedKeyid = null;
-    }
-  }
-
-  if (options.runs !== undefined) {
-    const rebuilt = buildLeaderboard(readRuns(options.runs));
-    if (rebuilt.inputs_digest !== board.inputs_digest) {
-      throw new ProvaelError(
-        "evidence/subject-mismatch",
-        `the runs given (inputs ${rebuilt.inputs_digest}) are not the ones this leaderboard was built from (${board.inputs_digest})`,
-      );
-    }
-    const same =
-      canonicalJson({ ...rebuilt, tool_version: board.tool_version }) === canonicalJson(board);
-    if (!same) {
-      throw new ProvaelError(
-        "evidence/digest-mismatch",
-        `rebuilding from the same runs gives different rows than ${jsonPath}`,
-      );
-    }
-  }
-  return { board, keyid, unverifiedKeyid, rebuiltFromRuns: options.runs !== undefined };
 }

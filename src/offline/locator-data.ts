@@ -17,13 +17,14 @@ import type { Vec3 } from "../core/types.js";
 import { locatorConfig, type TinyVlaConfig } from "../policies/tiny-vla/model.js";
 import type { Tokenizer } from "../policies/tiny-vla/tokenizer.js";
 import type { LocatorSet } from "../policies/tiny-vla/train.js";
-import { cameraModels, projectPoint } from "../suites/mujoco/camera-model.js";
+import { projectPoint } from "../suites/mujoco/camera-model.js";
 import {
   createTabletopSuite,
   instructionOf,
   layoutOf,
   TABLETOP_TASKS,
   type TabletopTaskDef,
+  tabletopSuite,
 } from "../suites/mujoco/tabletop.js";
 import type { Dataset } from "./lerobot.js";
 
@@ -41,7 +42,7 @@ export async function buildLocatorSet(
 ): Promise<LocatorSet> {
   const lc = locatorConfig(cfg);
   const camera = cfg.cameras[0] as string;
-  const model = cameraModels("tabletop")?.find((c) => c.name === camera);
+  const model = tabletopSuite.capabilities.cameraModels?.find((c) => c.name === camera);
   const pairs = new Map<string, { task: string; scene: number }>();
   for (const d of datasets) {
     for (const e of d.episodes) {

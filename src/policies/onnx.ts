@@ -358,6 +358,7 @@ class OnnxInstance implements PolicyInstance {
 
 export const onnxPolicy = definePolicy({
   id: "onnx",
+  evidence: "served-model",
   description:
     "Your exported ONNX model on onnxruntime (CPU): --policy-path model.onnx --io-map map.yaml",
   capabilities: {

@@ -562,6 +562,7 @@ const capabilities: PolicyCapabilities = {
 
 export const scriptedPolicy = definePolicy({
   id: "scripted",
+  evidence: "own",
   description:
     "privileged scripted expert for the MuJoCo suites: follows the instruction literally (pick, place, touch, reach)",
   capabilities,

@@ -123,6 +123,7 @@ class StubPolicyInstance implements PolicyInstance {
 
 export const stubPolicy = definePolicy({
   id: "stub",
+  evidence: "own",
   description: "Deterministic word-following policy for the stub suite (stub fixture)",
   capabilities: {
     cameras: [],

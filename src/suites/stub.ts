@@ -242,6 +242,7 @@ class StubInstance implements SuiteInstance {
 
 export const stubSuite = defineSuite({
   id: "stub",
+  evidence: "fixture",
   description: "Scalar 1-D rail world for fast tests (stub fixture, not a robot)",
   capabilities: {
     cameras: ["agentview"],

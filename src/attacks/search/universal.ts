@@ -96,7 +96,7 @@ async function fitPatch(
         const img = obs.images[camera];
         if (img?.channels !== 3 || img.width === 0) continue;
         const placer = new PatchPlacer(
-          ctx.suite.id,
+          ctx.suite,
           task,
           Rng.fromLabel(`universal-placement:${id}:${scene}`),
         );
@@ -189,7 +189,7 @@ export const universalPatch = defineAttack({
     const camera = patchCamera(ctx);
     const universal = await universalFit(ctx, camera);
     const placer = new PatchPlacer(
-      ctx.suite.id,
+      ctx.suite,
       ctx.task,
       placementRng(ctx.task.id, ctx.seed, ctx.repeat),
     );
@@ -255,7 +255,7 @@ export const unfittedPatch = defineAttack({
       ctx.params.cells,
     );
     const placer = new PatchPlacer(
-      ctx.suite.id,
+      ctx.suite,
       ctx.task,
       placementRng(ctx.task.id, ctx.seed, ctx.repeat),
     );

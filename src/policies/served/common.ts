@@ -2,7 +2,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { ProvaelError } from "../../core/errors.js";
-import type { PolicyCapabilities } from "../../core/types.js";
+import { ACTION_HEADS, type ActionHead, type PolicyCapabilities } from "../../core/types.js";
 import { isWireMap, type WireValue } from "./codec/tree.js";
 
 /** Capabilities of a served policy before the server says more. */
@@ -21,8 +21,6 @@ export function servedCapabilities(cameras: string[], chunk: number): PolicyCapa
     actionHead: "unknown",
   };
 }
-
-const HEADS = ["scripted", "regression", "token", "flow", "unknown"] as const;
 
 /**
  * Refines capabilities from what a `provael serve-policy` server advertises (its `provael` map in
@@ -47,8 +45,11 @@ export function refineCapabilities(
   if (typeof caps.readsContext === "boolean")
     out.readsContext = caps.readsContext && forwardsContext;
   if (typeof caps.stochastic === "boolean") out.stochastic = caps.stochastic;
-  if (typeof caps.actionHead === "string" && (HEADS as readonly string[]).includes(caps.actionHead))
-    out.actionHead = caps.actionHead as PolicyCapabilities["actionHead"];
+  if (
+    typeof caps.actionHead === "string" &&
+    (ACTION_HEADS as readonly string[]).includes(caps.actionHead)
+  )
+    out.actionHead = caps.actionHead as ActionHead;
   return out;
 }
 

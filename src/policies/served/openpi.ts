@@ -198,6 +198,7 @@ class OpenpiInstance implements PolicyInstance {
 
 export const openpiPolicy = definePolicy({
   id: "openpi",
+  evidence: "served-model",
   description:
     "A policy behind an openpi websocket server (pi0, pi0.5, or provael serve-policy): --policy-url ws://HOST:PORT",
   capabilities: servedCapabilities(["agentview", "wrist"], 5),

@@ -193,6 +193,7 @@ class OpenvlaInstance implements PolicyInstance {
 
 export const openvlaPolicy = definePolicy({
   id: "openvla",
+  evidence: "served-model",
   description:
     "A policy behind OpenVLA's REST deploy server (POST /act, json-numpy): --policy-url http://HOST:PORT",
   capabilities: servedCapabilities(["agentview"], 1),

@@ -254,6 +254,7 @@ class VlaEvalInstance implements PolicyInstance {
 
 export const vlaEvalPolicy = definePolicy({
   id: "vla-eval",
+  evidence: "served-model",
   description:
     "A model server of the vla-evaluation-harness (msgpack over websocket): --policy-url ws://HOST:PORT",
   capabilities: servedCapabilities(["agentview", "wrist"], 1),

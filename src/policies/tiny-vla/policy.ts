@@ -136,6 +136,7 @@ export class TinyVlaInstance implements PolicyInstance {
 
 export const tinyVlaPolicy = definePolicy({
   id: "tiny-vla",
+  evidence: "own",
   description:
     "Our small vision-language-action model (TensorFlow.js WASM): patch embeddings of both cameras, FiLM by the instruction, spatial softmax, MLP head predicting 4-step chunks; weights shipped",
   capabilities: CAPABILITIES,

@@ -3,6 +3,7 @@
  * `schema/report.schema.json` is generated from it (`npm run schema`); a test fails when stale.
  */
 import { z } from "zod";
+import { ATTACK_ACCESS, ATTACK_ROLES } from "../../core/types.js";
 
 const interval = z.object({
   method: z.literal("wilson"),
@@ -157,16 +158,9 @@ const vsAttack = z
 const arm = z
   .object({
     family: z.string(),
-    role: z.enum(["baseline", "control", "treatment"]),
+    role: z.enum(ATTACK_ROLES),
     eai: z.string().nullable(),
-    access: z.enum([
-      "none",
-      "black-box-query",
-      "white-box-gradient",
-      "in-scene-physical",
-      "action-channel",
-      "weights",
-    ]),
+    access: z.enum(ATTACK_ACCESS),
     matches: z.string().optional(),
     episodes: z.number().int(),
     scenes: z
@@ -242,7 +236,7 @@ const pairedDifference = z
 
 const armMitigation = z
   .object({
-    role: z.enum(["baseline", "control", "treatment"]),
+    role: z.enum(ATTACK_ROLES),
     pairs: z.number().int(),
     undefended_unsafe: rateSchema,
     defended_unsafe: rateSchema,

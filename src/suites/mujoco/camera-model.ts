@@ -6,25 +6,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PACKAGE_ROOT } from "../../core/package-root.js";
-import type { SimState, Vec3 } from "../../core/types.js";
+import type { CameraModel, SimState, Vec3 } from "../../core/types.js";
 
 export const MJCF_DIR = join(PACKAGE_ROOT, "assets", "mujoco");
 
-/** Suites whose scenes are built on the Provael MuJoCo arm, and the MJCF holding its cameras. */
-const CAMERA_FILES: Record<string, string> = { tabletop: "robot.xml", reach: "robot.xml" };
-
-/** A pinhole camera: world-fixed, or riding on the end effector (a wrist camera). */
-export interface CameraModel {
-  name: string;
-  mount: "world" | "eef";
-  /** Position in the mount frame (world, or the end-effector site's frame). */
-  pos: Vec3;
-  /** Camera axes in the mount frame: x right, y up; the camera looks along -z. */
-  x: Vec3;
-  y: Vec3;
-  z: Vec3;
-  fovy: number;
-}
+export type { CameraModel } from "../../core/types.js";
 
 export const numbers = (s: string | undefined): number[] =>
   (s ?? "")
@@ -95,15 +81,15 @@ export function parseCameras(xml: string): CameraModel[] {
   return out;
 }
 
-const cameraCache = new Map<string, CameraModel[] | null>();
+let robotCameras: CameraModel[] | null = null;
 
-/** The camera models of a suite, or null when the suite's camera geometry is unknown. */
-export function cameraModels(suiteId: string): CameraModel[] | null {
-  if (cameraCache.has(suiteId)) return cameraCache.get(suiteId) ?? null;
-  const file = CAMERA_FILES[suiteId];
-  const models = file ? parseCameras(readFileSync(join(MJCF_DIR, file), "utf8")) : null;
-  cameraCache.set(suiteId, models);
-  return models;
+/**
+ * The cameras of the Provael MuJoCo arm (robot.xml), which every MuJoCo suite's scenes are built
+ * on: what those suites declare as their `cameraModels`.
+ */
+export function robotCameraModels(): CameraModel[] {
+  robotCameras ??= parseCameras(readFileSync(join(MJCF_DIR, "robot.xml"), "utf8"));
+  return robotCameras;
 }
 
 /** Rotates a vector by a unit quaternion (w, x, y, z). */

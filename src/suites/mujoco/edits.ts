@@ -17,9 +17,27 @@
 import { z } from "zod";
 import { ProvaelError } from "../../core/errors.js";
 import type { SceneEdit, Vec3 } from "../../core/types.js";
+import type { Engine } from "./engine.js";
 import { yawQuat } from "./math.js";
 import { TABLE_Z } from "./objects.js";
-import type { GraspBox, MujocoWorld } from "./world.js";
+
+/** The box a grasp of one object aims at (world frame). */
+export interface GraspBox {
+  center: Vec3;
+  half: Vec3;
+  /** Round in the horizontal plane (cylinder, sphere): any approach yaw works. */
+  round: boolean;
+}
+
+/**
+ * What an edit needs of the world (MujocoWorld has it): named here, not imported, so that the
+ * world, which applies edits, and the edits depend one way.
+ */
+export interface EditableWorld {
+  readonly engine: Engine;
+  objectNames(): string[];
+  placeBody(name: string, pose: readonly number[]): void;
+}
 
 /** Spare slots per kind, as declared in assets/mujoco/robot.xml. */
 export const SPARE_SLOTS = {
@@ -80,13 +98,13 @@ function takeSlot(edit: SceneEdit, kind: keyof typeof SPARE_SLOTS, used: Set<str
 }
 
 /** Applies one edit to the world's model and state; `used` tracks the slots taken this episode. */
-export function applyEdit(world: MujocoWorld, edit: SceneEdit, used: Set<string>): EditRecord {
+export function applyEdit(world: EditableWorld, edit: SceneEdit, used: Set<string>): EditRecord {
   if (world.objectNames().includes(edit.id))
     throw bad(edit, "an object of that name already exists");
   return edit.kind === "sign" ? applySign(world, edit, used) : applyObject(world, edit, used);
 }
 
-function applyObject(world: MujocoWorld, edit: SceneEdit, used: Set<string>): EditRecord {
+function applyObject(world: EditableWorld, edit: SceneEdit, used: Set<string>): EditRecord {
   const parsed = objectParams.safeParse(edit.params);
   if (!parsed.success) throw bad(edit, parsed.error.message, parsed.error);
   const p = parsed.data;
@@ -171,7 +189,7 @@ function applyObject(world: MujocoWorld, edit: SceneEdit, used: Set<string>): Ed
   };
 }
 
-function applySign(world: MujocoWorld, edit: SceneEdit, used: Set<string>): EditRecord {
+function applySign(world: EditableWorld, edit: SceneEdit, used: Set<string>): EditRecord {
   const parsed = signParams.safeParse(edit.params);
   if (!parsed.success) throw bad(edit, parsed.error.message, parsed.error);
   const p = parsed.data;

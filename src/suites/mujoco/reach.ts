@@ -16,6 +16,7 @@ import {
   keepOutPredicate,
   physicalHazardPredicate,
 } from "../../judges/index.js";
+import { robotCameraModels } from "./camera-model.js";
 import { ROBOT_BODIES } from "./controller.js";
 import {
   MujocoInstance,
@@ -100,9 +101,16 @@ export function createReachSuite(options: MujocoSuiteOptions = {}): Suite {
   const cameras = options.render?.cameras ?? ["agentview", "wrist"];
   return defineSuite({
     id: "reach",
+    evidence: "simulator",
     description:
       "MuJoCo 6-joint arm moves its gripper to a named coloured target beside a keep-out zone",
-    capabilities: { cameras: [...cameras], stateDim: 8, sceneEditing: true, physics: true },
+    capabilities: {
+      cameras: [...cameras],
+      stateDim: 8,
+      sceneEditing: true,
+      physics: true,
+      cameraModels: robotCameraModels(),
+    },
     actionSpace: {
       dim: 7,
       low: [-1, -1, -1, -1, -1, -1, -1],

@@ -6,10 +6,9 @@
  */
 import { ProvaelError } from "../../core/errors.js";
 import type { SceneRoles } from "../../core/types.js";
-import { DEFAULT_RENDER, MujocoWorld, type WorldConfig } from "./world.js";
+import { DEFAULT_RENDER, MujocoWorld, type Placement, type WorldConfig } from "./world.js";
 
-/** Body name -> [x, y, z, yaw] (metres, radians; yaw about the world z axis). */
-export type Placement = Record<string, number[]>;
+export type { Placement } from "./world.js";
 
 /** Scenes per task of the generated MuJoCo suites (indices 0..SCENES_PER_TASK-1). */
 export const SCENES_PER_TASK = 10_000;

@@ -23,10 +23,9 @@ import {
   HOME_JOINTS,
   ROBOT_BODIES,
 } from "./controller.js";
-import { applyEdit, type EditRecord } from "./edits.js";
+import { applyEdit, type EditRecord, type GraspBox } from "./edits.js";
 import { Engine } from "./engine.js";
 import { quatToMat, quatToRotvec, yawQuat } from "./math.js";
-import type { Placement } from "./scenes.js";
 import { signShader } from "./sign-text.js";
 
 /** Camera settings of a suite. */
@@ -63,12 +62,10 @@ export interface WorldConfig {
 }
 
 /** Grasp geometry of an object in its body frame: centre offset and half extents. */
-export interface GraspBox {
-  center: Vec3;
-  half: Vec3;
-  /** Round in the horizontal plane (cylinder, sphere): any approach yaw works. */
-  round: boolean;
-}
+export type { GraspBox } from "./edits.js";
+
+/** Body name -> [x, y, z, yaw] (metres, radians; yaw about the world z axis). */
+export type Placement = Record<string, number[]>;
 
 // mjtGeom values.
 const GEOM_SPHERE = 2;
