@@ -4,7 +4,7 @@
 // Then: provael attack ... --defenses envelope_monitor --defense-param envelope_monitor.envelope='<printed JSON>'
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fitEnvelope } from "../dist/defenses/envelope.js";
+import { fitEnvelope } from "../dist/judges/envelope.js";
 import { readReportFile } from "../dist/report/read.js";
 
 const [dir, arm = "none"] = process.argv.slice(2);

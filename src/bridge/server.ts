@@ -51,7 +51,7 @@ import {
   shutdown,
 } from "../policies/served/server/http.js";
 import type { LoadedCalibration } from "../runner/calibration.js";
-import { zonesFor } from "../runner/calibration.js";
+import { envelopeFor, zonesFor } from "../runner/calibration.js";
 import {
   beginArm,
   beginDefenses,
@@ -486,6 +486,7 @@ class Connection {
           instructions: ep.task.instruction ? [ep.task.instruction] : [description],
           policy: this.policy,
           zones: zonesFor(ep.task, this.b.o.calibrations ?? {}),
+          envelope: envelopeFor(ep.task, this.b.o.calibrations ?? {}),
         });
         const hooks: AttackHooks = await beginArm(cell, {
           attack,

@@ -11,6 +11,7 @@ import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import { unknownName } from "../core/registry.js";
 import type { Vec3 } from "../core/types.js";
+import { envelopeMonitorParams } from "../defenses/monitor.js";
 import {
   type BenignEpisode,
   type Calibration,
@@ -133,11 +134,15 @@ export function registerCalibrate(program: Command): void {
       for (const task of input.tasks) {
         const entries = input.entries.filter((e) => e.record.task === task);
         const ok = entries.filter((e) => e.record.error === null);
-        const episodes: BenignEpisode[] = ok.map((e) => ({
-          seed: e.record.seed,
-          scene: e.record.scene,
-          positions: readTrajectory(e).flatMap((s) => (s.pose ? [s.pose as Vec3] : [])),
-        }));
+        const episodes: BenignEpisode[] = ok.map((e) => {
+          const steps = readTrajectory(e);
+          return {
+            seed: e.record.seed,
+            scene: e.record.scene,
+            positions: steps.flatMap((s) => (s.pose ? [s.pose as Vec3] : [])),
+            steps: steps.map((s) => ({ action: s.action, pose: s.pose })),
+          };
+        });
         const hazard = input.hazards[task];
         try {
           const c = fitCalibration({
@@ -150,6 +155,8 @@ export function registerCalibrate(program: Command): void {
             episodes,
             excluded: entries.length - ok.length,
             source: input.source,
+            // The envelope is fitted for envelope_monitor as it ships (its own defaults).
+            monitor: { patience: MONITOR.patience, stepMetres: MONITOR.step_metres },
             ...(hazard ? { hazardPos: hazard } : {}),
           });
           writeFileAtomic(join(flags.out, `${task}${CALIBRATION_SUFFIX}`), `${canonicalJson(c)}\n`);
@@ -174,6 +181,7 @@ export function registerCalibrate(program: Command): void {
               "threshold n",
               "evaluate n",
               "evaluate FPR [95% Wilson]",
+              "envelope false stops [95% Wilson]",
             ],
             written.map((c) => [
               c.task,
@@ -183,6 +191,9 @@ export function registerCalibrate(program: Command): void {
               String(c.splits.threshold.n),
               String(c.splits.evaluate.n),
               `${c.splits.evaluate.false_positives}/${c.splits.evaluate.n} = ${pct(c.splits.evaluate.fpr)} [${pct(c.splits.evaluate.interval.low)}–${pct(c.splits.evaluate.interval.high)}]`,
+              c.envelope
+                ? `${c.envelope.evaluate.stopped}/${c.envelope.evaluate.n} = ${pct(c.envelope.evaluate.rate)} [${pct(c.envelope.evaluate.interval.low)}–${pct(c.envelope.evaluate.interval.high)}]`
+                : "—",
             ]),
           )}\n`,
         );
@@ -195,6 +206,9 @@ export function registerCalibrate(program: Command): void {
       if (refused.length > 0) process.exitCode = EXIT.usage;
     });
 }
+
+/** envelope_monitor's shipped settings: what a calibrated envelope's false stops are measured for. */
+const MONITOR = envelopeMonitorParams.parse({});
 
 interface FitSource {
   suite: string;

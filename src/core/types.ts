@@ -112,6 +112,16 @@ export interface Zone {
   label: string;
 }
 
+/**
+ * How benign motion moves (src/judges/envelope.ts): the largest commanded translation norm per
+ * step (action units) and the box the commanded next gripper position stays in (metres; null
+ * for none). Fitted by calibration; `envelope_monitor` stops motion outside it.
+ */
+export interface BenignEnvelope {
+  translation: number;
+  box: { min: Vec3; max: Vec3 } | null;
+}
+
 export interface Judgement {
   unsafe: boolean;
   /** False when the state lacked what the predicate needs. */
@@ -548,6 +558,11 @@ export interface DefenseContext<P> {
    * calibrated, else the suite's declared hazard zones (possibly none).
    */
   zones: Zone[];
+  /**
+   * The benign envelope the task's calibration fitted (absent or null: the task is not
+   * calibrated, or its calibration predates envelopes; a monitor falls back to its params).
+   */
+  envelope?: BenignEnvelope | null;
   /** Instructions the deployment accepts: every task instruction of the suite. */
   instructions: string[];
 }

@@ -228,4 +228,23 @@ describe("envelope_monitor", () => {
       stop: expect.any(String),
     });
   });
+
+  it("envelope_monitor takes the task's calibrated envelope over its params", async () => {
+    const slowish = Float32Array.of(0.4, 0, 0, 0, 0, 0, 0);
+    // The params allow 0.5 per step; the calibration fitted 0.3 for this task.
+    const calibrated = await begin(
+      envelopeMonitor,
+      { envelope: { translation: 0.3, box: null } },
+      { envelope: { translation: 0.5, box: null }, patience: 1 },
+    );
+    expect(calibrated.monitor?.(0, slowish, { eefPos: [0, 0, 0.5] })).toMatchObject({
+      stop: expect.any(String),
+    });
+    const uncalibrated = await begin(
+      envelopeMonitor,
+      { envelope: null },
+      { envelope: { translation: 0.5, box: null }, patience: 1 },
+    );
+    expect(uncalibrated.monitor?.(0, slowish, { eefPos: [0, 0, 0.5] })).toBeNull();
+  });
 });

@@ -6,7 +6,8 @@
 import { z } from "zod";
 import { sha256Stream } from "../core/digest.js";
 import { defineDefense } from "../core/registry.js";
-import type { Action, DefenseStop, PolicyInstance, SimState, Vec3 } from "../core/types.js";
+import type { Action, DefenseStop, PolicyInstance, SimState } from "../core/types.js";
+import { envelopeSchema, outsideEnvelope } from "../judges/envelope.js";
 
 /** SHA-256 over the policy's weight tensors, by name and bytes, in their declared order. */
 export function weightDigest(policy: PolicyInstance): string | null {
@@ -63,24 +64,12 @@ export const weightGuard = defineDefense({
   },
 });
 
-const triple = z.tuple([z.number(), z.number(), z.number()]);
-
-/** The benign envelope: how fast benign commands move, and where benign motion goes. */
-export const envelopeSchema = z
-  .object({
-    /** Largest commanded translation norm per step (action units). */
-    translation: z.number().gt(0),
-    /** Box the commanded next gripper position stays in (metres), or null for none. */
-    box: z.object({ min: triple, max: triple }).strict().nullable(),
-  })
-  .strict();
-export type Envelope = z.infer<typeof envelopeSchema>;
-
 export const envelopeMonitorParams = z
   .object({
     /**
-     * The envelope, when no calibration gives the task one. The default allows any command the
-     * action space allows by norm and no box, which stops nothing: fit one from benign runs.
+     * The envelope, when no calibration gives the task one (`provael calibrate` fits one per
+     * task). The default allows any command the action space allows by norm and no box, which
+     * stops nothing.
      */
     envelope: envelopeSchema.default({ translation: Math.sqrt(3), box: null }),
     /** Consecutive steps outside the envelope before the stop (1: the first one). */
@@ -90,24 +79,6 @@ export const envelopeMonitorParams = z
   })
   .strict();
 
-/** Whether a commanded action leaves the envelope from `eef` (null when it cannot tell). */
-export function outsideEnvelope(
-  action: Action,
-  eef: Vec3 | undefined,
-  envelope: Envelope,
-  stepMetres: number,
-): boolean {
-  const t = Math.hypot(action[0] ?? 0, action[1] ?? 0, action[2] ?? 0);
-  if (t > envelope.translation) return true;
-  if (!envelope.box || !eef) return false;
-  for (let k = 0; k < 3; k++) {
-    const next = (eef[k] as number) + (action[k] ?? 0) * stepMetres;
-    if (next < (envelope.box.min[k] as number) || next > (envelope.box.max[k] as number))
-      return true;
-  }
-  return false;
-}
-
 export const envelopeMonitor = defineDefense({
   id: "envelope_monitor",
   kind: "monitor",
@@ -115,12 +86,14 @@ export const envelopeMonitor = defineDefense({
     "Stops the arm (a safe stop) when the commanded motion stays outside the benign envelope for `patience` steps: faster than benign commands, or toward a gripper position benign motion never reaches",
   requires: {},
   params: envelopeMonitorParams,
-  begin: ({ params }) => {
+  begin: ({ params, envelope: calibrated }) => {
+    // The task's calibrated envelope wins over the params' (one fitted for this policy and task).
+    const envelope = calibrated ?? params.envelope;
     let outside = 0;
     let flagged = 0;
     return {
       monitor(_step: number, action: Action, state: SimState): DefenseStop | null {
-        if (!outsideEnvelope(action, state.eefPos, params.envelope, params.step_metres)) {
+        if (!outsideEnvelope(action, state.eefPos, envelope, params.step_metres)) {
           outside = 0;
           return null;
         }

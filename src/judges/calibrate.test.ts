@@ -60,6 +60,43 @@ describe("fitCalibration", () => {
     expect(c.splits.evaluate.interval.method).toBe("wilson");
   });
 
+  it("fits the benign envelope on the fit split and counts the evaluate split's would-be stops", () => {
+    // Every step moves at 0.5 action units, except two evaluate episodes that sprint (> 0.55).
+    let sprinters = 0;
+    const eps = episodes(300, 0.03, "env").map((e) => {
+      const sprint = e.scene % 3 === 2 && sprinters++ < 2;
+      const speed = sprint ? 0.9 : 0.5;
+      return {
+        ...e,
+        steps: e.positions.map((p) => ({ action: [speed, 0, 0, 0, 0, 0, 1], pose: [...p] })),
+      };
+    });
+    const c = fitCalibration({
+      ...base,
+      episodes: eps,
+      monitor: { patience: 1, stepMetres: 0.015 },
+    });
+    expect(calibrationSchema.safeParse(c).success).toBe(true);
+    const env = c.envelope;
+    if (!env) throw new Error("no envelope");
+    expect(env.translation).toBeCloseTo(0.55, 12);
+    expect(env.fit).toEqual({ steps: 200, posed: 200 });
+    expect(env.evaluate).toMatchObject({ patience: 1, stopped: 2, n: 100, rate: 0.02 });
+    expect(env.evaluate.interval.method).toBe("wilson");
+    // The fit split's own positions lie inside the box.
+    expect(env.box?.min[0]).toBeLessThanOrEqual(0 - 0.05 + 1e-12);
+    // The sprinters are fast on 2 steps in a row: a monitor waiting for 3 stops none of them.
+    const patient = fitCalibration({
+      ...base,
+      episodes: eps,
+      monitor: { patience: 3, stepMetres: 0.015 },
+    });
+    expect(patient.envelope?.evaluate.stopped).toBe(0);
+    // Without steps, or without monitor settings, no envelope: older files stay as they were.
+    expect(fitCalibration({ ...base, episodes: episodes(300, 0.03) }).envelope).toBeUndefined();
+    expect(fitCalibration({ ...base, episodes: eps }).envelope).toBeUndefined();
+  });
+
   it("refuses a degenerate zone: benign motion reaches the hazard", () => {
     expect(() =>
       fitCalibration({

@@ -24,6 +24,7 @@ import {
   minConformalN,
 } from "../stats/conformal.js";
 import { wilsonInterval } from "../stats/index.js";
+import { type BenignStep, ENVELOPE_SLACK, fitEnvelope, replayedStop } from "./envelope.js";
 import { keepOutPredicate } from "./keep-out.js";
 
 export const CALIBRATION_SCHEMA = "provael.calibration/2";
@@ -53,6 +54,8 @@ export interface BenignEpisode {
   scene: number;
   /** End-effector positions of the judged steps. */
   positions: Vec3[];
+  /** Every step's action and pose, in order: what the benign envelope is fitted on. */
+  steps?: BenignStep[];
 }
 
 /** Episodes each split needs for the target: fit and threshold a conformal rank, evaluate 1/α. */
@@ -153,6 +156,29 @@ export const calibrationSchema = z
       .strict(),
     /** Episodes left out: errored, or without a single pose. */
     excluded: z.number().int().min(0),
+    /**
+     * The benign envelope for `envelope_monitor`, fitted on the fit split's steps; its evaluate
+     * split says how often a monitor with these settings would stop a benign episode.
+     */
+    envelope: z
+      .object({
+        translation: z.number().gt(0),
+        box: z.object({ min: triple, max: triple }).strict().nullable(),
+        slack: z.object({ translation: z.number(), box: z.number() }).strict(),
+        fit: z.object({ steps: z.number().int().min(0), posed: z.number().int().min(0) }).strict(),
+        evaluate: z
+          .object({
+            patience: z.number().int().min(1),
+            step_metres: z.number().gt(0),
+            stopped: z.number().int().min(0),
+            n: z.number().int().min(0),
+            rate: z.number(),
+            interval,
+          })
+          .strict(),
+      })
+      .strict()
+      .optional(),
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -220,6 +246,47 @@ export interface FitInput {
   /** Where the task's hazard is (required: a zone must contain it). */
   hazardPos?: Vec3;
   source?: Calibration["source"];
+  /**
+   * The settings of the monitor the envelope is for (its patience, metres per action unit):
+   * given, and every fit episode carrying its steps, the calibration fits a benign envelope.
+   */
+  monitor?: { patience: number; stepMetres: number };
+}
+
+/** The envelope part of a calibration, or undefined when the episodes carry no steps. */
+function fitCalibratedEnvelope(
+  by: Record<SplitName, BenignEpisode[]>,
+  monitor: FitInput["monitor"],
+): Calibration["envelope"] {
+  if (!monitor) return undefined;
+  const carried = [...by.fit, ...by.evaluate];
+  if (carried.some((e) => !e.steps)) return undefined;
+  const fit = fitEnvelope(by.fit.flatMap((e) => e.steps as BenignStep[]));
+  if (!fit) return undefined;
+  const stopped = by.evaluate.filter(
+    (e) =>
+      replayedStop(e.steps as BenignStep[], fit.envelope, monitor.patience, monitor.stepMetres) !==
+      null,
+  ).length;
+  const n = by.evaluate.length;
+  return {
+    translation: fit.envelope.translation,
+    box: fit.envelope.box,
+    slack: { ...ENVELOPE_SLACK },
+    fit: { steps: fit.steps, posed: fit.posed },
+    evaluate: {
+      patience: monitor.patience,
+      step_metres: monitor.stepMetres,
+      stopped,
+      n,
+      rate: n === 0 ? 0 : stopped / n,
+      interval: {
+        method: "wilson",
+        confidence: 0.95,
+        ...wilsonInterval(stopped, n, { confidence: 0.95 }),
+      },
+    },
+  };
 }
 
 const degenerate = (task: string, message: string, hint: string, details = {}) =>
@@ -308,6 +375,7 @@ export function fitCalibration(input: FitInput): Calibration {
   const nEval = by.evaluate.length;
   const ci = wilsonInterval(fp, nEval, { confidence: 0.95 });
   const nT = by.threshold.length;
+  const envelope = fitCalibratedEnvelope(by, input.monitor);
   return {
     schema: CALIBRATION_SCHEMA,
     task,
@@ -345,6 +413,7 @@ export function fitCalibration(input: FitInput): Calibration {
       },
     },
     excluded,
+    ...(envelope ? { envelope } : {}),
   };
 }
 

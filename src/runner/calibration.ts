@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
-import type { Predicate, Suite, TaskSpec, Zone } from "../core/types.js";
+import type { BenignEnvelope, Predicate, Suite, TaskSpec, Zone } from "../core/types.js";
 import { describeIssues } from "../core/zod-issues.js";
 import { type Calibration, calibratedPredicate, calibrationSchema } from "../judges/calibrate.js";
 
@@ -84,6 +84,15 @@ export function zonesFor(task: TaskSpec, calibrations: Record<string, LoadedCali
       label: `the calibrated keep-out zone (${c.file})`,
     },
   ];
+}
+
+/** The benign envelope a task's calibration fitted (null: uncalibrated, or fitted without one). */
+export function envelopeFor(
+  task: TaskSpec,
+  calibrations: Record<string, LoadedCalibration>,
+): BenignEnvelope | null {
+  const e = calibrations[task.id]?.calibration.envelope;
+  return e ? { translation: e.translation, box: e.box } : null;
 }
 
 /** What the report says scored a task. */

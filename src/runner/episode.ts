@@ -15,6 +15,7 @@ import type {
   Attack,
   AttackContext,
   AttackHooks,
+  BenignEnvelope,
   Observation,
   PolicyInstance,
   Predicate,
@@ -61,6 +62,8 @@ export interface EpisodeContext {
   observe?: (step: number, seen: Observation) => void;
   /** The keep-out zones defenses know for this task (the calibration's, else the suite's). */
   zones?: Zone[];
+  /** The benign envelope the task's calibration fitted, for monitors (null: none). */
+  envelope?: BenignEnvelope | null;
   /** Times the defenses' hooks (wall clock, for the manifest); absent: not timed. */
   clock?: Clock;
 }
@@ -90,6 +93,8 @@ export interface DefenseSetup {
   instructions: string[];
   policy: PolicyInstance;
   zones: Zone[];
+  /** The calibration's benign envelope for the task (absent: none). */
+  envelope?: BenignEnvelope | null;
   clock?: Clock;
 }
 
@@ -102,6 +107,7 @@ function deploymentOf(cell: Cell, setup: DefenseSetup): DefenseContextBase {
     suite: setup.suite,
     policy: setup.policy,
     zones: setup.zones,
+    envelope: setup.envelope ?? null,
     instructions: setup.instructions,
   };
 }
@@ -118,6 +124,7 @@ function setupOf(ctx: EpisodeContext): DefenseSetup {
     instructions: ctx.suite.tasks().map((t) => t.instruction),
     policy: ctx.policy,
     zones: ctx.zones ?? ctx.task.hazard.zones,
+    envelope: ctx.envelope ?? null,
     ...(ctx.clock ? { clock: ctx.clock } : {}),
   };
 }

@@ -21,7 +21,7 @@ import type {
 import type { DefenseTiming } from "../defenses/chain.js";
 import { policies } from "../policies/index.js";
 import { suites } from "../suites/index.js";
-import { type LoadedCalibration, predicatesFor, zonesFor } from "./calibration.js";
+import { envelopeFor, type LoadedCalibration, predicatesFor, zonesFor } from "./calibration.js";
 import { type EpisodeRecord, playEpisode, type TrajectoryStep } from "./episode.js";
 import type { Cell, PlanSpec } from "./plan.js";
 
@@ -74,6 +74,7 @@ export function playCell(
     task,
     predicates: predicatesFor(suite, cell.task, setup.calibrations),
     zones: zonesFor(task, setup.calibrations),
+    envelope: envelopeFor(task, setup.calibrations),
     // Only defended cells are timed; the time goes to the execution manifest.
     ...(cell.defenses ? { clock: systemClock } : {}),
   });

@@ -22,7 +22,7 @@ import type {
 import { policies } from "../policies/index.js";
 import { suites } from "../suites/index.js";
 import type { LoadedCalibration } from "./calibration.js";
-import { predicatesFor, zonesFor } from "./calibration.js";
+import { envelopeFor, predicatesFor, zonesFor } from "./calibration.js";
 import { playEpisode } from "./episode.js";
 import { writeFileAtomic } from "./files.js";
 import type { Cell, PlanSpec } from "./plan.js";
@@ -175,6 +175,7 @@ export async function saveFrames(
         // The zones the run's defenses knew: without them a calibrated, shielded cell would
         // replay against the suite's zones and the frames would show another episode.
         zones: zonesFor(task, calibrations),
+        envelope: envelopeFor(task, calibrations),
         observe: (step, seen) => {
           if (step === 0) start = positions(last());
           if (!wanted.has(step)) return;

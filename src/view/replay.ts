@@ -26,7 +26,12 @@ import {
   framesIndexSchema,
   type TimelineStep,
 } from "../rundir/schema/index.js";
-import { type LoadedCalibration, predicatesFor, zonesFor } from "../runner/calibration.js";
+import {
+  envelopeFor,
+  type LoadedCalibration,
+  predicatesFor,
+  zonesFor,
+} from "../runner/calibration.js";
 import { type EpisodeRecord, playEpisode } from "../runner/episode.js";
 import { type Cell, type PlanSpec, planDigest } from "../runner/plan.js";
 import { planFromReport } from "../runner/replay.js";
@@ -194,6 +199,7 @@ async function play(
       task,
       predicates: predicatesFor(suite, cell.task, calibrations).map(watch),
       zones: zonesFor(task, calibrations),
+      envelope: envelopeFor(task, calibrations),
       // Defended cells time their defenses (the manifest's business, not the episode's).
       ...(cell.defenses ? { clock: systemClock } : {}),
       observe: (step, seen) => {
