@@ -1,4 +1,7 @@
-/** Runs with defenses on the stub pair: pairing, stops, the mitigation section, determinism. */
+/**
+ * Runs with defenses on the stub pair: pairing, stops, the mitigation section, determinism across
+ * concurrency and worker threads (the worker module is the build's, see test/support).
+ */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -117,5 +120,8 @@ describe("--compare-defenses on the stub pair", () => {
     // Deterministic: the same bytes from a second run.
     await run(join(dir, "b"), { concurrency: 3 });
     expect(read(join(dir, "b"))).toBe(read(join(dir, "a")));
+    // And across worker threads: each worker begins its cells' defenses from the cell alone.
+    await run(join(dir, "c"), { workers: 2 });
+    expect(read(join(dir, "c"))).toBe(read(join(dir, "a")));
   });
 });
