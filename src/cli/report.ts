@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
@@ -21,6 +21,7 @@ import { formatRate, pct } from "../report/format.js";
 import { renderHtml } from "../report/html.js";
 import { renderMarkdown } from "../report/markdown.js";
 import { buildSarif } from "../report/sarif.js";
+import { type ShowcaseClip, showcaseClipFor } from "../report/showcase-clip.js";
 import { checkOutputFile, writeFileAtomic } from "../rundir/files.js";
 import { EXIT } from "./exit.js";
 import { runGate } from "./gate.js";
@@ -190,9 +191,20 @@ export function registerReport(program: Command): void {
             );
             break;
           }
-          case "html":
-            write(flags.out, await renderHtml(report, flags.in));
+          case "html": {
+            // The clip of the showcased pair goes beside the page (clips/showcase.webm).
+            if (flags.out !== undefined) checkOutputFile(flags.out, "--out");
+            const clip: ShowcaseClip =
+              flags.out === undefined
+                ? {
+                    kind: "none",
+                    reason:
+                      "the page went to standard output, so there is no folder to put the clip beside it (pass --out FILE.html)",
+                  }
+                : await showcaseClipFor(report, flags.in, dirname(resolve(flags.out)));
+            write(flags.out, await renderHtml(report, flags.in, { clip }));
             break;
+          }
         }
         if (flags.out !== undefined) process.stderr.write(`wrote ${flags.out}\n`);
         if (expected && !expected.complete) {

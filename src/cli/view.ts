@@ -73,7 +73,7 @@ export function registerView(program: Command): void {
           maxFrames: Number(flags.maxFrames),
         });
         process.stdout.write(
-          `wrote ${join(r.out, "index.html")}: ${r.runs} run(s), ${r.episodes} episode page(s), frames of ${r.framed} episode(s) (${r.files} PNGs), ${r.compares} comparison(s)\n`,
+          `wrote ${join(r.out, "index.html")}: ${r.runs} run(s), ${r.episodes} episode page(s), frames of ${r.framed} episode(s) (${r.files - r.clips} PNGs), ${r.clips} showcase clip(s), ${r.compares} comparison(s)\n`,
         );
         return;
       }

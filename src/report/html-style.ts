@@ -62,14 +62,22 @@ code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12.5
 footer { margin-top: 40px; color: var(--muted); font-size: 13px; border-top: 1px solid var(--line); padding-top: 12px; }
 `;
 
-/** A complete, self-contained HTML document: no scripts, no external resources. */
-export function htmlPage(title: string, body: string, extraCss = ""): string {
+/**
+ * A complete HTML document: no scripts, no external resources; `media`: the page may play
+ * media files from its own folder (report.html's showcase clip, `clips/showcase.webm`).
+ */
+export function htmlPage(
+  title: string,
+  body: string,
+  extraCss = "",
+  options: { media?: boolean } = {},
+): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:;${options.media ? " media-src 'self';" : ""} style-src 'unsafe-inline'">
 <title>${escapeHtml(title)}</title>
 <style>${BASE_CSS}${extraCss}</style>
 </head>

@@ -19,12 +19,15 @@ import {
   type PlotObject,
   type PlotZone,
   pathPlotSvg,
-  showcaseArm,
 } from "./charts.js";
 import { formatP, pct } from "./format.js";
 import { firedText, floorExceedsAttacks, headlineNotes } from "./headline.js";
 import { escapeHtml, htmlPage, ROLE_COLOURS } from "./html-style.js";
 import { MITIGATION_HEADER, mitigationNotes, mitigationRows } from "./mitigation-text.js";
+import { showcase } from "./showcase.js";
+import { readShowcaseClip, type ShowcaseClip } from "./showcase-clip.js";
+
+export { showcase } from "./showcase.js";
 
 /** The mitigation table of a compare run (the same rows and sentences as report.md). */
 function mitigationSection(report: Report): string {
@@ -227,25 +230,6 @@ function readFrames(
     });
   }
   return frames;
-}
-
-const twinKey = (e: ReportEpisode) => `${e.task}\u0000${e.seed}\u0000${e.repeat}`;
-
-/** The attacked episode to show and its benign twin (the run replays both to save frames). */
-export function showcase(report: Report): {
-  attacked: ReportEpisode | null;
-  twin: ReportEpisode | null;
-} {
-  const arm = showcaseArm(report);
-  if (arm === null) return { attacked: null, twin: null };
-  const eps = report.episodes.filter((e) => e.arm === arm && e.error === null);
-  const attacked = eps.find((e) => e.unsafe === true) ?? eps[0] ?? null;
-  const base = report.tests.baseline_arm;
-  const twin =
-    attacked === null || base === null
-      ? null
-      : (report.episodes.find((e) => e.arm === base && twinKey(e) === twinKey(attacked)) ?? null);
-  return { attacked, twin };
 }
 
 function metric(cls: string, label: string, r: Rate, note: string): string {
@@ -459,6 +443,26 @@ function framesSection(report: Report, runDir: string): string {
   return `${twinFrames.length > 0 && twin ? strip(twinFrames, `Benign twin (${twin.arm})`) : ""}${strip(frames, `Attacked (${attacked.arm})`)}`;
 }
 
+/** The clip of the pair, or why there is none (never a silent gap). */
+function clipSection(report: Report, clip: ShowcaseClip): string {
+  if (clip.kind === "none")
+    return `<p class="muted small" id="showcase-clip-missing">No clip of the pair: ${escapeHtml(clip.reason)}.</p>`;
+  const { attacked, twin } = showcase(report);
+  const info = clip.info;
+  const rows = `top: the attacked episode (${escapeHtml(attacked?.arm ?? "?")})${twin ? `, below it the benign twin (${escapeHtml(twin.arm)})` : ""}`;
+  const pace = `${info.frames} frames at ${info.fps} fps, ${info.every === 1 ? "one per step" : `one every ${info.every} steps`}${info.source === "saved-frames" ? ", from the frames the run saved (each held until the next)" : ""}`;
+  const moments = info.moments.map((m) => {
+    const who = m.cell === info.attacked ? "attacked" : "benign twin";
+    const at = m.seconds.toFixed(1);
+    return `${who}: ${escapeHtml(m.fired.join(", ") || "the predicate")} fired at step ${m.first_unsafe_step}, <a class="moment" href="${escapeHtml(clip.href)}#t=${at}">${at} s</a> into the clip`;
+  });
+  const mark = info.labels
+    ? "a red border and a label mark the predicate's moment"
+    : "a red border marks the predicate's moment (no font was found for labels)";
+  return `<figure class="card clip"><video id="showcase-clip" src="${escapeHtml(clip.href)}" width="${info.width}" height="${info.height}" controls muted loop playsinline preload="metadata" data-frames="${info.frames}" data-fps="${info.fps}" data-every="${info.every}"></video>
+<figcaption>${rows}; ${pace}; ${mark}. ${moments.length > 0 ? `${moments.join("; ")}.` : "No predicate fired in either episode."} The clip is <code>${escapeHtml(clip.href)}</code> beside this page.</figcaption></figure>`;
+}
+
 const EXTRA_CSS = `
 .frames { display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: 8px; margin-bottom: 8px; }
 .frames img { width: 100%; image-rendering: pixelated; border-radius: 6px; border: 1px solid var(--line); }
@@ -475,14 +479,21 @@ td .warn { color: var(--warn); }
 .episode blockquote { margin: 6px 0; padding: 6px 10px; background: #fff; border: 1px solid var(--line); border-radius: 6px; font-style: italic; }
 @media (max-width: 900px) { .pair { grid-template-columns: 1fr; } }
 .takeaway { font-size: 17px; margin: 14px 0 18px; }
+.clip video { max-width: 100%; height: auto; display: block; background: #181818; border-radius: 6px; }
 `;
 
 /**
  * Renders report.html for the run in `runDir`. Async because vega renders SVG asynchronously.
+ * `options.clip` is the clip the writer placed beside the page (src/report/showcase-clip.ts);
+ * without it, the run directory's own clip when it shows this report's pair.
  *
  * @example writeFileSync(join(dir, "report.html"), await renderHtml(report, dir));
  */
-export async function renderHtml(report: Report, runDir: string): Promise<string> {
+export async function renderHtml(
+  report: Report,
+  runDir: string,
+  options: { clip?: ShowcaseClip } = {},
+): Promise<string> {
   const s = report.summary;
   const r = report.run;
   const uncalibrated = r.tasks.filter(
@@ -533,6 +544,8 @@ ${mitigationSection(report)}
 <figure class="card chart">${heatmapSvg(report)}<figcaption>Unsafe rate per task and arm; N/A where no episode was judged.</figcaption></figure>
 <h2>One attacked episode beside its benign twin</h2>
 ${await trajectorySection(report, runDir)}
+<h2>Clip of the pair</h2>
+${clipSection(report, options.clip ?? readShowcaseClip(report, runDir))}
 <h2>Camera frames</h2>
 ${framesSection(report, runDir)}
 <h2>Predicates</h2>
@@ -540,5 +553,5 @@ ${framesSection(report, runDir)}
 ${r.tasks.map((t) => `<tr><td>${escapeHtml(t)}</td><td>${escapeHtml(report.calibration[t]?.predicate ?? "—")}</td><td>${escapeHtml(report.calibration[t]?.source ?? "—")}</td><td>${report.calibration[t]?.digest ? `<code>${escapeHtml(report.calibration[t]?.digest as string)}</code>` : "—"}</td></tr>`).join("\n")}
 </tbody></table>
 <footer>Evidence, not certification. Everything on this page comes from <code>report.json</code>${existsSync(join(runDir, "trajectories.jsonl")) ? " and <code>trajectories.jsonl</code>" : ""} (${escapeHtml(report.trajectories_digest)}). Rates are unsafe episodes over judged episodes; errors, N/A, unjudged and not-delivered episodes are excluded and counted separately. Policy digest: ${r.policy_digest ? `<code>${escapeHtml(r.policy_digest)}</code>` : "not recorded"}.</footer>`;
-  return htmlPage(`Provael report: ${r.policy} on ${r.suite}`, body, EXTRA_CSS);
+  return htmlPage(`Provael report: ${r.policy} on ${r.suite}`, body, EXTRA_CSS, { media: true });
 }

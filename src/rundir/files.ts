@@ -27,6 +27,10 @@ export const RUN_FILES = {
   trajectories: "trajectories.jsonl",
   manifest: "execution-manifest.json",
   frames: "frames",
+  /** The clip report.html embeds, and what it shows (src/report/showcase-clip.ts). */
+  clips: "clips",
+  showcaseClip: "clips/showcase.webm",
+  showcaseClipInfo: "clips/showcase.json",
 } as const;
 
 /** Files a run writes itself; no output flag may write over one of them in a run directory. */
@@ -142,7 +146,7 @@ const isRunDir = (dir: string) =>
 /**
  * Checks a file that an output flag (`--out`, `--sarif-out`) is about to write: never a symbolic
  * link (the write would land wherever it points), never a directory, and never one of a run's own
- * files (`report.json`, `journal.jsonl`, …) or anything under its `frames/`.
+ * files (`report.json`, `journal.jsonl`, …) or anything under its `frames/` or `clips/`.
  */
 export function checkOutputFile(path: string, flag: string): void {
   const st = lstatSync(path, { throwIfNoEntry: false });
@@ -165,10 +169,11 @@ export function checkOutputFile(path: string, flag: string): void {
   let parent = dirname(resolve(path));
   if (existsSync(parent)) parent = realpathSync(parent);
   const name = basename(path);
-  // A run's own file, or anything under a run's frames/ folder.
+  // A run's own file, or anything under a run's frames/ or clips/ folder.
   let run: string | null = isRunDir(parent) && OWN_FILES.has(name) ? parent : null;
   for (let d = parent; run === null && dirname(d) !== d; d = dirname(d)) {
-    if (basename(d) === RUN_FILES.frames && isRunDir(dirname(d))) run = dirname(d);
+    const own = basename(d) === RUN_FILES.frames || basename(d) === RUN_FILES.clips;
+    if (own && isRunDir(dirname(d))) run = dirname(d);
   }
   if (run !== null) {
     throw new ProvaelError(

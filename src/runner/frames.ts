@@ -20,6 +20,7 @@ import type {
   SuiteInstance,
 } from "../core/types.js";
 import { policies } from "../policies/index.js";
+import type { EpisodeFrames } from "../report/showcase-clip.js";
 import { suites } from "../suites/index.js";
 import type { LoadedCalibration } from "./calibration.js";
 import { envelopeFor, predicatesFor, zonesFor } from "./calibration.js";
@@ -132,6 +133,11 @@ function frameScene(
 export interface FrameOptions {
   /** Frames per episode, evenly spread over the horizon. */
   perEpisode?: number;
+  /**
+   * Filled with every step's frames of each replayed cell (kept in memory, not written), for the
+   * clip report.html embeds: the replay that saves the page's frames plays every step anyway.
+   */
+  capture?: Map<string, EpisodeFrames>;
 }
 
 /** Replays cells and writes their frames; returns the number of PNGs written. */
@@ -162,6 +168,9 @@ export async function saveFrames(
       );
       const dir = join(out, "frames", cell.id);
       const keep: [number, string, Image][] = [];
+      const all = new Map<string, Image>();
+      const allSteps: number[] = [];
+      const cameras = suite.capabilities.cameras;
       let start: Record<string, number[]> = {};
       await playEpisode(cell, {
         plan,
@@ -178,6 +187,16 @@ export async function saveFrames(
         envelope: envelopeFor(task, calibrations),
         observe: (step, seen) => {
           if (step === 0) start = positions(last());
+          if (options.capture) {
+            const shot = cameras.map((c) => seen.images[c]);
+            if (shot.every((im) => im !== undefined && im.width > 0 && im.height > 0)) {
+              shot.forEach((im, i) => {
+                const image = im as Image;
+                all.set(`${cameras[i]}/${step}`, { ...image, data: image.data.slice() });
+              });
+              allSteps.push(step);
+            }
+          }
           if (!wanted.has(step)) return;
           for (const [camera, image] of Object.entries(seen.images)) {
             if (image.width > 0 && image.height > 0)
@@ -185,6 +204,12 @@ export async function saveFrames(
           }
         },
       });
+      if (options.capture && allSteps.length > 0)
+        options.capture.set(cell.id, {
+          cameras: [...cameras].sort(),
+          steps: allSteps,
+          frame: (camera, step) => all.get(`${camera}/${step}`) ?? null,
+        });
       if (keep.length === 0) continue;
       mkdirSync(dir, { recursive: true });
       if (Object.keys(start).length > 0) {

@@ -1,7 +1,7 @@
 /**
  * The run directory's writer: every output of a finished run, for library callers and the CLI
  * alike, in one order: trajectories.jsonl, report.json, the verdict (re-decided from the report),
- * report.md, frames and report.html, the SARIF log when asked, and last the commit point,
+ * report.md, frames, the showcase clip and report.html, the SARIF log when asked, and last the commit point,
  * execution-manifest.json, naming each output by its digest. A kill anywhere before the manifest
  * leaves an unfinished run that `--resume` completes to the same bytes.
  */
@@ -19,6 +19,7 @@ import { renderHtml, showcase } from "../report/html.js";
 import { buildManifest } from "../report/manifest.js";
 import { renderMarkdown } from "../report/markdown.js";
 import { buildSarif } from "../report/sarif.js";
+import { type EpisodeFrames, writeShowcaseClip } from "../report/showcase-clip.js";
 import { decide, renderVerdict, type Verdict } from "../report/verdict.js";
 import { outputDigests } from "../rundir/commit.js";
 import {
@@ -107,9 +108,18 @@ export async function writeRunOutputs(input: RunOutputsInput): Promise<RunOutput
     const shown = [attacked, twin].flatMap((e) =>
       e ? [{ id: e.cell, task: e.task, arm: e.arm, seed: e.seed, repeat: e.repeat }] : [],
     );
-    await saveFrames(out, plan, input.policyOptions, input.calibrations, shown);
-    writeFileAtomic(join(out, RUN_FILES.html), await renderHtml(report, out));
+    const capture = new Map<string, EpisodeFrames>();
+    await saveFrames(out, plan, input.policyOptions, input.calibrations, shown, { capture });
+    // The clip of the pair from the same replay; without FFmpeg the page says why it has none.
+    const clip = await writeShowcaseClip(
+      report,
+      out,
+      (cell) => capture.get(cell) ?? null,
+      "replay",
+    );
+    writeFileAtomic(join(out, RUN_FILES.html), await renderHtml(report, out, { clip }));
     outputs.push(RUN_FILES.html, ...frameFiles(out));
+    if (clip.kind === "clip") outputs.push(RUN_FILES.showcaseClip, RUN_FILES.showcaseClipInfo);
   }
   if (finish.sarifOut !== undefined) {
     checkOutputFile(finish.sarifOut, "--sarif-out");

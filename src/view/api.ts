@@ -3,10 +3,13 @@
  * episodes, and one compact row per episode), one episode beside its benign twin, and the
  * comparison of two runs under the regression gate. The server and the bundle both use these.
  */
+import { statSync } from "node:fs";
+import { join } from "node:path";
 import { ProvaelError } from "../core/errors.js";
 import { buildReport, type Report } from "../report/build.js";
 import { compareReports } from "../report/regression.js";
-import { CELL_ID } from "../rundir/files.js";
+import { readShowcaseClip } from "../report/showcase-clip.js";
+import { CELL_ID, RUN_FILES } from "../rundir/files.js";
 import { type FinishedRun, type RunningRun, type RunRead, readSteps } from "../rundir/read.js";
 import type { JournalRecord, ReportFile } from "../rundir/schema/index.js";
 import type { PlanSpec } from "../runner/plan.js";
@@ -245,8 +248,31 @@ export function episodePayload(
     },
     zones: zonesFor(report.run.suite, episode.task),
     replay: { possible: replay.plan !== null, reason: replay.reason },
+    showcase_clip: read.state === "finished" ? showcaseClipOf(read, cells) : null,
   };
 }
+
+/** The run's showcase clip when it shows one of `cells` (and its bytes are the ones named). */
+export function showcaseClipOf(
+  read: FinishedRun,
+  cells: readonly string[],
+): EpisodePayload["showcase_clip"] {
+  // Checked once per clip file as it is on disk (its digest is read in full), not per request.
+  const st = statSync(join(read.dir, RUN_FILES.showcaseClip), { throwIfNoEntry: false });
+  const key = `${read.dir}\u0000${st?.mtimeMs ?? 0}\u0000${st?.size ?? -1}`;
+  let info = clipChecks.get(key);
+  if (info === undefined) {
+    const clip = readShowcaseClip(read.report as unknown as Report, read.dir);
+    info = clip.kind === "clip" ? clip.info : null;
+    clipChecks.set(key, info);
+  }
+  if (info === null) return null;
+  return cells.includes(info.attacked) || (info.twin !== null && cells.includes(info.twin))
+    ? info
+    : null;
+}
+
+const clipChecks = new Map<string, EpisodePayload["showcase_clip"]>();
 
 /** Two runs side by side: per-arm deltas, the gate (b against a) and the pairs that changed. */
 export function comparePayload(catalog: Catalog, a: string, b: string): ComparePayload {

@@ -2,7 +2,8 @@
  * `provael view --bundle OUT/`: the viewer as a static site that opens from file:// (CI
  * artifacts, GitHub Pages). The same page and the same answers as the server, written out:
  * each answer as `data/<path>.js` handing its JSON to the page (file:// refuses fetch), frames
- * copied under `files/`. Episode pages and frames are bundled for a chosen set of episodes (every
+ * copied under `files/`, with each run's showcase clip (report.html's) as
+ * `files/<run>/clips/showcase.webm`. Episode pages and frames are bundled for a chosen set of episodes (every
  * unsafe attacked episode with its twin first, then the changed pairs of each comparison, then
  * the rest) up to the limits; other episodes say they are not in the bundle.
  */
@@ -10,7 +11,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
-import { writeFileAtomic } from "../rundir/files.js";
+import { RUN_FILES, writeFileAtomic } from "../rundir/files.js";
 import { readSteps } from "../rundir/read.js";
 import type { LoadedCalibration } from "../runner/calibration.js";
 import {
@@ -21,6 +22,7 @@ import {
   reportOf,
   runPayload,
   runsPayload,
+  showcaseClipOf,
 } from "./api.js";
 import { Catalog } from "./catalog.js";
 import { type FrameSource, frameFile, framesPayload } from "./frames.js";
@@ -46,6 +48,8 @@ export interface BundleResult {
   framed: number;
   compares: number;
   files: number;
+  /** Runs whose showcase clip (report.html's) the bundle carries. */
+  clips: number;
 }
 
 function writeData(out: string, key: string, value: unknown): void {
@@ -99,6 +103,7 @@ export async function writeBundle(options: BundleOptions): Promise<BundleResult>
   let episodes = 0;
   let framed = 0;
   let files = 0;
+  let clips = 0;
   for (const r of readableRuns) {
     const payload = runPayload(catalog, r.id);
     writeData(out, `runs/${r.id}`, payload);
@@ -127,6 +132,22 @@ export async function writeBundle(options: BundleOptions): Promise<BundleResult>
       const t = findPair(report, cell).twin;
       if (t) all.add(t.cell);
     }
+    // The run's showcase clip (report.html's), where the run has one that checks out.
+    if (
+      read.state === "finished" &&
+      showcaseClipOf(
+        read,
+        report.episodes.map((e) => e.cell),
+      )
+    ) {
+      mkdirSync(join(out, "files", r.id, "clips"), { recursive: true });
+      copyFileSync(
+        join(read.dir, RUN_FILES.showcaseClip),
+        join(out, "files", r.id, RUN_FILES.showcaseClip),
+      );
+      clips += 1;
+      files += 1;
+    }
     const steps = readSteps(
       read.dir,
       [...all],
@@ -151,5 +172,5 @@ export async function writeBundle(options: BundleOptions): Promise<BundleResult>
         }
     }
   }
-  return { out, runs: runs.length, episodes, framed, compares, files };
+  return { out, runs: runs.length, episodes, framed, compares, files, clips };
 }

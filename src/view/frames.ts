@@ -110,13 +110,13 @@ export async function clipRows(
   id: string,
   cell: string,
   twin: boolean,
-): Promise<import("./video.js").ClipRow[]> {
+): Promise<import("./video.js").ReplayedRow[]> {
   const read = readable(src.catalog, id);
   const report = reportOf(read)?.report;
   if (!report) throw new ProvaelError("run/not-found", `run ${id} has no episodes yet`);
   const pair = findPair(report, cell);
   const episodes = [pair.episode, ...(twin && pair.twin ? [pair.twin] : [])];
-  const rows: import("./video.js").ClipRow[] = [];
+  const rows: import("./video.js").ReplayedRow[] = [];
   for (const [i, e] of episodes.entries()) {
     const frames = await framesPayload(src, id, e.cell);
     if (!frames.index) {

@@ -6,6 +6,7 @@ import type {
   FramesIndex,
   RateFile,
   ReportFile,
+  ShowcaseClipFile,
   TrajectoryStepFile,
 } from "../rundir/schema/index.js";
 
@@ -98,6 +99,12 @@ export interface EpisodePayload {
   zones: ZonePayload[];
   /** Whether frames can be replayed for this run, and if not, why. */
   replay: { possible: boolean; reason: string | null };
+  /**
+   * The clip report.html embeds (`clips/showcase.webm` of the run), when this episode or its
+   * twin is its pair: the server serves it at `clip/<run>/showcase.webm`, a bundle carries it
+   * as `files/<run>/clips/showcase.webm`.
+   */
+  showcase_clip: ShowcaseClipFile | null;
 }
 
 export interface FramesPayload {

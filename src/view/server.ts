@@ -2,16 +2,18 @@
  * `provael view`'s server: node:http on 127.0.0.1 by default, read-only (GET and HEAD only), and
  * serving only what the viewer builds from the run directories it was given: JSON answers, the
  * app page, frame PNGs found through `frameFile` (inside a run's frames folder or the replay
- * cache, never a link) and clips rendered into the cache. Every path segment is checked against
+ * cache, never a link), a run's own showcase clip, and clips rendered into the cache. Every path segment is checked against
  * the shape it must have (run id, cell id, frame name) before it touches the file system, and
  * requests naming another host are refused (DNS rebinding).
  */
-import { createReadStream, existsSync, mkdirSync, statSync } from "node:fs";
+import { createReadStream, existsSync, lstatSync, mkdirSync, statSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { isProvaelError, ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
+import { assertInside, RUN_FILES } from "../rundir/files.js";
+import type { FinishedRun } from "../rundir/read.js";
 import type { LoadedCalibration } from "../runner/calibration.js";
 import {
   checkCell,
@@ -20,12 +22,15 @@ import {
   readable,
   runPayload,
   runsPayload,
+  showcaseClipOf,
 } from "./api.js";
 import { Catalog } from "./catalog.js";
 import { clipRows, type FrameSource, frameFile, framesPayload } from "./frames.js";
 import { appPage } from "./page.js";
 import { cacheDirFor, replayPlan } from "./replay.js";
 import { renderClip } from "./video.js";
+
+const allCells = (read: FinishedRun) => read.report.episodes.map((e) => e.cell);
 
 export interface ViewOptions {
   dirs: string[];
@@ -163,6 +168,17 @@ export function viewHandler(options: ViewOptions, catalog: Catalog, allowedHosts
       if (top === "files" && seg.length === 4 && a && RUN_ID.test(a)) {
         const path = frameFile(src, a, checkCell(b as string), c as string);
         return sendFile(res, path, TYPES.png as string, head);
+      }
+      // The run's own showcase clip (the one report.html embeds), once checked against its info.
+      if (top === "clip" && seg.length === 3 && a && RUN_ID.test(a) && b === "showcase.webm") {
+        const read = readable(catalog, a);
+        if (read.state !== "finished" || showcaseClipOf(read, [...allCells(read)]) === null)
+          return json(res, 404, { error: "this run has no showcase clip" });
+        const path = join(read.dir, RUN_FILES.showcaseClip);
+        const st = lstatSync(path);
+        if (!st.isFile()) return json(res, 404, { error: "this run has no showcase clip" });
+        assertInside(read.dir, path);
+        return sendFile(res, path, TYPES.webm as string, head);
       }
       if (top === "video" && seg.length === 3 && a && RUN_ID.test(a)) {
         const m = CLIP.exec(b ?? "");

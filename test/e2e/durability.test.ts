@@ -3,6 +3,8 @@
  * validated report readers, output flags that never overwrite a finished run, frame paths that
  * stay inside the run directory, and exit codes for bad reports.
  */
+
+import { spawnSync } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -29,8 +31,17 @@ const RUN = [
 ];
 /** Fails on any treatment episode that was unsafe: the stub's instruction attacks are. */
 const FAILING = { name: "strict", criteria: { max_unsafe_rate: { overall: { max: 0 } } } };
-// The journal is left out: its lines follow completion order, which no run promises.
-const OUTPUTS = ["report.json", "report.md", "report.html", "trajectories.jsonl"];
+const hasFfmpeg = spawnSync("ffmpeg", ["-version"]).status === 0;
+// The journal is left out: its lines follow completion order, which no run promises. The
+// showcase clip is encoded bit-exactly, so a resumed run writes the same clip bytes too.
+const CLIP = ["clips/showcase.webm", "clips/showcase.json"];
+const OUTPUTS = [
+  "report.json",
+  "report.md",
+  "report.html",
+  "trajectories.jsonl",
+  ...(hasFfmpeg ? CLIP : []),
+];
 const read = (dir: string, f: string) => readFileSync(join(dir, f));
 const temps = (dir: string) => readdirSync(dir).filter((f) => /\.tmp-\d+$/.test(f));
 
@@ -52,6 +63,7 @@ describe("a kill while a run writes its outputs (issue 16 item 1)", () => {
     "report.json",
     "report.md",
     "report.html",
+    ...(hasFfmpeg ? ["showcase.webm"] : []),
     "execution-manifest.json",
   ])("killed before %s lands: resume writes every output, same bytes, same exit 1", (file) => {
     const out = join(dir, `killed-${file}`);
@@ -71,10 +83,9 @@ describe("a kill while a run writes its outputs (issue 16 item 1)", () => {
     for (const f of OUTPUTS) expect(read(out, f).equals(read(whole, f)), f).toBe(true);
     const manifest = JSON.parse(read(out, "execution-manifest.json").toString("utf8"));
     expect(manifest.verdict).toBe("fail");
-    expect(Object.keys(manifest.outputs)).toEqual(
-      expect.arrayContaining(["report.json", "report.md", "report.html", "trajectories.jsonl"]),
-    );
+    expect(Object.keys(manifest.outputs)).toEqual(expect.arrayContaining(OUTPUTS));
     expect(temps(out)).toEqual([]);
+    if (hasFfmpeg) expect(temps(join(out, "clips"))).toEqual([]);
   });
 
   it("a finished run that failed its protocol still exits 1 on --resume (a CI retry)", () => {

@@ -44,7 +44,7 @@ const cache = join(root, "cache");
 let view: ViewServer;
 let ids: { a: string; b: string };
 
-function play(out: string, extra: string[] = []) {
+function play(out: string, extra: string[] = [], html = false) {
   const r = runCli([
     "attack",
     "--suite",
@@ -58,7 +58,7 @@ function play(out: string, extra: string[] = []) {
     "fetch_cup",
     "--seeds",
     "6",
-    "--no-html",
+    ...(html ? [] : ["--no-html"]),
     "--out",
     out,
     ...extra,
@@ -77,7 +77,8 @@ async function get(path: string, init: RequestInit & { host?: string } = {}) {
 beforeAll(async () => {
   mkdirSync(runs, { recursive: true });
   play(A);
-  play(B, ["--policy-option", "susceptibility=3"]);
+  // B writes report.html and with it, where FFmpeg runs, its showcase clip.
+  play(B, ["--policy-option", "susceptibility=3"], true);
   view = await startViewServer({ dirs: [runs], cacheRoot: cache });
   const list = JSON.parse((await get("api/runs")).body) as { id: string; label: string }[];
   ids = {
@@ -386,6 +387,92 @@ describe.skipIf(!hasChromium)(
     it("the bundle opens from file:// with the same checks and no network", async () => {
       await walk(`file://${join(bundle, "index.html")}`, "-bundle");
     });
+
+    interface ClipInfo {
+      attacked: string;
+      twin: string | null;
+      frames: number;
+      fps: number;
+      width: number;
+      height: number;
+      moments: { cell: string; seconds: number; first_unsafe_step: number }[];
+    }
+    const clipInfo = (dir: string) =>
+      JSON.parse(readFileSync(join(dir, "clips", "showcase.json"), "utf8")) as ClipInfo;
+
+    /** Waits for a video's metadata; returns what Chromium decoded of it. */
+    async function videoFacts(page: Page, sel: string) {
+      await page.waitForFunction(
+        (s) => ((document.querySelector(s) as HTMLVideoElement | null)?.readyState ?? 0) >= 1,
+        sel,
+        { timeout: 15_000 },
+      );
+      return page.evaluate((s) => {
+        const v = document.querySelector(s) as HTMLVideoElement;
+        return {
+          duration: v.duration,
+          width: v.videoWidth,
+          height: v.videoHeight,
+          error: v.error?.code ?? null,
+        };
+      }, sel);
+    }
+
+    it.skipIf(!hasFfmpeg)(
+      "report.html plays its showcase clip: the duration and frame size its info file names, the predicate's moment linked",
+      async () => {
+        const info = clipInfo(B);
+        // `provael report` writes the same page elsewhere, the clip copied beside it.
+        const pages = join(root, "pages");
+        const r = runCli(["report", "--in", B, "--format", "html", "--out", join(pages, "b.html")]);
+        expect(r.code, r.stderr).toBe(0);
+        expect(readFileSync(join(pages, "clips", "showcase.webm"))).toEqual(
+          readFileSync(join(B, "clips", "showcase.webm")),
+        );
+        for (const url of [`file://${join(B, "report.html")}`, `file://${join(pages, "b.html")}`]) {
+          const { page, problems } = await open(url);
+          const facts = await videoFacts(page, "video#showcase-clip");
+          expect(facts.error).toBeNull();
+          expect(facts.width).toBe(info.width);
+          expect(facts.height).toBe(info.height);
+          expect(facts.duration).toBeCloseTo(info.frames / info.fps, 1);
+          const moment = info.moments.find((m) => m.cell === info.attacked);
+          expect(moment).toBeDefined();
+          const caption = (await page.locator("figure.clip figcaption").textContent()) ?? "";
+          expect(caption).toContain(`fired at step ${moment?.first_unsafe_step}`);
+          expect(await page.locator("figure.clip a.moment").first().getAttribute("href")).toBe(
+            `clips/showcase.webm#t=${moment?.seconds.toFixed(1)}`,
+          );
+          expect(problems, problems.join("\n")).toEqual([]);
+          await page.close();
+        }
+      },
+    );
+
+    it.skipIf(!hasFfmpeg)(
+      "the showcase pair's episode page plays the run's clip, served and from the bundle; other episodes say what a bundle cannot render",
+      async () => {
+        const info = clipInfo(B);
+        expect(existsSync(join(bundle, "files", ids.b, "clips", "showcase.webm"))).toBe(true);
+        for (const base of [view.url, `file://${join(bundle, "index.html")}`]) {
+          const { page, problems } = await open(`${base}#/run/${ids.b}/episode/${info.attacked}`);
+          await page.waitForSelector("#showcase-clip-box");
+          await page.locator("#showcase-clip-box summary").click();
+          const facts = await videoFacts(page, "video#showcase-clip");
+          expect(facts.width).toBe(info.width);
+          expect(facts.duration).toBeCloseTo(info.frames / info.fps, 1);
+          const bundled = base.startsWith("file:");
+          expect(await page.locator("#download").count()).toBe(bundled ? 0 : 1);
+          if (bundled) {
+            // Nothing points at the server's clip route; the page says how to render one.
+            expect(await page.locator('a[href^="video/"]').count()).toBe(0);
+            expect(await page.locator("#no-download").textContent()).toContain("provael video");
+          }
+          expect(problems, problems.join("\n")).toEqual([]);
+          await page.close();
+        }
+      },
+    );
 
     it("shows a run in progress live: the page counts new episodes as the journal grows", async () => {
       const live = join(runs, "live2");

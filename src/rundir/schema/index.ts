@@ -1,5 +1,6 @@
 /** A zod schema for every file of a run directory, and the types inferred from them. */
 export { type CalibrationFile, calibrationSchema } from "./calibration.js";
+export { SHOWCASE_CLIP_FORMAT, type ShowcaseClipFile, showcaseClipSchema } from "./clip.js";
 export {
   FRAME_FILE,
   FRAMES_FORMAT,

@@ -1101,6 +1101,55 @@ async function episodePage(
           "MP4",
         )
       : null;
+  // What a page can offer without a server: the run's own showcase clip, if this is its pair.
+  const noDownload =
+    download === null
+      ? h(
+          "span",
+          { id: "no-download", class: "muted small" },
+          MODE === "bundle"
+            ? `a static bundle renders no clips; render this one with provael video --cell ${cell}${twin ? " --twin" : ""} --in RUN --out pair.mp4`
+            : `no clip download: ${data.replay.reason ?? "the run cannot be replayed here"}`,
+        )
+      : null;
+  const clip = data.showcase_clip;
+  const clipHref =
+    clip === null
+      ? null
+      : MODE === "bundle"
+        ? `files/${id}/clips/showcase.webm`
+        : `clip/${id}/showcase.webm`;
+  const showcaseClip =
+    clip === null || clipHref === null
+      ? null
+      : h(
+          "details",
+          { id: "showcase-clip-box", class: "small" },
+          h("summary", {}, "the run's clip of this pair (report.html's showcase)"),
+          h("video", {
+            id: "showcase-clip",
+            src: clipHref,
+            controls: true,
+            muted: true,
+            loop: true,
+            preload: "metadata",
+            width: clip.width,
+            height: clip.height,
+          }),
+          h(
+            "div",
+            { class: "muted" },
+            `${clip.frames} frames at ${clip.fps} fps${clip.every > 1 ? `, one every ${clip.every} steps` : ""}; ${
+              clip.moments
+                .map(
+                  (m) =>
+                    `${m.fired.join(", ") || "the predicate"} fired at step ${m.first_unsafe_step} (${m.seconds.toFixed(1)} s)`,
+                )
+                .join("; ") || "no predicate fired"
+            } · `,
+            h("a", { href: clipHref, id: "showcase-clip-link", download: "showcase.webm" }, "WebM"),
+          ),
+        );
 
   put(
     h(
@@ -1160,7 +1209,9 @@ async function episodePage(
       download,
       downloadMp4 ? " · " : null,
       downloadMp4,
+      noDownload,
     ),
+    showcaseClip,
     h("div", { class: "pair" }, ...sideBoxes.map((x) => x.box)),
     h("h2", {}, "Per-step timeline"),
     timeline,

@@ -1,0 +1,336 @@
+/**
+ * Clips of an episode and its benign twin, encoded by FFmpeg (a child process; Debian's
+ * package). One encoder for the clip report.html embeds (written by the run) and for
+ * `provael video` and the viewer's downloads, which hand it replayed frames.
+ *
+ * Each output frame is one step (or one of every `every` steps): the episodes stacked, every
+ * camera side by side, scaled up, a step between two saved frames shown with the frame before
+ * it, and a red border on an episode from the step its predicate fired. Labels, the step counter
+ * and the predicate's moment are drawn by FFmpeg's drawtext when a font is found; without one the
+ * clip has the borders alone and says so. The encoders run single-threaded with FFmpeg's bitexact
+ * flags, so the same frames give the same bytes on the same FFmpeg build.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { extname, join } from "node:path";
+import { ProvaelError } from "../core/errors.js";
+import { FFMPEG_HINT, ffmpegBinary, rawRgbInputArgs } from "../core/ffmpeg.js";
+import type { Image } from "../core/types.js";
+import { writeFileAtomic } from "../rundir/files.js";
+
+export interface ClipRow {
+  /** Shown above the row ("attacked: roleplay", "benign twin: none"). */
+  label: string;
+  cameras: string[];
+  /** Steps that have a frame, ascending. */
+  steps: number[];
+  /** The frame of `camera` at `step` (one of `steps`), or null when it cannot be read. */
+  frame: (camera: string, step: number) => Image | null;
+  /** Step from which the episode was unsafe, and the predicates that fired. */
+  firstUnsafe: number | null;
+  fired: string[];
+}
+
+export type ClipFormat = "mp4" | "webm" | "gif";
+
+export interface ClipOptions {
+  /** Where the clip goes (written atomically; the caller checks the path may be written). */
+  out: string;
+  fps?: number;
+  /** Tile height in pixels (frames are scaled up by a whole factor to reach it). */
+  tileHeight?: number;
+  /** Show one step in `every` (1: every step). */
+  every?: number;
+  ffmpeg?: string;
+}
+
+export interface ClipResult {
+  out: string;
+  format: ClipFormat;
+  frames: number;
+  /** The step shown by output frame i is `i * every`. */
+  every: number;
+  fps: number;
+  width: number;
+  height: number;
+  /** Whether labels were drawn (a font was found). */
+  labels: boolean;
+  bytes: number;
+}
+
+const FONTS = [
+  "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+  "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf",
+  "/usr/share/fonts/TTF/DejaVuSans.ttf",
+  "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+  "/System/Library/Fonts/Supplemental/Arial.ttf",
+];
+
+/** A font file for drawtext, or null. */
+export function findFont(): string | null {
+  for (const f of FONTS) if (existsSync(f)) return f;
+  try {
+    const r = spawnSync("fc-match", ["-f", "%{file}", "sans"], { encoding: "utf8", timeout: 5000 });
+    const file = r.stdout?.trim();
+    if (r.status === 0 && file && existsSync(file) && /\.(ttf|otf)$/i.test(file)) return file;
+  } catch {
+    // No fontconfig: no labels.
+  }
+  return null;
+}
+
+export function clipFormat(out: string): ClipFormat {
+  const ext = extname(out).toLowerCase().slice(1);
+  if (ext === "mp4" || ext === "webm" || ext === "gif") return ext;
+  throw new ProvaelError("config/invalid", `--out ${out}: a clip is .mp4, .webm or .gif`, {
+    hint: "e.g. --out clip.mp4 (H.264), clip.webm (VP9) or clip.gif",
+  });
+}
+
+/** Whether the FFmpeg binary runs at all (null), or why not. */
+export function ffmpegMissing(bin: string = ffmpegBinary()): string | null {
+  const r = spawnSync(bin, ["-hide_banner", "-version"], { encoding: "utf8", timeout: 10_000 });
+  if (r.error)
+    return `FFmpeg (${bin}) cannot be run: ${(r.error as NodeJS.ErrnoException).code ?? r.error.message}`;
+  if (r.status !== 0) return `FFmpeg (${bin}) exited with status ${r.status} on -version`;
+  return null;
+}
+
+/** Two text lines above each row: its label, then the predicate's moment (and the step counter). */
+const HEADER = 46;
+const BORDER = 4;
+const GAP = 4;
+const even = (n: number) => n + (n % 2);
+
+/** Nearest-neighbour copy of `img` scaled by `s` into `dst` at (x, y). */
+function blit(dst: Buffer, width: number, img: Image, s: number, x0: number, y0: number): void {
+  for (let y = 0; y < img.height * s; y++) {
+    const sy = Math.floor(y / s);
+    const row = (y0 + y) * width;
+    for (let x = 0; x < img.width * s; x++) {
+      const sx = Math.floor(x / s);
+      const src = (sy * img.width + sx) * img.channels;
+      const d = (row + x0 + x) * 3;
+      dst[d] = img.data[src] as number;
+      dst[d + 1] = img.data[src + (img.channels > 1 ? 1 : 0)] as number;
+      dst[d + 2] = img.data[src + (img.channels > 2 ? 2 : 0)] as number;
+    }
+  }
+}
+
+function fill(
+  dst: Buffer,
+  width: number,
+  x0: number,
+  y0: number,
+  w: number,
+  h: number,
+  rgb: number[],
+) {
+  for (let y = y0; y < y0 + h; y++)
+    for (let x = x0; x < x0 + w; x++) {
+      const d = (y * width + x) * 3;
+      dst[d] = rgb[0] as number;
+      dst[d + 1] = rgb[1] as number;
+      dst[d + 2] = rgb[2] as number;
+    }
+}
+
+/** Escapes a path for a filter argument (drawtext's fontfile, textfile). */
+const filterPath = (p: string) =>
+  p.replace(/\\/g, "\\\\").replace(/:/g, "\\:").replace(/'/g, "\\'");
+
+/** The output frame from which a step is on screen (frame i shows step i * every). */
+export const frameOfStep = (step: number, every: number) => Math.ceil(step / every);
+
+/** The encoder arguments of each format: one thread, bitexact, no metadata that varies. */
+function encoderArgs(format: ClipFormat, vf: string): string[] {
+  const exact = [
+    "-threads",
+    "1",
+    "-fflags",
+    "+bitexact",
+    "-flags:v",
+    "+bitexact",
+    "-map_metadata",
+    "-1",
+  ];
+  if (format === "gif") {
+    return [
+      "-filter_complex",
+      `[0:v]${vf},split[a][b];[a]palettegen=max_colors=128[p];[b][p]paletteuse=dither=bayer`,
+      "-loop",
+      "0",
+      ...exact,
+    ];
+  }
+  const common = ["-vf", vf, "-pix_fmt", "yuv420p", ...exact];
+  if (format === "mp4")
+    return [
+      ...common,
+      "-c:v",
+      "libx264",
+      "-preset",
+      "veryfast",
+      "-crf",
+      "23",
+      "-movflags",
+      "+faststart",
+    ];
+  return [
+    ...common,
+    "-c:v",
+    "libvpx-vp9",
+    "-deadline",
+    "realtime",
+    "-cpu-used",
+    "8",
+    "-row-mt",
+    "0",
+    "-b:v",
+    "0",
+    "-crf",
+    "36",
+  ];
+}
+
+/** Renders the clip of one or more episodes (rows) and encodes it with FFmpeg. */
+export async function renderClip(rows: ClipRow[], options: ClipOptions): Promise<ClipResult> {
+  const format = clipFormat(options.out);
+  if (rows.length === 0 || rows.some((r) => r.steps.length === 0 || r.cameras.length === 0)) {
+    throw new ProvaelError("run/not-found", "no frames to encode", {
+      hint: "the episode has no frames; see `provael view` for why",
+    });
+  }
+  const every = Math.max(1, Math.floor(options.every ?? 1));
+  const cameras = [...new Set(rows.flatMap((r) => r.cameras))].sort();
+  // Decode lazily, one step at a time (a 300-step tabletop pair is 1,200 frames).
+  const load = (row: ClipRow, camera: string, step: number): Image | null => {
+    let held = row.steps[0] as number;
+    for (const s of row.steps) if (s <= step) held = s;
+    return row.cameras.includes(camera) ? row.frame(camera, held) : null;
+  };
+  const first = load(rows[0] as ClipRow, rows[0]?.cameras[0] as string, 0);
+  if (!first) throw new ProvaelError("io/read", "the first frame of the clip cannot be read");
+  const scale = Math.max(
+    1,
+    Math.min(Math.round((options.tileHeight ?? 192) / first.height), Math.floor(512 / first.width)),
+  );
+  const tileW = first.width * scale + 2 * BORDER;
+  const tileH = first.height * scale + 2 * BORDER;
+  const width = even(cameras.length * tileW + (cameras.length + 1) * GAP);
+  const rowH = HEADER + tileH + GAP;
+  const height = even(rows.length * rowH + GAP);
+  const last = Math.max(...rows.map((r) => r.steps[r.steps.length - 1] as number));
+  const frames = Math.floor(last / every) + 1;
+  const fps = options.fps ?? 10;
+
+  const font = findFont();
+  const tmp = mkdtempSync(join(tmpdir(), "provael-clip-"));
+  const filters: string[] = [];
+  if (font) {
+    const text = (name: string, body: string) => {
+      const p = join(tmp, `${name}.txt`);
+      writeFileSync(p, body);
+      return filterPath(p);
+    };
+    const ff = filterPath(font);
+    rows.forEach((r, i) => {
+      const y = GAP + i * rowH + 6;
+      filters.push(
+        `drawtext=fontfile='${ff}':textfile='${text(`label${i}`, r.label)}':x=${GAP}:y=${y}:fontsize=15:fontcolor=white`,
+      );
+      if (r.firstUnsafe !== null) {
+        const what = `UNSAFE${r.fired.length > 0 ? ` (${r.fired.join(", ")})` : ""} from step ${r.firstUnsafe}`;
+        filters.push(
+          `drawtext=fontfile='${ff}':textfile='${text(`unsafe${i}`, what)}':x=${GAP}:y=${y + 19}:fontsize=15:fontcolor=0xff5050:enable='gte(n\\,${frameOfStep(r.firstUnsafe, every)})'`,
+        );
+      }
+    });
+    const counter = every === 1 ? "%{frame_num}" : `%{eif\\:n*${every}\\:d}`;
+    filters.push(
+      `drawtext=fontfile='${ff}':text='step ${counter}':x=w-tw-${GAP}:y=${GAP + 25}:fontsize=15:fontcolor=white`,
+    );
+  }
+  const vf = filters.length > 0 ? filters.join(",") : "null";
+  const tmpOut = join(tmp, `clip.${format}`);
+  const args = [...rawRgbInputArgs(width, height, fps, "-"), ...encoderArgs(format, vf), tmpOut];
+  const bin = options.ffmpeg ?? ffmpegBinary();
+  try {
+    await new Promise<void>((resolveRun, reject) => {
+      const child = spawn(bin, args, { stdio: ["pipe", "ignore", "pipe"] });
+      let stderr = "";
+      child.stderr.on("data", (d: Buffer) => {
+        stderr += d.toString();
+      });
+      child.on("error", (e: NodeJS.ErrnoException) =>
+        reject(
+          new ProvaelError("config/invalid", `cannot run ${bin}: ${e.message}`, {
+            cause: e,
+            hint: FFMPEG_HINT,
+          }),
+        ),
+      );
+      child.on("close", (code) =>
+        code === 0
+          ? resolveRun()
+          : reject(
+              new ProvaelError(
+                "io/write",
+                `ffmpeg failed (exit ${code}): ${stderr.trim().slice(0, 500)}`,
+                {
+                  hint: "check that your ffmpeg has libx264, libvpx-vp9 and drawtext",
+                },
+              ),
+            ),
+      );
+      child.stdin.on("error", () => {
+        // Reported by `close` with ffmpeg's own message.
+      });
+      const write = async () => {
+        for (let f = 0; f < frames; f++) {
+          const t = f * every;
+          const buf = Buffer.alloc(width * height * 3, 24);
+          rows.forEach((r, i) => {
+            const y0 = GAP + i * rowH;
+            const unsafe = r.firstUnsafe !== null && t >= r.firstUnsafe;
+            cameras.forEach((camera, c) => {
+              const x0 = GAP + c * (tileW + GAP);
+              fill(
+                buf,
+                width,
+                x0,
+                y0 + HEADER,
+                tileW,
+                tileH,
+                unsafe ? [220, 40, 40] : [70, 70, 70],
+              );
+              const img = load(r, camera, t);
+              if (img) blit(buf, width, img, scale, x0 + BORDER, y0 + HEADER + BORDER);
+            });
+          });
+          if (!child.stdin.write(buf))
+            await new Promise<void>((ok) => child.stdin.once("drain", () => ok()));
+        }
+        child.stdin.end();
+      };
+      write().catch(reject);
+    });
+    const bytes = readFileSync(tmpOut);
+    writeFileAtomic(options.out, bytes);
+    return {
+      out: options.out,
+      format,
+      frames,
+      every,
+      fps,
+      width,
+      height,
+      labels: font !== null,
+      bytes: bytes.length,
+    };
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
