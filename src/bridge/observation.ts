@@ -5,6 +5,7 @@
  */
 import { sha256Stream } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
+import { lazyImages } from "../core/lazy-images.js";
 import type { Image, Observation, SimState } from "../core/types.js";
 import { NdArray, toFloat64, toUint8 } from "../policies/served/codec/ndarray.js";
 import {
@@ -13,6 +14,7 @@ import {
   type WireMap,
   type WireValue,
 } from "../policies/served/codec/tree.js";
+import { EncodedImage } from "../policies/served/codec/vla-eval.js";
 import { rotate180 } from "../policies/served/image.js";
 import { type BenchmarkProfile, policyCamera, profileState } from "./profile.js";
 
@@ -49,21 +51,32 @@ function flipImage(img: Image, flip: BenchmarkProfile["images"]["flip"]): Image 
   return { ...img, data: out };
 }
 
-/** One image from the decoded tree: an HWC uint8 array (PNG, JPEG and raw all decode to one). */
-function readImage(v: WireValue, key: string): Image {
+/** One image's shape from the decoded tree (HWC uint8; PNG, JPEG and raw all decode to one). */
+function imageShape(
+  v: WireValue,
+  key: string,
+): { width: number; height: number; channels: number } {
   if (!(v instanceof NdArray)) throw bad(`images.${key} is ${describe(v)}, not an image`);
-  const data = toUint8(v, `images.${key}`);
   const [h, w, c] = v.shape as [number, number, number];
   if (v.shape.length !== 3 || ![1, 3, 4].includes(c))
     throw bad(`images.${key} has shape [${v.shape.join(", ")}], not HWC with 1, 3 or 4 channels`);
-  return { width: w, height: h, channels: c, data };
+  return { width: w, height: h, channels: c };
+}
+
+/** One image's pixels (decoding a deferred PNG now). */
+function readImage(v: NdArray, key: string): Image {
+  return { ...imageShape(v, key), data: toUint8(v, `images.${key}`) };
 }
 
 export interface DecodedObservation {
-  /** What the policy sees before the arm acts (cameras under the policy's names). */
+  /**
+   * What the policy sees before the arm acts (cameras under the policy's names). Cameras are
+   * decoded when first read: one that arrived as PNG and that nobody reads (an arm that
+   * leaves the images alone, a vla-eval upstream) is forwarded as the benchmark's bytes.
+   */
   obs: Observation;
-  /** SHA-256 of the observation as decoded (images by key, then the state). */
-  digest: string;
+  /** SHA-256 of the observation as decoded (images by key, then the state); decodes the images. */
+  digest(): string;
 }
 
 /**
@@ -72,31 +85,55 @@ export interface DecodedObservation {
  * instruction. The extras key never reaches the policy.
  */
 export function readObservation(profile: BenchmarkProfile, payload: WireMap): DecodedObservation {
-  const h = sha256Stream();
-  const images: Record<string, Image> = {};
   const raw = payload.images;
   if (raw !== undefined && !isWireMap(raw)) throw bad(`'images' is ${describe(raw)}, not a map`);
+  // By the benchmark's key, in the profile's order (the digest's order).
+  const arrays = new Map<string, NdArray>();
+  const byCamera = new Map<string, string>();
+  const sources: Record<string, EncodedImage> = {};
   for (const key of profile.images.keys) {
     const v = raw?.[key];
     if (v === undefined) continue;
-    const img = readImage(v, key);
-    h.update(`m:${key}:${img.width}x${img.height}x${img.channels}\u0000`);
-    h.update(img.data);
-    images[policyCamera(profile, key)] = flipImage(img, profile.images.flip);
+    imageShape(v, key);
+    const a = v as NdArray;
+    const camera = policyCamera(profile, key);
+    arrays.set(key, a);
+    byCamera.set(camera, key);
+    // Bytes that are what the policy would see (no flip) can travel on undecoded.
+    if (a instanceof EncodedImage && profile.images.flip === "none") sources[camera] = a;
   }
+  const images = lazyImages(
+    [...byCamera.keys()],
+    (camera) => {
+      const key = byCamera.get(camera) as string;
+      return flipImage(readImage(arrays.get(key) as NdArray, key), profile.images.flip);
+    },
+    () => true,
+    sources,
+  );
   const stateValue = payload.states;
   const state = numbers(stateValue);
   if (stateValue !== undefined && state === null)
     throw bad(`'states' is ${describe(stateValue)}, not a numeric vector`);
   const f64 = Float64Array.from(state ?? []);
-  h.update("s:");
-  h.update(new Uint8Array(f64.buffer));
   const instruction = payload.task_description;
   if (instruction !== undefined && typeof instruction !== "string")
     throw bad(`'task_description' is ${describe(instruction)}, not a str`);
   return {
     obs: { images, state: Float32Array.from(f64), instruction: instruction ?? "" },
-    digest: h.digest(),
+    digest() {
+      const h = sha256Stream();
+      for (const [key, a] of arrays) {
+        // The pixels as they arrived (before any flip), read from the array itself so that the
+        // camera still counts as unread and can travel on as its bytes.
+        const img = readImage(a, key);
+        h.update(`m:${key}:${img.width}x${img.height}x${img.channels}\u0000`);
+        h.update(img.data);
+      }
+      h.update("s:");
+      h.update(new Uint8Array(f64.buffer));
+      return h.digest();
+    },
   };
 }
 

@@ -342,7 +342,8 @@ class Connection {
     try {
       if (!isBinary)
         throw new ProvaelError("policy/protocol", "text frames are not part of the protocol");
-      env = decodeEnvelope(bytes);
+      // Images stay encoded until something reads their pixels (observation.ts).
+      env = decodeEnvelope(bytes, undefined, { deferImages: true });
     } catch (e) {
       // An undecodable frame during an episode means an observation could not be forwarded.
       void this.serial(async () => {
@@ -527,7 +528,7 @@ class Connection {
     }
     const policy = this.policy as PolicyInstance;
     try {
-      const { obs, digest } = readObservation(this.b.o.profile, env.payload);
+      const { obs, digest: sceneDigest } = readObservation(this.b.o.profile, env.payload);
       const state = judgeState(this.b.o.profile, env.payload);
       const bridged = ep.record.bridge as NonNullable<EpisodeRecord["bridge"]>;
       if (ep.step === 0) {
@@ -542,6 +543,8 @@ class Connection {
             undefined,
             ep.defense,
           );
+        // The only decode an arm that leaves the cameras alone pays: the scene's first frame.
+        const digest = sceneDigest();
         ep.record.scene_digest = digest;
         bridged.image_codec = imageCodec(bytes);
         this.b.checkScene(ep, digest);

@@ -8,7 +8,7 @@ import { resolveParams } from "../attacks/params.js";
 import type { Clock } from "../core/clock.js";
 import { sha256, sha256Stream } from "../core/digest.js";
 import { asProvaelError, ProvaelError } from "../core/errors.js";
-import { isRendered } from "../core/lazy-images.js";
+import { forwardedSource, isRendered } from "../core/lazy-images.js";
 import { Rng } from "../core/rng.js";
 import type {
   Action,
@@ -206,7 +206,18 @@ function hashInputs(h: ReturnType<typeof sha256Stream>, obs: Observation): void 
   for (const c of obs.context ?? []) h.update(`c:${c}\u0000`);
   h.update(new Uint8Array(obs.state.buffer, obs.state.byteOffset, obs.state.byteLength));
   for (const name of Object.keys(obs.images).sort()) {
-    if (!isRendered(obs.images, name)) continue;
+    if (!isRendered(obs.images, name)) {
+      // Forwarded as the bytes it arrived in (a bridge that left the camera alone): the policy
+      // received those bytes, and they are hashed without decoding them.
+      const source = forwardedSource(obs.images, name);
+      if (source) {
+        h.update(
+          `e:${name}:${source.format}:${source.width}x${source.height}x${source.channels}\u0000`,
+        );
+        h.update(source.bytes);
+      }
+      continue;
+    }
     const img = obs.images[name];
     if (!img) continue;
     h.update(`m:${name}:${img.width}x${img.height}x${img.channels}\u0000`);

@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { ProvaelError } from "../../core/errors.js";
+import { forwardEncoded } from "../../core/lazy-images.js";
 import type { Action, EpisodeInfo, Image, Observation } from "../../core/types.js";
 import { describeIssues } from "../../core/zod-issues.js";
 import {
@@ -32,6 +33,7 @@ import {
   type WireValue,
   wireMap,
 } from "./codec/tree.js";
+import { EncodedImage } from "./codec/vla-eval.js";
 import { blank, fromChw, type ResizeMethod, toChw, transform } from "./image.js";
 
 export interface ImageSpec {
@@ -433,11 +435,28 @@ function imageArray(spec: ImageSpec, image: Image): NdArray {
     : uint8Array(im.data, [im.height, im.width, im.channels]);
 }
 
-/** The request map for one observation. */
-export function encodeObservation(layout: Layout, obs: Observation, tag?: EpisodeTag): WireMap {
+/**
+ * The request map for one observation. `passEncoded`: the server reads `__image__` PNG
+ * (vla-eval), so a camera that arrived encoded and whose pixels nobody read is sent as the bytes
+ * it came in as, when the layout sends it unchanged (native size, unrotated, HWC).
+ */
+export function encodeObservation(
+  layout: Layout,
+  obs: Observation,
+  tag?: EpisodeTag,
+  passEncoded = false,
+): WireMap {
   const out = wireMap();
   for (const [k, v] of Object.entries(layout.constants)) out[k] = v;
   for (const spec of layout.images) {
+    const source =
+      passEncoded && spec.size === null && !spec.rotate180 && spec.format === "HWC"
+        ? forwardEncoded(obs.images, spec.camera)
+        : undefined;
+    if (source instanceof EncodedImage) {
+      setPath(out, spec.key, source);
+      continue;
+    }
     const image = obs.images[spec.camera];
     if (image) setPath(out, spec.key, imageArray(spec, image));
     else if (spec.missing === "error") {

@@ -232,7 +232,8 @@ class VlaEvalInstance implements PolicyInstance {
     if (this.episode) this.episode.steps += 1;
     const queued = this.queue.shift();
     if (queued) return queued;
-    const payload = encodeObservation(this.layout, obs);
+    // A benchmark's PNG that the bridge left alone travels on as those bytes.
+    const payload = encodeObservation(this.layout, obs, undefined, true);
     const env = await withRetries(
       this.o,
       async () => {

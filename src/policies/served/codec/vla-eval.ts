@@ -81,15 +81,8 @@ export function pngDecodeCost(h: number, w: number, c: number): number {
   return (w * 8 + 1) * h + w * h * 4 + w * h * c;
 }
 
-/**
- * Decodes PNG bytes into HWC uint8 with `channels` channels, checking the declared size first
- * (and, given a budget, charging what decoding will allocate before inflating anything).
- */
-export function decodePng(
-  bytes: Uint8Array,
-  shape: readonly number[],
-  budget?: DecodeBudget,
-): Uint8Array {
+/** Checks a PNG's declared size against `shape` and charges what decoding it will allocate. */
+function checkPng(bytes: Uint8Array, shape: readonly number[], budget?: DecodeBudget): void {
   const [h, w, c] = shape;
   if (shape.length !== 3 || !h || !w || !c || ![1, 3, 4].includes(c))
     throw malformed(`image shape [${shape.join(", ")}] is not HWC with 1, 3 or 4 channels`);
@@ -102,11 +95,28 @@ export function decodePng(
   // without limit (a zlib bomb), and no upstream encoder writes them.
   if (header.interlaced) throw malformed("interlaced PNGs are not accepted");
   budget?.take(0, pngDecodeCost(h, w, c));
+}
+
+/** Decodes checked PNG bytes (checkPng) into HWC uint8 with shape[2] channels. */
+function inflatePng(bytes: Uint8Array, shape: readonly number[]): Uint8Array {
   try {
-    return decodeImagePng(bytes, c).data;
+    return decodeImagePng(bytes, shape[2]).data;
   } catch (e) {
     throw malformed(`undecodable PNG (${(e as Error).message})`);
   }
+}
+
+/**
+ * Decodes PNG bytes into HWC uint8 with `channels` channels, checking the declared size first
+ * (and, given a budget, charging what decoding will allocate before inflating anything).
+ */
+export function decodePng(
+  bytes: Uint8Array,
+  shape: readonly number[],
+  budget?: DecodeBudget,
+): Uint8Array {
+  checkPng(bytes, shape, budget);
+  return inflatePng(bytes, shape);
 }
 
 /**
@@ -115,6 +125,28 @@ export function decodePng(
  */
 export function jpegDecodeCost(h: number, w: number): number {
   return 3 * 2 * w * h + 3 * w * h;
+}
+
+/** Checks a JPEG's declared size against `shape` and charges what decoding it will allocate. */
+function checkJpeg(bytes: Uint8Array, shape: readonly number[], budget?: DecodeBudget): void {
+  const [h, w, c] = shape;
+  if (shape.length !== 3 || !h || !w || c !== 3)
+    throw malformed(`jpeg image shape [${shape.join(", ")}] is not HWC with 3 channels`);
+  if (h * w > MAX_PIXELS) throw malformed(`image of ${w}x${h} is larger than ${MAX_PIXELS} pixels`);
+  const header = jpegHeader(bytes);
+  if (!header) throw malformed("image data is not a JPEG");
+  if (header.width !== w || header.height !== h)
+    throw malformed(`JPEG is ${header.width}x${header.height}, the shape says ${w}x${h}`);
+  budget?.take(0, jpegDecodeCost(h, w));
+}
+
+/** Decodes checked JPEG bytes (checkJpeg) into HWC uint8 RGB. */
+function inflateJpeg(bytes: Uint8Array, shape: readonly number[]): Uint8Array {
+  try {
+    return decodeImageJpeg(bytes, (shape[0] as number) * (shape[1] as number)).data;
+  } catch (e) {
+    throw malformed(`undecodable JPEG (${(e as Error).message})`);
+  }
 }
 
 /**
@@ -126,19 +158,47 @@ export function decodeJpeg(
   shape: readonly number[],
   budget?: DecodeBudget,
 ): Uint8Array {
-  const [h, w, c] = shape;
-  if (shape.length !== 3 || !h || !w || c !== 3)
-    throw malformed(`jpeg image shape [${shape.join(", ")}] is not HWC with 3 channels`);
-  if (h * w > MAX_PIXELS) throw malformed(`image of ${w}x${h} is larger than ${MAX_PIXELS} pixels`);
-  const header = jpegHeader(bytes);
-  if (!header) throw malformed("image data is not a JPEG");
-  if (header.width !== w || header.height !== h)
-    throw malformed(`JPEG is ${header.width}x${header.height}, the shape says ${w}x${h}`);
-  budget?.take(0, jpegDecodeCost(h, w));
-  try {
-    return decodeImageJpeg(bytes, h * w).data;
-  } catch (e) {
-    throw malformed(`undecodable JPEG (${(e as Error).message})`);
+  checkJpeg(bytes, shape, budget);
+  return inflateJpeg(bytes, shape);
+}
+
+/**
+ * A PNG (or JPEG) `__image__` kept as its bytes (a bridge that forwards what the benchmark sent):
+ * an HWC uint8 array whose pixels are decoded on first read of `data`, and which encodes back as
+ * the same `__image__` bytes it came in as. Header and size are checked, and the decode charged,
+ * when the frame is read; only the inflating waits.
+ */
+export class EncodedImage extends NdArray {
+  declare readonly data: Uint8Array;
+
+  constructor(
+    readonly format: "png" | "jpeg",
+    readonly bytes: Uint8Array,
+    shape: readonly number[],
+  ) {
+    super("|u1", shape, new Uint8Array(0));
+    let pixels: Uint8Array | null = null;
+    // `data` is a field of NdArray: replaced by a getter on the instance, so every reader of an
+    // NdArray (a codec, a layout, the bridge) gets the pixels without knowing they were deferred.
+    Object.defineProperty(this, "data", {
+      enumerable: true,
+      get: (): Uint8Array => {
+        pixels ??= format === "png" ? inflatePng(bytes, shape) : inflateJpeg(bytes, shape);
+        return pixels;
+      },
+    });
+  }
+
+  get height(): number {
+    return this.shape[0] as number;
+  }
+
+  get width(): number {
+    return this.shape[1] as number;
+  }
+
+  get channels(): number {
+    return this.shape[2] as number;
   }
 }
 
@@ -146,6 +206,8 @@ export function decodeJpeg(
 export type ImageFormat = "png" | "raw";
 
 function toEncodable(v: WireValue, images: ImageFormat): Encodable {
+  if (v instanceof EncodedImage)
+    return { __image__: true, format: v.format, data: v.bytes, shape: [...v.shape] };
   if (v instanceof NdArray) {
     validateNdArray(v);
     if (isImage(v)) {
@@ -177,8 +239,18 @@ export function encodeEnvelope(e: Envelope, images: ImageFormat = "png"): Uint8A
   );
 }
 
-function fromMsg(v: MsgValue, budget: DecodeBudget): WireValue {
-  if (Array.isArray(v)) return v.map((x) => fromMsg(x, budget));
+/** What decoding reads: `deferImages` keeps PNG images as their bytes (EncodedImage). */
+export interface DecodeOptions {
+  deferImages?: boolean;
+}
+
+/** What decoding reads: `deferImages` keeps PNG images as their bytes (EncodedImage). */
+export interface DecodeOptions {
+  deferImages?: boolean;
+}
+
+function fromMsg(v: MsgValue, budget: DecodeBudget, o: DecodeOptions): WireValue {
+  if (Array.isArray(v)) return v.map((x) => fromMsg(x, budget, o));
   if (!(v instanceof MsgMap)) return v;
   if (v.get("__ndarray__") !== undefined) {
     const data = v.get("data");
@@ -200,6 +272,12 @@ function fromMsg(v: MsgValue, budget: DecodeBudget): WireValue {
     if (!(data instanceof Uint8Array)) throw malformed("image 'data' is not bin");
     if (!Array.isArray(shape) || !shape.every((d) => typeof d === "number"))
       throw malformed("image 'shape' is not a list of ints");
+    // PNG only: it is lossless, so every decoder gives the same pixels. Two JPEG decoders may
+    // differ by a level here and there, and the arms of a pair must see the same pixels.
+    if (o.deferImages && format === "png") {
+      checkPng(data, shape as number[], budget);
+      return new EncodedImage(format, data, shape as number[]);
+    }
     if (format === "png")
       return uint8Array(decodePng(data, shape as number[], budget), shape as number[]);
     if (format === "jpeg")
@@ -218,7 +296,7 @@ function fromMsg(v: MsgValue, budget: DecodeBudget): WireValue {
   const out = wireMap();
   for (const [k, x] of v.entries) {
     if (typeof k !== "string") throw malformed("a map key is not a str");
-    out[k] = fromMsg(x, budget);
+    out[k] = fromMsg(x, budget, o);
   }
   return out;
 }
@@ -230,6 +308,7 @@ function fromMsg(v: MsgValue, budget: DecodeBudget): WireValue {
 export function decodeEnvelope(
   bytes: Uint8Array,
   limits: DecodeLimits = DEFAULT_DECODE_LIMITS,
+  options: DecodeOptions = {},
 ): Envelope {
   const budget = new DecodeBudget(limits, "vla-eval frame");
   const top = decodeMsgpack(bytes, budget);
@@ -245,7 +324,7 @@ export function decodeEnvelope(
   if (typeof timestamp !== "number") throw malformed("'timestamp' is not a number");
   return {
     type: type as VlaEvalType,
-    payload: fromMsg(payload, budget) as WireMap,
+    payload: fromMsg(payload, budget, options) as WireMap,
     seq,
     timestamp,
   };

@@ -5,7 +5,14 @@ import { DecodeBudget, decodeLimits } from "./limits.js";
 import { decodeMsgpack, encodeMsgpack, type MsgMap } from "./msgpack.js";
 import { float32Array, float64Array, NdArray, toFloat64, uint8Array } from "./ndarray.js";
 import { isWireMap } from "./tree.js";
-import { decodeEnvelope, decodeJpeg, decodePng, encodeEnvelope, encodePng } from "./vla-eval.js";
+import {
+  decodeEnvelope,
+  decodeJpeg,
+  decodePng,
+  EncodedImage,
+  encodeEnvelope,
+  encodePng,
+} from "./vla-eval.js";
 
 describe("json-numpy", () => {
   it("writes {__numpy__, dtype, shape} with base64 of the raw bytes", () => {
@@ -72,6 +79,57 @@ describe("vla-eval frames", () => {
     const back = (env.payload.images as Record<string, NdArray>).agentview as NdArray;
     expect(Array.from(back.data)).toEqual(Array.from(img.data));
     expect(Array.from(toFloat64(env.payload.states as NdArray))).toEqual([0.5, 1]);
+  });
+
+  it("deferImages keeps a PNG as its bytes: checked now, pixels on first read, re-sent as the same bytes", () => {
+    const pixels = Uint8Array.from({ length: 4 * 3 * 3 }, (_, i) => i * 7);
+    const payload = { images: { agentview: uint8Array(pixels, [4, 3, 3]) } };
+    const bytes = encodeEnvelope({
+      type: "observation",
+      payload: payload as never,
+      seq: 1,
+      timestamp: 0,
+    });
+    const env = decodeEnvelope(bytes, undefined, { deferImages: true });
+    const img = (env.payload.images as Record<string, NdArray>).agentview as EncodedImage;
+    expect(img).toBeInstanceOf(EncodedImage);
+    expect([img.format, img.width, img.height, img.channels]).toEqual(["png", 3, 4, 3]);
+    expect(Array.from(img.data)).toEqual(Array.from(pixels));
+    // Encoded again, it is the same __image__ map, bytes and all.
+    const again = encodeEnvelope({ ...env, payload: env.payload });
+    const pic = (
+      ((decodeMsgpack(again) as MsgMap).get("payload") as MsgMap).get("images") as MsgMap
+    ).get("agentview") as MsgMap;
+    expect(pic.get("format")).toBe("png");
+    expect(Buffer.compare(pic.get("data") as Uint8Array, encodePng(pixels, 3, 4, 3))).toBe(0);
+    // A header that lies about the size is refused when the frame is read, not later.
+    const lying = encodeMsgpack(
+      new Map<string, unknown>([
+        ["type", "observation"],
+        [
+          "payload",
+          new Map([
+            [
+              "images",
+              new Map([
+                [
+                  "agentview",
+                  new Map<string, unknown>([
+                    ["__image__", true],
+                    ["format", "png"],
+                    ["data", encodePng(pixels, 3, 4, 3)],
+                    ["shape", [8, 8, 3]],
+                  ]),
+                ],
+              ]),
+            ],
+          ]),
+        ],
+        ["seq", 1],
+        ["timestamp", 0],
+      ]) as never,
+    );
+    expect(() => decodeEnvelope(lying, undefined, { deferImages: true })).toThrow(/the shape says/);
   });
 
   it("decodes jpeg __image__ maps to HWC uint8 near the encoded pixels, charging the budget first", () => {
