@@ -37,7 +37,7 @@ const plan = (over) => ({
     const arms = resolveAttacks(["none", "control", "instruction"]);
     const seeds = Math.ceil(10000 / (3 * arms.length));
     const t0 = performance.now();
-    const r = await runAttack({ plan: { policy: "stub", suite: "stub", tasks: ["fetch_cup", "wipe_plate", "grab_sponge"], arms, seed: 0, seeds, repeats: 1, horizon: null, termination: "fixed-horizon", scenePin: 0, policyOptions: {}, attackParams: {}, calibration: {} }, out: ${JSON.stringify(join(tmp(), "run"))}, resume: false, concurrency: 1, policyOptions: {}, commandLine: [] });
+    const r = await runAttack({ plan: { policy: "stub", suite: "stub", tasks: ["fetch_cup", "wipe_plate", "grab_sponge"], arms, seed: 0, seeds, repeats: 1, horizon: null, termination: "fixed-horizon", scenePin: 0, policyOptions: {}, attackParams: {}, calibration: {} }, out: ${JSON.stringify(join(tmp(), "run"))}, resume: false, concurrency: 1, policyOptions: {}, commandLine: [], finish: { html: false } });
     console.log(JSON.stringify({ episodes: r.total, seconds: (performance.now() - t0) / 1000, maxRssMb: process.resourceUsage().maxRSS / 1024 }));`;
   const out = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
     encoding: "utf8",
@@ -94,6 +94,7 @@ const subject = policies.has("tiny-vla") ? "tiny-vla" : "scripted";
       concurrency: 1,
       policyOptions: {},
       commandLine: [],
+      finish: { html: false },
       workers: 1,
     });
     return (performance.now() - t1) / 1000;
@@ -130,6 +131,7 @@ const subject = policies.has("tiny-vla") ? "tiny-vla" : "scripted";
       concurrency: 1,
       policyOptions: {},
       commandLine: [],
+      finish: { html: false },
       workers,
     });
     return r.total / ((performance.now() - t) / 1000);

@@ -99,6 +99,7 @@ if (process.argv[2] === "--server") {
     concurrency: capacity,
     policyOptions: { url },
     commandLine: ["bench"],
+    finish: { html: false },
   });
   const rows = [];
   for (const concurrency of [1, capacity, 2 * capacity]) {
@@ -116,6 +117,7 @@ if (process.argv[2] === "--server") {
       concurrency,
       policyOptions: { url },
       commandLine: ["bench"],
+      finish: { html: false },
     });
     const seconds = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);

@@ -18,9 +18,9 @@ import type { Report } from "../report/build.js";
 import { formatRate, waiverLines } from "../report/format.js";
 import { firedText, headlineNotes, notApplicableLines } from "../report/headline.js";
 import { displayOrder } from "../report/markdown.js";
-import { readReportFile } from "../report/read.js";
 import { procedureName } from "../report/significance.js";
 import type { Verdict } from "../report/verdict.js";
+import { readReportFile } from "../rundir/report.js";
 import { type LoadedCalibration, loadCalibrations } from "../runner/calibration.js";
 import { defaultWorkers } from "../runner/executor.js";
 import {

@@ -24,9 +24,10 @@ import {
 } from "../judges/calibrate.js";
 import { policies } from "../policies/index.js";
 import { pct } from "../report/format.js";
-import { readReportFile, readRunReport } from "../report/read.js";
 import { manifestNamesReport } from "../rundir/commit.js";
 import { RUN_FILES } from "../rundir/files.js";
+import { readRunReport } from "../rundir/read.js";
+import { readReportFile } from "../rundir/report.js";
 import { CALIBRATION_SUFFIX } from "../runner/calibration.js";
 import { defaultWorkers } from "../runner/executor.js";
 import { writeFileAtomic } from "../runner/files.js";
@@ -328,6 +329,7 @@ async function play(flags: CalibrateFlags, target: number): Promise<FitSource> {
       workers: flags.workers ?? defaultWorkers(),
       policyOptions,
       commandLine: process.argv.slice(1),
+      finish: { html: false },
       onProgress: (done, all) => {
         bar.update(done, all);
         if (startDone < 0) startDone = done;

@@ -1,8 +1,4 @@
-import { join } from "node:path";
 import type { Command } from "commander";
-import { renderHtml } from "../report/html.js";
-import { mergedShowcaseClip } from "../report/showcase-clip.js";
-import { writeFileAtomic } from "../runner/files.js";
 import { mergeRuns } from "../runner/merge.js";
 import { armsTable, nextSteps, planHeader, summaryLines } from "./attack.js";
 
@@ -16,14 +12,7 @@ export function registerMerge(program: Command): void {
     .requiredOption("--out <dir>", "merged run directory (must not exist)")
     .option("--json", "print JSON")
     .action(async (flags: { in: string[]; out: string; json?: boolean }) => {
-      const r = mergeRuns(flags.in, flags.out, { commandLine: process.argv.slice(1) });
-      // Every command that writes a report writes all its formats (camera frames need a replay:
-      // `provael attack` saves them; a merged page goes without, and takes its clip from the
-      // shard that showcased the same pair, or says why it has none).
-      if (r.report && !r.alreadyComplete) {
-        const clip = mergedShowcaseClip(r.report, flags.in, r.out);
-        writeFileAtomic(join(r.out, "report.html"), await renderHtml(r.report, r.out, { clip }));
-      }
+      const r = await mergeRuns(flags.in, flags.out, { commandLine: process.argv.slice(1) });
       if (flags.json) {
         process.stdout.write(
           `${JSON.stringify({ out: r.out, report_digest: r.digest, cells: r.cells, duplicates: r.duplicates, complete: r.alreadyComplete }, null, 2)}\n`,

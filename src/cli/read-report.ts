@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { isBridgedRun, reportFromBridgeJournal } from "../bridge/rundir.js";
 import type { Report } from "../report/build.js";
-import { readRunReport } from "../report/read.js";
+import { readRunReport } from "../rundir/read.js";
 
 /** Reads DIR/report.json of a finished run, validated (see `readRunReport`). */
 export function readReport(dir: string): Report {

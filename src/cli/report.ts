@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { sha256 } from "../core/digest.js";
@@ -22,7 +22,9 @@ import { renderHtml } from "../report/html.js";
 import { renderMarkdown } from "../report/markdown.js";
 import { buildSarif } from "../report/sarif.js";
 import { type ShowcaseClip, showcaseClipFor } from "../report/showcase-clip.js";
-import { checkOutputFile, writeFileAtomic } from "../rundir/files.js";
+import { checkOutputFile, RUN_FILES, writeFileAtomic } from "../rundir/files.js";
+import { readRun } from "../rundir/read.js";
+import { readReportBytes } from "../rundir/report.js";
 import { EXIT } from "./exit.js";
 import { runGate } from "./gate.js";
 import { choice } from "./parse.js";
@@ -33,21 +35,13 @@ export const DEFAULT_ATTESTATION = "attestation.dsse.json";
 
 /** What the compliance map needs from the run directory besides report.json. */
 function complianceContext(dir: string, attestation: string | undefined): ComplianceContext {
-  const reportBytes = readFileSync(join(dir, "report.json"));
-  const manifestPath = join(dir, "execution-manifest.json");
-  let verdict: unknown = null;
-  if (existsSync(manifestPath)) {
-    try {
-      verdict =
-        (JSON.parse(readFileSync(manifestPath, "utf8")) as { verdict?: unknown }).verdict ?? null;
-    } catch {
-      verdict = null;
-    }
-  }
+  const reportBytes = readReportBytes(join(dir, RUN_FILES.report));
+  const run = readRun(dir);
+  const verdict = run.state === "finished" ? (run.manifest?.verdict ?? null) : null;
   const attPath = attestation ?? join(dir, DEFAULT_ATTESTATION);
   return {
     reportDigest: sha256(reportBytes),
-    manifest: { present: existsSync(manifestPath), verdict },
+    manifest: { present: existsSync(join(dir, RUN_FILES.manifest)), verdict },
     ...(existsSync(attPath) ? { attestation: inspectAttestation(attPath, reportBytes) } : {}),
   };
 }

@@ -10,6 +10,7 @@ import {
   ATTACK_ROLES,
   type Attack,
   type Defense,
+  EAI_RISKS,
   POLICY_EVIDENCE,
   type Policy,
   SUITE_EVIDENCE,
@@ -73,7 +74,7 @@ export function attackProblems(attack: Attack<unknown>): Problems {
     problems.push(`role must be one of ${ATTACK_ROLES.join(", ")}`);
   if (!oneOf(ATTACK_ACCESS, attack.access))
     problems.push(`access must be one of ${ATTACK_ACCESS.join(", ")}`);
-  if (attack.eai !== null && !/^EAI(0\d|10)$/.test(String(attack.eai))) {
+  if (attack.eai !== null && !oneOf(EAI_RISKS, attack.eai)) {
     problems.push("eai must be null or an Embodied AI Security Top 10 id (EAI00..EAI10)");
   }
   if (attack.role === "control" && attack.matches === undefined) {

@@ -410,18 +410,20 @@ export interface Policy {
 // Attacks
 
 /** Embodied AI Security Top 10 ids used by the registry. */
-export type EaiRisk =
-  | "EAI00"
-  | "EAI01"
-  | "EAI02"
-  | "EAI03"
-  | "EAI04"
-  | "EAI05"
-  | "EAI06"
-  | "EAI07"
-  | "EAI08"
-  | "EAI09"
-  | "EAI10";
+export const EAI_RISKS = [
+  "EAI00",
+  "EAI01",
+  "EAI02",
+  "EAI03",
+  "EAI04",
+  "EAI05",
+  "EAI06",
+  "EAI07",
+  "EAI08",
+  "EAI09",
+  "EAI10",
+] as const;
+export type EaiRisk = (typeof EAI_RISKS)[number];
 
 /** What an attack needs; unmet requirements make it N/A for the run, never a 0. */
 export interface AttackRequirements {

@@ -13,8 +13,8 @@ import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import type { Report } from "../report/build.js";
-import { parseReport } from "../report/read.js";
 import { rateSchema, reportSchema } from "../report/schema.js";
+import { readReportBytes, readReportFile } from "../rundir/report.js";
 import {
   type Envelope,
   IN_TOTO_PAYLOAD_TYPE,
@@ -22,7 +22,7 @@ import {
   signEnvelope,
   verifyEnvelope,
 } from "./dsse.js";
-import { decodeUtf8, parseJson, readEvidenceFile } from "./files.js";
+import { decodeUtf8, MAX_EVIDENCE_BYTES, parseJson, readEvidenceFile } from "./files.js";
 import type { KeyPair } from "./keys.js";
 import { type TrustedKey, windowProblem } from "./trust-store.js";
 
@@ -97,8 +97,9 @@ export function readRunFiles(dir: string): RunFiles {
       hint: "pass the --out directory of a finished `provael attack`",
     });
   }
-  const reportBytes = readEvidenceFile(reportPath, "report");
-  const report = parseReport(reportBytes, reportPath);
+  const { report, bytes: reportBytes } = readReportFile(reportPath, reportPath, {
+    maxBytes: MAX_EVIDENCE_BYTES,
+  });
   const manifestPath = join(dir, "execution-manifest.json");
   let manifest: RunFiles["manifest"] = null;
   if (existsSync(manifestPath)) {
@@ -311,7 +312,7 @@ export function verifyAttestationFile(
         hint: "pass --report the run directory the attestation was made for",
       });
     }
-    reportBytes = readEvidenceFile(reportPath, "report");
+    reportBytes = readReportBytes(reportPath, `report ${reportPath}`, MAX_EVIDENCE_BYTES);
   }
   return verifyAttestationBytes(bytes, trusted, {
     now: options.now,

@@ -4,9 +4,10 @@
  */
 import { attacks } from "../attacks/index.js";
 import type { EpisodeRecord } from "../core/episode.js";
-import type { PlanSpec, Waiver } from "../core/plan.js";
+import type { PlanSpec } from "../core/plan.js";
 import { PROTOCOL, REPORT_SCHEMA } from "../core/protocol.js";
-import type { AttackAccess, AttackRole, EaiRisk } from "../core/types.js";
+import type { AttackRole } from "../core/types.js";
+import type { ReportFile } from "../rundir/schema/index.js";
 import {
   benjaminiHochberg,
   clusterBootstrapInterval,
@@ -41,200 +42,25 @@ export type Multiplicity = "holm" | "bh";
 export const DEFAULT_MULTIPLICITY: Multiplicity = "holm";
 
 /**
- * The run's one significance rule, declared in the report. Every "significant" (markdown, HTML,
- * SARIF level, compliance, CLI) is `vs_baseline.significant`, which follows from this alone.
+ * The report's types are inferred from its one schema (src/rundir/schema/report.ts), which says
+ * what every field means; these names are the parts the report layer builds.
  */
-export interface SignificanceRule {
-  /** Exact McNemar (sign) test on the discordant pinned pairs. */
-  test: "exact-mcnemar";
-  /** One-sided: the arm is unsafe MORE often than the arm it is compared with. */
-  alternative: "greater";
-  /** What the pairs are: the same (task, seed, repeat) and the same scene digest. */
-  pairs: "pinned";
-  multiplicity: Multiplicity;
-  alpha: number;
-  /** Treatment arms in the baseline family (those with at least one judged pinned pair). */
-  tested: number;
-  /** Attack-vs-matched-control comparisons in their own family, same test and procedure. */
-  controls_tested: number;
-  /** Tests kept beside the rule, never deciding "significant". */
-  secondary: {
-    fisher_p: "fisher-exact, one-sided (greater), unpaired, on the arms' own counts";
-    bh_q: "fisher_p after Benjamini-Hochberg across treatment arms";
-    mcnemar_p: "exact McNemar, TWO-SIDED, on the same pinned pairs";
-    holm_p: "mcnemar_p (two-sided) after Holm across treatment arms";
-  };
-}
+export type Report = ReportFile;
+export type ArmReport = Report["arms"][string];
+/** The run's one significance rule; every "significant" follows from it alone. */
+export type SignificanceRule = NonNullable<Report["summary"]["significance"]>;
+export type VsBaseline = NonNullable<ArmReport["vs_baseline"]>;
+/** A matched attack tested against this control on the same pinned cells. */
+export type VsAttack = NonNullable<ArmReport["vs_attack"]>;
+/** Cumulative cost: excess force over the physical predicates' thresholds, in N·step. */
+export type CumulativeCost = NonNullable<ArmReport["cumulative_cost"]>;
+/** An arm's budget use summed over its episodes (each episode records a core `BudgetUse`). */
+export type ArmBudgetUse = NonNullable<ArmReport["budget_use"]>;
+export type ReportEpisode = Report["episodes"][number];
+export type BridgeSummary = NonNullable<Report["run"]["bridge"]>;
 
 /** The report's RATE object is defined once, in the statistics module. */
 export type { Rate } from "../stats/index.js";
-
-export interface VsBaseline {
-  /** Secondary: one-sided unpaired Fisher exact on the arms' own counts. */
-  fisher_p: number | null;
-  /** Secondary: fisher_p after Benjamini-Hochberg across treatment arms. */
-  bh_q: number | null;
-  /** Secondary: exact McNemar, two-sided (a safer arm is as "significant" as a less safe one). */
-  mcnemar_p: number | null;
-  /** Secondary: the two-sided mcnemar_p after Holm across treatment arms. */
-  holm_p: number | null;
-  /** [b, c]: b = this arm unsafe and its twin safe, c = the reverse. */
-  discordant: [number, number] | null;
-  pairs: number;
-  /** Primary: one-sided exact McNemar for an increase, P(X >= b), X ~ Bin(b + c, ½). */
-  primary_p: number | null;
-  /** primary_p after the declared multiplicity procedure (treatment arms only). */
-  adjusted_p: number | null;
-  /** adjusted_p < alpha; null when the arm is not in the family (a control, or no pairs). */
-  significant: boolean | null;
-}
-
-/** A matched attack tested against this control on the same pinned cells (on the control's arm). */
-export interface VsAttack {
-  /** The attack this control matches. */
-  arm: string;
-  pairs: number;
-  /** [b, c]: b = the attack unsafe and the control safe, c = the reverse. */
-  discordant: [number, number] | null;
-  /** One-sided exact McNemar that the attack is unsafe more often than this control. */
-  primary_p: number | null;
-  adjusted_p: number | null;
-  significant: boolean | null;
-}
-
-/** Cumulative cost: excess force over the physical predicates' thresholds, in N·step. */
-export interface CumulativeCost {
-  unit: "N·step";
-  /** Scored episodes whose predicates measure force. */
-  episodes: number;
-  total: number;
-  mean: number;
-  max: number;
-}
-
-export interface ArmReport {
-  family: string;
-  role: AttackRole;
-  eai: EaiRisk | null;
-  access: AttackAccess;
-  matches?: string;
-  episodes: number;
-  /** Distinct (task, scene) pairs among the arm's counted episodes: the evidence behind n. */
-  scenes: number;
-  not_applicable: number;
-  unjudged: number;
-  errors: number;
-  not_delivered: number;
-  unsafe: Rate;
-  task_success: Rate;
-  succ_but_unsafe: Rate;
-  mean_unsafe_steps: number | null;
-  /**
-   * Risk exposure: unsafe steps over judged steps of the scored episodes, Wilson interval (which
-   * treats steps as independent; they are not), and an episode-clustered bootstrap beside it.
-   */
-  risk_exposure: Rate;
-  cumulative_cost: CumulativeCost | null;
-  /** What the arm's attack spent per counted episode (queries, PGD steps, bit flips); null when it spends nothing. */
-  budget_use: ArmBudgetUse | null;
-  vs_baseline: VsBaseline | null;
-  /** On a control: its matched attack tested against it; null when that attack did not run. */
-  vs_attack?: VsAttack | null;
-  /** Why the arm is N/A (its attack's unmet requirement), or null when it played. */
-  not_applicable_reason: string | null;
-  /**
-   * Per predicate that fired: in how many judged episodes, and in how many of those it first
-   * fired after the task had already succeeded.
-   */
-  fired: Record<string, { episodes: number; after_success: number }>;
-  /** Defended arms only: episodes a defense stopped, over the arm's scored episodes. */
-  stopped?: Rate;
-}
-
-/** An arm's budget use summed over its episodes (each episode records a core `BudgetUse`). */
-export interface ArmBudgetUse {
-  kind: "queries" | "pgd-steps" | "bit-flips";
-  /** Counted episodes that recorded a budget. */
-  episodes: number;
-  used_total: number;
-  used_mean: number;
-  used_max: number;
-  /** The largest per-episode limit among them (null: unlimited). */
-  limit: number | null;
-}
-
-export interface ReportEpisode extends EpisodeRecord {
-  delivered: boolean | null;
-}
-
-export interface Report {
-  schema: typeof REPORT_SCHEMA;
-  protocol: typeof PROTOCOL;
-  tool_version: string;
-  run: {
-    policy: string;
-    suite: string;
-    policy_digest: string | null;
-    tasks: string[];
-    arms: string[];
-    seed: number;
-    seeds: number;
-    repeats: number;
-    horizon: number | null;
-    termination: "fixed-horizon" | "first-event";
-    scene_pin: number;
-    /** The slice of the plan this report covers ("k/N"), or null for the whole plan. */
-    shard: string | null;
-    /** Every arm's resolved parameters, defaults included (absent in reports before 0.2). */
-    attack_params?: Record<string, Record<string, unknown>>;
-    /** The policy options that change behaviour, secrets redacted (absent before 0.2). */
-    policy_options?: Record<string, unknown>;
-    /** Plugin files the run loaded, by name and digest (absent when none). */
-    plugins?: { file: string; digest: string }[];
-    /** Set when a benchmark drove the episodes through `provael bridge`. */
-    bridge?: BridgeSummary;
-    /** Scene checks the run waived (`--allow-calibration-overlap`, `--allow-training-scenes`). */
-    waivers: Waiver[];
-    /** Set when the run played defenses: which, how, their params, and those never attacked adaptively. */
-    defenses?: ReturnType<typeof reportedDefenses> & { never_adaptive: string[] };
-  };
-  /** `--compare-defenses` only: the arms and summary over the defended episodes. */
-  defended?: {
-    arms: Record<string, ArmReport>;
-    summary: Report["summary"];
-    by_task: Record<string, Record<string, Rate>>;
-  };
-  /** `--compare-defenses` only: undefended vs defended, paired cell by cell. */
-  mitigation?: Mitigation;
-  arms: Record<string, ArmReport>;
-  summary: {
-    treatment_unsafe: Rate;
-    baseline_unsafe: Rate;
-    control_unsafe: Rate;
-    all_unsafe: Rate;
-    clean_task_success: Rate;
-    succ_but_unsafe: Rate;
-    preliminary: boolean;
-    /** The declared rule every "significant" follows; null without a baseline arm. */
-    significance: SignificanceRule | null;
-  };
-  tests: { baseline_arm: string | null; note: string; significance_level: number };
-  by_task: Record<string, Record<string, Rate>>;
-  calibration: Record<string, { predicate: string; source: string; digest: string | null }>;
-  termination_counts: Record<string, number>;
-  error_counts: Record<string, number>;
-  episodes: ReportEpisode[];
-  trajectories_digest: string;
-}
-
-export interface BridgeSummary {
-  profile: string;
-  benchmark: string;
-  /** The benchmark ended each episode (its own horizon or success rule), not Provael. */
-  termination: "benchmark";
-  /** Episodes per image codec the benchmark used (`none` when no image came). */
-  image_codecs: Record<string, number>;
-}
 
 export interface ReportInput {
   plan: PlanSpec;

@@ -11,8 +11,8 @@
  */
 import { attacks } from "../attacks/index.js";
 import type { DefensePlan, PlanSpec } from "../core/plan.js";
-import type { AttackRole } from "../core/types.js";
 import { resolveDefenseParams } from "../defenses/index.js";
+import type { ReportFile } from "../rundir/schema/index.js";
 import {
   holm,
   mcnemarExactGreater,
@@ -21,60 +21,11 @@ import {
   type Rate,
 } from "../stats/index.js";
 
-export interface PairedDifference {
-  method: "newcombe-paired-hybrid-score";
-  confidence: number;
-  /** Undefended rate minus defended rate on the pairs (positive: the defense helped). */
-  estimate: number | null;
-  low: number;
-  high: number;
-}
-
-export interface ArmMitigation {
-  role: AttackRole;
-  /** Pairs whose two episodes were both judged (the same cell, both ways). */
-  pairs: number;
-  undefended_unsafe: Rate;
-  defended_unsafe: Rate;
-  /** [b, c]: b = unsafe undefended and not defended (prevented), c = the reverse (caused). */
-  discordant: [number, number] | null;
-  /** One-sided exact McNemar for a reduction, P(X >= b), X ~ Bin(b + c, 1/2). */
-  reduction_p: number | null;
-  /** reduction_p after Holm across the run's treatment arms. */
-  adjusted_p: number | null;
-  significant: boolean | null;
-  reduction: PairedDifference | null;
-  /** Defended episodes a defense stopped, over the arm's counted defended episodes. */
-  stopped: Rate;
-  undefended_task_success: Rate;
-  defended_task_success: Rate;
-  /** Undefended minus defended task success on the pairs (positive: the defense cost success). */
-  task_success_cost: PairedDifference | null;
-}
-
-export interface Mitigation {
-  defenses: string[];
-  /** Every defense's params as played, defaults included. */
-  params: Record<string, Record<string, unknown>>;
-  stop_rule: string;
-  test: {
-    test: "exact-mcnemar";
-    alternative: "reduction";
-    pairs: "same cell undefended and defended";
-    multiplicity: "holm";
-    alpha: number;
-    interval: "newcombe-paired-hybrid-score";
-  };
-  arms: Record<string, ArmMitigation>;
-  /** The defense's price on the benign arm; null without a baseline arm. */
-  price: {
-    arm: string;
-    false_stop: Rate;
-    task_success_cost: PairedDifference | null;
-  } | null;
-  /** Where the added latency per step is: wall clock, so never in this file. */
-  latency: string;
-}
+/** The mitigation section's types, inferred from the report schema (src/rundir/schema/report.ts). */
+export type Mitigation = NonNullable<ReportFile["mitigation"]>;
+export type ArmMitigation = Mitigation["arms"][string];
+/** Undefended minus defended rate on the pairs, with its Newcombe interval. */
+export type PairedDifference = NonNullable<ArmMitigation["reduction"]>;
 
 /** The run's defenses as the report records them: ids, mode and every param as played. */
 export function reportedDefenses(d: DefensePlan) {

@@ -270,7 +270,13 @@ function copyClip(from: string, info: ShowcaseClipFile, dir: string): void {
  * The clip of a merged run (`provael merge`): a merge replays nothing, so it takes the clip of
  * the shard whose showcased pair is the merged report's, when one has it; else says why not.
  */
-export function mergedShowcaseClip(report: Report, shards: string[], dir: string): ShowcaseClip {
+export function mergedShowcaseClip(
+  report: Report,
+  shards: string[],
+  dir: string,
+  /** The directory as the page names it, when `dir` is where it is written before a rename. */
+  shownAs = dir,
+): ShowcaseClip {
   for (const shard of shards) {
     const own = readShowcaseClip(report, shard);
     if (own.kind !== "clip") continue;
@@ -280,6 +286,6 @@ export function mergedShowcaseClip(report: Report, shards: string[], dir: string
   const { attacked } = showcase(report);
   return {
     kind: "none",
-    reason: `a merge replays no episode and no shard has a clip of the merged report's showcased pair; \`provael video --in ${dir} --cell ${attacked?.cell ?? "CELL"} --twin --out pair.webm\` renders one`,
+    reason: `a merge replays no episode and no shard has a clip of the merged report's showcased pair; \`provael video --in ${shownAs} --cell ${attacked?.cell ?? "CELL"} --twin --out pair.webm\` renders one`,
   };
 }

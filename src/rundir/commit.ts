@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { type Digest, sha256, sha256Stream } from "../core/digest.js";
 import { RUN_FILES } from "./files.js";
+import { readReportBytes } from "./report.js";
 
 const digest = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 
@@ -64,7 +65,8 @@ export function readCommit(dir: string): Commit | null {
   if (!parsed.success) return null;
   const c = parsed.data;
   const reportPath = join(dir, RUN_FILES.report);
-  if (!existsSync(reportPath) || sha256(readFileSync(reportPath)) !== c.report_digest) return null;
+  if (!existsSync(reportPath) || sha256(readReportBytes(reportPath)) !== c.report_digest)
+    return null;
   if (c.outputs[RUN_FILES.report] !== c.report_digest) return null;
   for (const name of Object.keys(c.outputs)) if (!existsSync(join(dir, name))) return null;
   return c;
@@ -82,7 +84,7 @@ export function manifestNamesReport(dir: string): boolean {
     const m = JSON.parse(readFileSync(join(dir, RUN_FILES.manifest), "utf8")) as {
       report_digest?: unknown;
     };
-    return m.report_digest === sha256(readFileSync(join(dir, RUN_FILES.report)));
+    return m.report_digest === sha256(readReportBytes(join(dir, RUN_FILES.report)));
   } catch {
     return false;
   }

@@ -22,8 +22,9 @@ import { join } from "node:path";
 import type { z } from "zod";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
-import { readCommit } from "./commit.js";
+import { manifestNamesReport, readCommit } from "./commit.js";
 import { CELL_ID, RUN_FILES } from "./files.js";
+import { parseReport, type ReadReport, readReportBytes, readReportFile } from "./report.js";
 import {
   FRAME_FILE,
   FRAMES_FORMAT,
@@ -36,7 +37,6 @@ import {
   type ManifestFile,
   manifestSchema,
   type ReportFile,
-  reportSchema,
   type TrajectoryStepFile,
   trajectoryStepSchema,
 } from "./schema/index.js";
@@ -148,6 +148,22 @@ function validateLine<T extends { sum: string }>(
     });
   }
   return checked;
+}
+
+/** report.json's bytes through the one report validator, its refusal turned into a problem. */
+function validReport(bytes: Buffer): ReportFile {
+  try {
+    return parseReport(bytes, RUN_FILES.report);
+  } catch (e) {
+    if (!(e instanceof ProvaelError)) throw e;
+    const details = (e.details ?? {}) as { field?: unknown; issues?: unknown };
+    throw new Bad({
+      file: RUN_FILES.report,
+      field: typeof details.field === "string" ? details.field : "(the whole file)",
+      message: e.message,
+      issues: typeof details.issues === "number" ? details.issues : 1,
+    });
+  }
 }
 
 /** Calls `each` with every complete line of a file (and its 1-based number); returns the tail. */
@@ -314,18 +330,14 @@ export function readRun(dir: string): RunRead {
       const raw = parseJson(RUN_FILES.manifest, readFileSync(manifestPath, "utf8"));
       manifest = validate(manifestSchema, RUN_FILES.manifest, raw);
     }
-    const bytes = existsSync(reportPath) ? readFileSync(reportPath) : null;
+    const bytes = existsSync(reportPath) ? readReportBytes(reportPath) : null;
     const digest = bytes ? sha256(bytes) : null;
     // Finished: committed, or a manifest naming this report (writers before commit points, the
     // bridge), or a report with no journal beside it (nothing is being written).
     const finished =
       bytes !== null && (commit !== null || manifest?.report_digest === digest || !hasJournal);
     if (finished && bytes && digest) {
-      const report = validate(
-        reportSchema,
-        RUN_FILES.report,
-        parseJson(RUN_FILES.report, bytes.toString("utf8")),
-      );
+      const report = validReport(bytes);
       return {
         state: "finished",
         dir,
@@ -426,4 +438,31 @@ function collectSteps(
     }
     return undefined;
   });
+}
+
+/**
+ * Reads DIR/report.json of a finished run, validated. A directory with a journal but no commit
+ * point is an unfinished run (killed, or still running), even when report.json is already there.
+ */
+export function readRunReport(dir: string): ReadReport {
+  const path = join(dir, RUN_FILES.report);
+  const partial = existsSync(join(dir, RUN_FILES.journal));
+  const resume = `finish it with \`provael attack --resume --out ${dir}\` and the original flags`;
+  if (!existsSync(path)) {
+    throw new ProvaelError(
+      partial ? "run/incomplete" : "run/not-found",
+      partial
+        ? `${dir} holds an unfinished run (no ${RUN_FILES.report} yet)`
+        : `${dir} holds no Provael run (no ${RUN_FILES.report})`,
+      { hint: partial ? resume : "pass the --out directory of a finished `provael attack`" },
+    );
+  }
+  if (partial && !manifestNamesReport(dir)) {
+    throw new ProvaelError(
+      "run/incomplete",
+      `${dir} holds an unfinished run: its outputs were being written when it stopped (no ${RUN_FILES.manifest} naming this ${RUN_FILES.report})`,
+      { hint: resume },
+    );
+  }
+  return readReportFile(path);
 }

@@ -13,11 +13,13 @@ import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import type { Report } from "../report/build.js";
+import { renderHtml } from "../report/html.js";
 import { buildManifest } from "../report/manifest.js";
 import { renderMarkdown } from "../report/markdown.js";
-import { readReportFile } from "../report/read.js";
+import { mergedShowcaseClip } from "../report/showcase-clip.js";
 import { isCommitted, outputDigests } from "../rundir/commit.js";
 import { RUN_FILES, writeFileAtomic } from "../rundir/files.js";
+import { readReportFile } from "../rundir/report.js";
 import {
   JOURNAL_FILE,
   type JournalEntry,
@@ -47,11 +49,12 @@ function latestPerCell(episodes: JournalEntry[]): Map<string, JournalEntry> {
   return out;
 }
 
-export function mergeRuns(
+export async function mergeRuns(
   dirs: string[],
   out: string,
-  options: { commandLine: string[]; clock?: Clock },
-): MergeResult {
+  /** `html: false` leaves report.html out (as `provael attack --no-html`); default true. */
+  options: { commandLine: string[]; clock?: Clock; html?: boolean },
+): Promise<MergeResult> {
   const clock = options.clock ?? systemClock;
   const startedAt = clock.now();
   if (dirs.length === 0)
@@ -195,7 +198,16 @@ export function mergeRuns(
     null,
   );
   writeFileAtomic(join(tmp, RUN_FILES.markdown), renderMarkdown(report));
-  const outputs = [RUN_FILES.trajectories, RUN_FILES.report, RUN_FILES.markdown];
+  const outputs: string[] = [RUN_FILES.trajectories, RUN_FILES.report, RUN_FILES.markdown];
+  if (options.html !== false) {
+    // Written before the commit point, which names them. Camera frames need a replay (`provael
+    // attack` saves them; a merged page goes without); the clip is the one of the shard that
+    // showcased the same pair, or the page says why it has none.
+    const clip = mergedShowcaseClip(report, dirs, tmp, out);
+    writeFileAtomic(join(tmp, RUN_FILES.html), await renderHtml(report, tmp, { clip }));
+    outputs.push(RUN_FILES.html);
+    if (clip.kind === "clip") outputs.push(RUN_FILES.showcaseClip, RUN_FILES.showcaseClipInfo);
+  }
   const manifest = buildManifest({
     reportDigest: digest,
     trajectoriesDigest: report.trajectories_digest,

@@ -41,7 +41,11 @@ export type FinishedCell = Pick<JournalEntry, "record" | "path" | "offset" | "le
 
 /** What a run writes besides report.json, trajectories and report.md. */
 export interface FinishOptions {
-  /** Write report.html (and replay the showcased episodes for its camera frames). */
+  /**
+   * Write report.html (and replay the showcased episodes for its camera frames); default true,
+   * as on the command line (`--no-html` is `false`), so a library run and a CLI run of one plan
+   * write the same files.
+   */
   html?: boolean;
   /** Decide a verdict under this acceptance protocol; it goes into report.md and the manifest. */
   protocol?: AcceptanceProtocol | null;
@@ -102,7 +106,7 @@ export async function writeRunOutputs(input: RunOutputsInput): Promise<RunOutput
     verdict ? `${renderMarkdown(report)}\n${renderVerdict(verdict)}` : renderMarkdown(report),
   );
   const outputs: string[] = [RUN_FILES.trajectories, RUN_FILES.report, RUN_FILES.markdown];
-  if (finish.html) {
+  if (finish.html !== false) {
     // Replays the showcased episode and its twin to save camera frames for the page.
     const { attacked, twin } = showcase(report);
     const shown = [attacked, twin].flatMap((e) =>

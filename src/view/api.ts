@@ -50,7 +50,7 @@ function partialReport(read: RunningRun): ReportFile {
     calibration: {},
     shard: read.header.shard,
     bridge: read.header.bridge ?? null,
-  }) as unknown as ReportFile;
+  });
   partialCache.set(read, report);
   return report;
 }
@@ -283,7 +283,7 @@ export function comparePayload(catalog: Catalog, a: string, b: string): CompareP
   let gate: ComparePayload["gate"] = null;
   let gateError: string | null = null;
   try {
-    gate = compareReports(B as unknown as Report, A as unknown as Report, {
+    gate = compareReports(B, A, {
       allowIncomparable: true,
     });
   } catch (e) {

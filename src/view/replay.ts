@@ -56,7 +56,7 @@ export function replayPlan(
   let plan: PlanSpec;
   try {
     if (read.header) plan = read.header.plan as PlanSpec;
-    else if (read.state === "finished") plan = planFromReport(read.report as never, "report.json");
+    else if (read.state === "finished") plan = planFromReport(read.report, "report.json");
     else return { plan: null, reason: "the run has no plan on record" };
   } catch (e) {
     return { plan: null, reason: (e as Error).message };

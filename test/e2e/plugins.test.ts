@@ -60,7 +60,7 @@ describe("plugins from the packed package", () => {
         seed: 0, seeds: 6, repeats: 1, horizon: null, termination: "fixed-horizon", scenePin: 0,
         policyOptions: {}, attackParams: {}, calibration: {} };
       const result = await runAttack({ plan, out: "lib-run", resume: false, concurrency: 1,
-        policyOptions: {}, commandLine: [], plugins: sources });
+        policyOptions: {}, commandLine: [], plugins: sources, finish: { html: false } });
       console.log(JSON.stringify({ records, registered: [attacks.has("shout"), policies.has("drift"),
         suites.has("line")], run: result.report.run, arms: Object.fromEntries(Object.entries(
         result.report.arms).map(([k, a]) => [k, a.unsafe.successes])) }));

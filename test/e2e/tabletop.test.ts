@@ -106,6 +106,7 @@ describe("a broken policy on tabletop", () => {
         concurrency: 1,
         policyOptions: {},
         commandLine: [],
+        finish: { html: false },
       });
       expect(report?.arms.none?.errors).toBe(0);
       expect(report?.arms.goal_substitution?.errors).toBe(4);

@@ -29,6 +29,7 @@ const run = (out: string, extra: Partial<Parameters<typeof runAttack>[0]> = {}) 
     concurrency: 1,
     policyOptions: {},
     commandLine: [],
+    finish: { html: false },
     ...extra,
   });
 const read = (dir: string, f = "report.json") => readFileSync(join(dir, f), "utf8");

@@ -216,6 +216,7 @@ describe("clients refuse frames nobody asked for", () => {
         concurrency: 1,
         policyOptions: { url: fake.url, extra: { ...FAST, replan: 1 } },
         commandLine: ["test"],
+        finish: { html: false },
       });
       expect(result.report?.arms.none?.errors).toBe(2);
       const errors = readJournal(join(dir, "journal.jsonl")).episodes.map((e) => e.record.error);

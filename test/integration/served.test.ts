@@ -69,6 +69,7 @@ async function run(
     concurrency: 4,
     policyOptions: { ...(url ? { url } : {}), extra },
     commandLine: ["test"],
+    finish: { html: false },
     ...more,
   });
 }

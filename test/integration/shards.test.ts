@@ -18,6 +18,7 @@ const run = (out: string, extra: Partial<Parameters<typeof runAttack>[0]> = {}) 
     concurrency: 1,
     policyOptions: {},
     commandLine: [],
+    finish: { html: false },
     ...extra,
   });
 const bytes = (dir: string, f = "report.json") => readFileSync(join(dir, f), "utf8");
@@ -30,7 +31,7 @@ describe("shards and merge", () => {
       const r = await run(join(dir, `s${k}`), { shard: { index: k, count: 3 } });
       expect(r.report?.run.shard).toBe(`${k}/3`);
     }
-    const m = mergeRuns(
+    const m = await mergeRuns(
       [0, 1, 2].map((k) => join(dir, `s${k}`)),
       join(dir, "merged"),
       { commandLine: [] },
@@ -44,11 +45,13 @@ describe("shards and merge", () => {
     expect(manifest.merged_from).toHaveLength(3);
     // Merging again is a no-op; an identical duplicate shard is tolerated.
     expect(
-      mergeRuns([join(dir, "s0"), join(dir, "s1"), join(dir, "s2")], join(dir, "merged"), {
-        commandLine: [],
-      }).alreadyComplete,
+      (
+        await mergeRuns([join(dir, "s0"), join(dir, "s1"), join(dir, "s2")], join(dir, "merged"), {
+          commandLine: [],
+        })
+      ).alreadyComplete,
     ).toBe(true);
-    const dup = mergeRuns(
+    const dup = await mergeRuns(
       [join(dir, "s0"), join(dir, "s0"), join(dir, "s1"), join(dir, "s2")],
       join(dir, "m2"),
       { commandLine: [] },
@@ -62,7 +65,7 @@ describe("shards and merge", () => {
     const dir = tempDir();
     await run(join(dir, "s0"), { shard: { index: 0, count: 2 } });
     await run(join(dir, "s1"), { shard: { index: 1, count: 2 } });
-    expect(() => mergeRuns([join(dir, "s0")], join(dir, "m"), { commandLine: [] })).toThrow(
+    await expect(mergeRuns([join(dir, "s0")], join(dir, "m"), { commandLine: [] })).rejects.toThrow(
       /cell\(s\) missing from the shards: c[0-9a-f]+ \(fetch_cup\/none\/seed 1\)/,
     );
     await runAttack({
@@ -72,11 +75,12 @@ describe("shards and merge", () => {
       concurrency: 1,
       policyOptions: {},
       commandLine: [],
+      finish: { html: false },
       shard: { index: 1, count: 2 },
     });
-    expect(() =>
+    await expect(
       mergeRuns([join(dir, "s0"), join(dir, "other")], join(dir, "m"), { commandLine: [] }),
-    ).toThrow(/another plan .*seeds: 5 vs 6/);
+    ).rejects.toThrow(/another plan .*seeds: 5 vs 6/);
     // A tampered line fails its checksum, naming it.
     const copy = join(dir, "copy");
     mkdirSync(copy);
@@ -86,17 +90,17 @@ describe("shards and merge", () => {
     writeFileSync(join(copy, JOURNAL_FILE), lines.join("\n"));
     for (const f of ["report.json", "report.md", "trajectories.jsonl", "execution-manifest.json"])
       writeFileSync(join(copy, f), bytes(join(dir, "s0"), f));
-    expect(() =>
+    await expect(
       mergeRuns([join(dir, "s0"), copy, join(dir, "s1")], join(dir, "m"), { commandLine: [] }),
-    ).toThrow(/line 2 fails its checksum/);
+    ).rejects.toThrow(/line 2 fails its checksum/);
     // A well-formed duplicate with another result (a nondeterministic shard) conflicts.
     const { sum: _, ...content } = JSON.parse(original) as { sum: string; record: object };
     const changed = { ...content, record: { ...content.record, unsafe_steps: 7 } };
     lines[1] = JSON.stringify({ ...changed, sum: lineSum(changed) });
     writeFileSync(join(copy, JOURNAL_FILE), lines.join("\n"));
-    expect(() =>
+    await expect(
       mergeRuns([join(dir, "s0"), copy, join(dir, "s1")], join(dir, "m"), { commandLine: [] }),
-    ).toThrow(/conflicting results/);
+    ).rejects.toThrow(/conflicting results/);
     expect(existsSync(join(dir, "m"))).toBe(false);
   });
 
@@ -106,14 +110,14 @@ describe("shards and merge", () => {
     await run(join(dir, "s0"), { shard: { index: 0, count: 2 } });
     // A shard stopped halfway is refused by merge, then finished with resume.
     await run(join(dir, "s1"), { shard: { index: 1, count: 2 }, maxEpisodes: 20 });
-    expect(() =>
+    await expect(
       mergeRuns([join(dir, "s0"), join(dir, "s1")], join(dir, "m"), { commandLine: [] }),
-    ).toThrow(/unfinished shard/);
+    ).rejects.toThrow(/unfinished shard/);
     await run(join(dir, "s1"), { shard: { index: 1, count: 2 }, resume: true });
     // What a merge killed halfway leaves: a temporary directory with partial files.
     mkdirSync(join(dir, "m.merge-tmp"));
     writeFileSync(join(dir, "m.merge-tmp", JOURNAL_FILE), '{"type":"header"');
-    mergeRuns([join(dir, "s0"), join(dir, "s1")], join(dir, "m"), { commandLine: [] });
+    await mergeRuns([join(dir, "s0"), join(dir, "s1")], join(dir, "m"), { commandLine: [] });
     expect(bytes(join(dir, "m"))).toBe(bytes(join(dir, "whole")));
     expect(existsSync(join(dir, "m.merge-tmp"))).toBe(false);
     // Resuming a shard directory with another --shard is refused.

@@ -25,6 +25,7 @@ async function run(
     concurrency: extra.concurrency ?? 1,
     policyOptions: {},
     commandLine: ["test"],
+    finish: { html: false },
     ...(extra.maxEpisodes === undefined ? {} : { maxEpisodes: extra.maxEpisodes }),
   });
 }
@@ -201,6 +202,7 @@ describe("a stub run", () => {
           concurrency: 1,
           policyOptions: {},
           commandLine: [],
+          finish: { html: false },
           maxErrors: 1,
         }),
       ).rejects.toMatchObject({ code: "run/too-many-errors" });

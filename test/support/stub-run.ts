@@ -34,6 +34,7 @@ export async function runStub(out: string, over: Partial<PlanSpec> = {}): Promis
     concurrency: 1,
     policyOptions: {},
     commandLine: ["test"],
+    finish: { html: false },
   });
   return JSON.parse(readFileSync(join(out, "report.json"), "utf8")) as Report;
 }

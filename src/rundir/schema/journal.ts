@@ -39,9 +39,9 @@ export const planSchema = z
     policyOptions: z.record(z.string(), z.unknown()),
     attackParams: z.record(z.string(), z.record(z.string(), z.unknown())),
     calibration: z.record(z.string(), z.string()),
-    multiplicity: z.literal("bh").optional(),
-    plugins: z.array(z.object({ file: z.string(), digest: z.string() }).strict()).optional(),
-    waivers: z.array(z.enum(["calibration-overlap", "training-scenes"])).optional(),
+    multiplicity: z.literal("bh").exactOptional(),
+    plugins: z.array(z.object({ file: z.string(), digest: z.string() }).strict()).exactOptional(),
+    waivers: z.array(z.enum(["calibration-overlap", "training-scenes"])).exactOptional(),
     defenses: z
       .object({
         ids: z.array(z.string()),
@@ -49,7 +49,7 @@ export const planSchema = z
         params: z.record(z.string(), z.record(z.string(), z.unknown())),
       })
       .strict()
-      .optional(),
+      .exactOptional(),
   })
   .strict();
 
@@ -62,7 +62,7 @@ export const journalHeaderSchema = z
     plan_digest: digest,
     shard: z.string().nullable(),
     policy_digest: z.string().nullable(),
-    bridge: z.object({ profile: z.string(), benchmark: z.string() }).strict().optional(),
+    bridge: z.object({ profile: z.string(), benchmark: z.string() }).strict().exactOptional(),
     sum: digest,
   })
   .strict();

@@ -3,7 +3,7 @@
  * `schema/report.schema.json` is generated from it (`npm run schema`); a test fails when stale.
  */
 import { z } from "zod";
-import { ATTACK_ACCESS, ATTACK_ROLES } from "../../core/types.js";
+import { ATTACK_ACCESS, ATTACK_ROLES, EAI_RISKS } from "../../core/types.js";
 
 const interval = z.object({
   method: z.literal("wilson"),
@@ -26,7 +26,7 @@ export const rateSchema = z
         high: z.number(),
       })
       .nullable()
-      .optional(),
+      .exactOptional(),
     clustered: z
       .object({
         method: z.enum(["task-cluster-bootstrap", "episode-cluster-bootstrap"]),
@@ -37,8 +37,8 @@ export const rateSchema = z
         high: z.number(),
       })
       .nullable()
-      .optional(),
-    clustered_reason: z.string().optional(),
+      .exactOptional(),
+    clustered_reason: z.string().exactOptional(),
   })
   .strict()
   .describe("RATE: successes over n with its interval; rate and interval are null when n = 0");
@@ -49,7 +49,7 @@ const endpoint = z
     first_step: z.number().int().nullable(),
     steps: z.number().int(),
     judged_steps: z.number().int(),
-    cost: z.number().min(0).optional(),
+    cost: z.number().min(0).exactOptional(),
   })
   .strict();
 
@@ -58,7 +58,7 @@ const budget = z
     kind: z.enum(["queries", "pgd-steps", "bit-flips", "none"]),
     limit: z.number().nullable(),
     used: z.number(),
-    detail: z.record(z.string(), z.unknown()).optional(),
+    detail: z.record(z.string(), z.unknown()).exactOptional(),
   })
   .strict();
 
@@ -94,7 +94,7 @@ export const episodeSchema = z
     task_success: z.boolean().nullable(),
     first_success_step: z.number().int().nullable(),
     endpoints: z.record(z.string(), endpoint),
-    cost: z.number().min(0).nullable().optional(),
+    cost: z.number().min(0).nullable().exactOptional(),
     budget: budget.nullable(),
     error: z.object({ code: z.string(), message: z.string() }).strict().nullable(),
     bridge: z
@@ -104,41 +104,49 @@ export const episodeSchema = z
         steps_forwarded: z.number().int(),
       })
       .strict()
-      .optional()
+      .exactOptional()
       .describe("bridged episodes only: the benchmark's task dict and how images travelled"),
     not_applicable_reason: z
       .string()
-      .optional()
+      .exactOptional()
       .describe("only on N/A cells: the attack's unmet requirement"),
     defenses: z
       .array(z.string())
-      .optional()
+      .exactOptional()
       .describe("defended cells only: the defenses the episode played with, in loop order"),
     stop: z
       .object({ defense: z.string(), step: z.number().int(), reason: z.string() })
       .strict()
       .nullable()
-      .optional()
+      .exactOptional()
       .describe(
         "defended cells only: the safe stop that ended the episode (termination 'stop'), or null",
       ),
     interventions: z
       .record(z.string(), z.record(z.string(), z.number()))
-      .optional()
+      .exactOptional()
       .describe("defended cells only: each defense's own counters for the episode"),
   })
   .strict();
 
 const vsBaseline = z
   .object({
+    // Secondary: one-sided unpaired Fisher exact on the arms' own counts.
     fisher_p: z.number().min(0).max(1).nullable(),
+    // Secondary: fisher_p after Benjamini-Hochberg across treatment arms.
     bh_q: z.number().min(0).max(1).nullable(),
+    // Secondary: exact McNemar, two-sided (a safer arm is as "significant" as a less safe one).
     mcnemar_p: z.number().min(0).max(1).nullable(),
+    // Secondary: the two-sided mcnemar_p after Holm across treatment arms.
     holm_p: z.number().min(0).max(1).nullable(),
+    // [b, c]: b = this arm unsafe and its twin safe, c = the reverse.
     discordant: z.tuple([z.number().int(), z.number().int()]).nullable(),
     pairs: z.number().int(),
+    // Primary: one-sided exact McNemar for an increase, P(X >= b), X ~ Bin(b + c, 1/2).
     primary_p: z.number().min(0).max(1).nullable(),
+    // primary_p after the declared multiplicity procedure (treatment arms only).
     adjusted_p: z.number().min(0).max(1).nullable(),
+    // adjusted_p < alpha; null when the arm is not in the family (a control, or no pairs).
     significant: z.boolean().nullable(),
   })
   .strict();
@@ -159,14 +167,14 @@ const arm = z
   .object({
     family: z.string(),
     role: z.enum(ATTACK_ROLES),
-    eai: z.string().nullable(),
+    eai: z.enum(EAI_RISKS).nullable(),
     access: z.enum(ATTACK_ACCESS),
-    matches: z.string().optional(),
+    matches: z.string().exactOptional(),
     episodes: z.number().int(),
     scenes: z
       .number()
       .int()
-      .optional()
+      .exactOptional()
       .describe("distinct (task, scene) pairs among the arm's counted episodes"),
     not_applicable: z.number().int(),
     unjudged: z.number().int(),
@@ -205,7 +213,7 @@ const arm = z
       .nullable()
       .describe("what the arm's attack spent per counted episode; null when it spends nothing"),
     vs_baseline: vsBaseline.nullable(),
-    vs_attack: vsAttack.nullable().optional(),
+    vs_attack: vsAttack.nullable().exactOptional(),
     not_applicable_reason: z
       .string()
       .nullable()
@@ -219,7 +227,7 @@ const arm = z
         "per predicate that fired: judged episodes in which it did, and how many of those only after task success",
       ),
     stopped: rateSchema
-      .optional()
+      .exactOptional()
       .describe("defended arms only: episodes a defense stopped over the arm's scored episodes"),
   })
   .strict();
@@ -228,6 +236,7 @@ const pairedDifference = z
   .object({
     method: z.literal("newcombe-paired-hybrid-score"),
     confidence: z.number(),
+    // Undefended minus defended rate on the pairs (positive: the defense helped).
     estimate: z.number().nullable(),
     low: z.number(),
     high: z.number(),
@@ -237,11 +246,15 @@ const pairedDifference = z
 const armMitigation = z
   .object({
     role: z.enum(ATTACK_ROLES),
+    // Pairs whose two episodes were both judged (the same cell, both ways).
     pairs: z.number().int(),
     undefended_unsafe: rateSchema,
     defended_unsafe: rateSchema,
+    // [b, c]: b = unsafe undefended and not defended (prevented), c = the reverse (caused).
     discordant: z.tuple([z.number().int(), z.number().int()]).nullable(),
+    // One-sided exact McNemar for a reduction, P(X >= b), X ~ Bin(b + c, 1/2).
     reduction_p: z.number().min(0).max(1).nullable(),
+    // reduction_p after Holm across the run's treatment arms.
     adjusted_p: z.number().min(0).max(1).nullable(),
     significant: z.boolean().nullable(),
     reduction: pairedDifference.nullable(),
@@ -281,6 +294,39 @@ const mitigation = z
   .strict()
   .describe("--compare-defenses only: every arm undefended vs defended, paired cell by cell");
 
+const summary = z
+  .object({
+    treatment_unsafe: rateSchema,
+    baseline_unsafe: rateSchema,
+    control_unsafe: rateSchema,
+    all_unsafe: rateSchema,
+    clean_task_success: rateSchema,
+    succ_but_unsafe: rateSchema,
+    preliminary: z.boolean(),
+    significance: z
+      .object({
+        test: z.literal("exact-mcnemar"),
+        alternative: z.literal("greater"),
+        pairs: z.literal("pinned"),
+        multiplicity: z.enum(["holm", "bh"]),
+        alpha: z.number(),
+        tested: z.number().int(),
+        controls_tested: z.number().int(),
+        secondary: z
+          .object({
+            fisher_p: z.string(),
+            bh_q: z.string(),
+            mcnemar_p: z.string(),
+            holm_p: z.string(),
+          })
+          .strict(),
+      })
+      .strict()
+      .nullable()
+      .describe("the run's one significance rule; every 'significant' follows from it"),
+  })
+  .strict();
+
 export const reportSchema = z
   .object({
     schema: z.literal("provael.report/1"),
@@ -302,17 +348,17 @@ export const reportSchema = z
         shard: z.string().nullable(),
         attack_params: z
           .record(z.string(), z.record(z.string(), z.unknown()))
-          .optional()
+          .exactOptional()
           .describe("every arm's parameters as played, defaults included"),
         policy_options: z
           .record(z.string(), z.unknown())
-          .optional()
+          .exactOptional()
           .describe(
             "policy options that change behaviour (weights path, replan, …), secrets redacted",
           ),
         plugins: z
           .array(z.object({ file: z.string(), digest: z.string() }).strict())
-          .optional()
+          .exactOptional()
           .describe("plugin files the run loaded (--plugin), by file name and SHA-256"),
         bridge: z
           .object({
@@ -322,7 +368,7 @@ export const reportSchema = z
             image_codecs: z.record(z.string(), z.number().int()),
           })
           .strict()
-          .optional()
+          .exactOptional()
           .describe("set when a benchmark drove the episodes through `provael bridge`"),
         waivers: z
           .array(z.enum(["calibration-overlap", "training-scenes"]))
@@ -336,45 +382,14 @@ export const reportSchema = z
             never_adaptive: z.array(z.string()),
           })
           .strict()
-          .optional()
+          .exactOptional()
           .describe(
             "set when the run played defenses; never_adaptive: those no arm of the run attacked adaptively",
           ),
       })
       .strict(),
     arms: z.record(z.string(), arm),
-    summary: z
-      .object({
-        treatment_unsafe: rateSchema,
-        baseline_unsafe: rateSchema,
-        control_unsafe: rateSchema,
-        all_unsafe: rateSchema,
-        clean_task_success: rateSchema,
-        succ_but_unsafe: rateSchema,
-        preliminary: z.boolean(),
-        significance: z
-          .object({
-            test: z.literal("exact-mcnemar"),
-            alternative: z.literal("greater"),
-            pairs: z.literal("pinned"),
-            multiplicity: z.enum(["holm", "bh"]),
-            alpha: z.number(),
-            tested: z.number().int(),
-            controls_tested: z.number().int(),
-            secondary: z
-              .object({
-                fisher_p: z.string(),
-                bh_q: z.string(),
-                mcnemar_p: z.string(),
-                holm_p: z.string(),
-              })
-              .strict(),
-          })
-          .strict()
-          .nullable()
-          .describe("the run's one significance rule; every 'significant' follows from it"),
-      })
-      .strict(),
+    summary,
     tests: z
       .object({
         baseline_arm: z.string().nullable(),
@@ -395,13 +410,13 @@ export const reportSchema = z
     defended: z
       .object({
         arms: z.record(z.string(), arm),
-        summary: z.record(z.string(), z.unknown()),
+        summary,
         by_task: z.record(z.string(), z.record(z.string(), rateSchema)),
       })
       .strict()
-      .optional()
+      .exactOptional()
       .describe("--compare-defenses only: the arms and summary over the defended episodes"),
-    mitigation: mitigation.optional(),
+    mitigation: mitigation.exactOptional(),
     trajectories_digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
   })
   .strict();
