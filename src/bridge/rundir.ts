@@ -4,13 +4,14 @@
  * journal header holds the plan without tasks or seeds, and the report's plan is completed from
  * the episodes that finished: the tasks seen, the seed range, the repeats.
  */
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Clock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import type { Report } from "../report/build.js";
 import { buildManifest } from "../report/manifest.js";
+import { RUN_FILES, removeTempFiles } from "../rundir/files.js";
 import type { LoadedCalibration } from "../runner/calibration.js";
 import type { EpisodeRecord, TrajectoryStep } from "../runner/episode.js";
 import { writeFileAtomic } from "../runner/files.js";
@@ -22,7 +23,7 @@ import {
   JournalWriter,
   scanJournal,
 } from "../runner/journal.js";
-import { type PlanSpec, planDigest } from "../runner/plan.js";
+import { type PlanSpec, planDifferences, planDigest } from "../runner/plan.js";
 import { type FinishedCell, finalize } from "../runner/run.js";
 import { type BenchmarkProfile, loadProfile, taskProvenance } from "./profile.js";
 
@@ -112,6 +113,46 @@ function writeReport(
   return finalize(out, plan, cells, header.policy_digest, provenance, null, header.bridge ?? null);
 }
 
+/**
+ * Refuses to continue a journal written by another setup, naming what differs: `attack
+ * --resume`'s rule (the plan field by field, then the weights), plus the benchmark profile.
+ */
+function checkResumable(out: string, was: JournalHeader, now: JournalHeader): void {
+  if (!was.bridge) {
+    throw new ProvaelError(
+      "run/plan-mismatch",
+      `cannot resume ${out}: it holds a runner's run, not a bridged one`,
+      {
+        hint: "finish it with `provael attack --resume`, or choose another --out for the bridge",
+      },
+    );
+  }
+  const diffs = planDifferences(was.plan, now.plan);
+  for (const k of ["profile", "benchmark"] as const) {
+    if (was.bridge[k] !== now.bridge?.[k])
+      diffs.push(
+        `bridge.${k}: ${JSON.stringify(was.bridge[k])} vs ${JSON.stringify(now.bridge?.[k])}`,
+      );
+  }
+  if (diffs.length > 0 || was.plan_digest !== now.plan_digest) {
+    throw new ProvaelError(
+      "run/plan-mismatch",
+      `cannot resume ${out}: the journal was written for another plan (${diffs.join("; ")})`,
+      {
+        details: { differences: diffs },
+        hint: "restart the bridge with the original flags, or choose another --out",
+      },
+    );
+  }
+  if (was.policy_digest !== now.policy_digest) {
+    throw new ProvaelError(
+      "run/plan-mismatch",
+      `cannot resume ${out}: the policy's weights changed (${was.policy_digest ?? "none"} then, ${now.policy_digest ?? "none"} now)`,
+      { hint: "resume with the weights the run started with, or choose another --out" },
+    );
+  }
+}
+
 /** The bridge's journal: every finished episode appended (and synced) as it ends. */
 export class BridgeJournal {
   private readonly entries: FinishedCell[] = [];
@@ -124,27 +165,22 @@ export class BridgeJournal {
     private readonly writer: JournalWriter,
     private readonly clock: Clock,
     private readonly startedAt: number,
+    private readonly resumed: boolean,
   ) {
     this.path = join(o.out, JOURNAL_FILE);
   }
 
-  /** Opens a new run directory (a bridged run never writes into one that holds results). */
-  static create(o: JournalSetup, policyDigest: string | null, clock: Clock): BridgeJournal {
-    if (existsSync(o.out)) {
-      const inside = readdirSync(o.out);
-      if (inside.length > 0) {
-        throw new ProvaelError(
-          "run/out-exists",
-          `${o.out} is not empty${inside.includes(JOURNAL_FILE) ? " (it holds a run)" : ""}`,
-          {
-            details: { out: o.out, entries: inside.slice(0, 5) },
-            hint: "choose a new --out for each bridge session; finished results are never overwritten",
-          },
-        );
-      }
-    } else {
-      mkdirSync(o.out, { recursive: true });
-    }
+  /**
+   * Opens the run directory: a new or empty one, or with `resume` one that holds a bridged run
+   * of the same plan, profile and weights, whose journal it continues (its finished episodes
+   * kept, in the report and in the repeat counts). Anything else that holds files is refused.
+   */
+  static create(
+    o: JournalSetup,
+    policyDigest: string | null,
+    clock: Clock,
+    resume = false,
+  ): BridgeJournal {
     const plan = openPlan(o);
     const header: JournalHeader = {
       type: "header",
@@ -156,8 +192,43 @@ export class BridgeJournal {
       policy_digest: policyDigest,
       bridge: { profile: o.profile.id, benchmark: o.profile.benchmark },
     };
-    const writer = JournalWriter.create(join(o.out, JOURNAL_FILE), header);
-    return new BridgeJournal(o, header, writer, clock, clock.now());
+    const path = join(o.out, JOURNAL_FILE);
+    if (existsSync(o.out)) {
+      const inside = readdirSync(o.out);
+      if (resume && inside.includes(JOURNAL_FILE)) {
+        const scan = scanJournal(path);
+        checkResumable(o.out, scan.header, header);
+        // The report on disk is the last session's; until this one closes the run is unfinished.
+        rmSync(join(o.out, RUN_FILES.manifest), { force: true });
+        removeTempFiles(o.out);
+        const writer = JournalWriter.reopen(path, scan.validBytes);
+        const j = new BridgeJournal(o, scan.header, writer, clock, clock.now(), true);
+        j.entries.push(...scan.entries);
+        return j;
+      }
+      if (inside.length > 0) {
+        const holdsRun = inside.includes(JOURNAL_FILE);
+        throw new ProvaelError(
+          "run/out-exists",
+          `${o.out} is not empty${holdsRun ? " (it holds a run)" : ""}`,
+          {
+            details: { out: o.out, entries: inside.slice(0, 5) },
+            hint: holdsRun
+              ? "pass --resume to continue that bridged run with the same flags, or choose a new --out"
+              : "choose a new or empty --out; finished results are never overwritten",
+          },
+        );
+      }
+    } else {
+      mkdirSync(o.out, { recursive: true });
+    }
+    const writer = JournalWriter.create(path, header);
+    return new BridgeJournal(o, header, writer, clock, clock.now(), false);
+  }
+
+  /** The episodes journalled before this session (a resumed run), in journal order. */
+  get previous(): readonly EpisodeRecord[] {
+    return this.resumed ? this.entries.map((e) => e.record) : [];
   }
 
   get count(): number {
@@ -201,7 +272,7 @@ export class BridgeJournal {
       startedAt: this.startedAt,
       clock: this.clock,
       commandLine,
-      resumed: false,
+      resumed: this.resumed,
       extra: { bridge: this.header.bridge },
     });
     writeFileAtomic(

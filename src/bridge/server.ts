@@ -98,6 +98,8 @@ export interface BridgeOptions {
   maxFrameBytes?: number;
   clock?: Clock;
   commandLine?: string[];
+  /** Continue the bridged run in `out` (same plan, profile and weights) rather than refuse it. */
+  resume?: boolean;
 }
 
 export interface RunningBridge {
@@ -195,8 +197,8 @@ class Bridge {
   readonly applicable: Record<string, boolean> = {};
   readonly notApplicable: Record<string, string> = {};
   readonly arms: Map<string, Attack<unknown>>;
-  /** Per (task, arm, seed): finished episodes without error, and those in flight. */
-  private readonly counts = new Map<string, { done: number; open: number }>();
+  /** Per (task, arm, seed): the repeats finished without error, and those in flight. */
+  private readonly counts = new Map<string, { done: Set<number>; open: Set<number> }>();
   /** Per (task, seed, repeat): the first arm's scene digest, for the pairing check. */
   private readonly scenes = new Map<string, { arm: string; digest: string }>();
   readonly connections = new Set<Connection>();
@@ -260,22 +262,41 @@ class Bridge {
     return `${task}\u0000${arm}\u0000${seed}`;
   }
 
-  /** The repeat of a new episode: how many of its (task, arm, seed) finished or are in flight. */
+  /**
+   * The repeat of a new episode: the first of its (task, arm, seed) that has neither finished
+   * nor is in flight. An errored episode frees its repeat, so a replay is the same cell and
+   * supersedes it; a resumed run counts from what its journal holds.
+   */
   openRepeat(task: string, arm: string, seed: number): number {
     const key = this.countKey(task, arm, seed);
-    const c = this.counts.get(key) ?? { done: 0, open: 0 };
-    const repeat = c.done + c.open;
-    c.open += 1;
+    const c = this.counts.get(key) ?? { done: new Set<number>(), open: new Set<number>() };
     this.counts.set(key, c);
+    let repeat = 0;
+    while (c.done.has(repeat) || c.open.has(repeat)) repeat += 1;
+    c.open.add(repeat);
     return repeat;
   }
 
-  /** Closes an episode's count: an errored one frees its repeat (a replay supersedes it). */
+  /** Closes an episode's repeat: finished, or freed when it errored. */
   closeRepeat(cell: Cell, errored: boolean): void {
     const c = this.counts.get(this.countKey(cell.task, cell.arm, cell.seed));
     if (!c) return;
-    c.open -= 1;
-    if (!errored) c.done += 1;
+    c.open.delete(cell.repeat);
+    if (!errored) c.done.add(cell.repeat);
+  }
+
+  /** What a resumed run's journal already holds: finished repeats and first scenes. */
+  seed(records: readonly EpisodeRecord[]): void {
+    for (const r of records) {
+      if (r.error !== null) continue;
+      const key = this.countKey(r.task, r.arm, r.seed);
+      const c = this.counts.get(key) ?? { done: new Set<number>(), open: new Set<number>() };
+      c.done.add(r.repeat);
+      this.counts.set(key, c);
+      const pair = `${r.task}\u0000${r.seed}\u0000${r.repeat}`;
+      if (r.scene_digest && !this.scenes.has(pair))
+        this.scenes.set(pair, { arm: r.arm, digest: r.scene_digest });
+    }
   }
 
   /** The pairing check, live: the first arm at (task, seed, repeat) fixes the scene digest. */
@@ -669,8 +690,9 @@ export async function startBridge(o: BridgeOptions): Promise<RunningBridge> {
   } finally {
     await probe.close();
   }
-  const journal = BridgeJournal.create(o, digest, clock);
+  const journal = BridgeJournal.create(o, digest, clock, o.resume ?? false);
   const b = new Bridge(o, journal, capabilities, handshake, clock);
+  b.seed(journal.previous);
 
   const wss = new WebSocketServer({
     noServer: true,

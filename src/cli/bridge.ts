@@ -33,6 +33,7 @@ interface BridgeFlags extends ServedFlags {
   maxFrameIn?: number;
   json?: boolean;
   attackParam?: string[];
+  resume?: boolean;
 }
 
 /** `arm.key=value` pairs into per-arm parameters (numbers and booleans typed). */
@@ -97,7 +98,11 @@ export function registerBridge(program: Command): void {
     .option("--policy-path <path>", "weights or model file for an in-process policy")
     .requiredOption("--attacks <list>", "arms, comma-separated (provael list-attacks)", list)
     .requiredOption("--profile <name|file>", "benchmark profile (tabletop, or a profile file)")
-    .requiredOption("--out <dir>", "run directory (new or empty)")
+    .requiredOption("--out <dir>", "run directory (new or empty; with --resume, a bridged run)")
+    .option(
+      "--resume",
+      "continue the bridged run in --out (same flags): its episodes are kept and counted, the report covers all",
+    )
     .option("--host <address>", "address to bind (loopback by default)", "127.0.0.1")
     .option("--port <n>", "port to bind (0 picks a free one)", integer("--port", { min: 0 }), 9000)
     .option("--calib <dir>", "calibrations from `provael calibrate` for this policy and profile")
@@ -149,6 +154,7 @@ export function registerBridge(program: Command): void {
         port: flags.port,
         ...(flags.maxFrameIn ? { maxFrameBytes: flags.maxFrameIn } : {}),
         commandLine: process.argv.slice(1),
+        ...(flags.resume ? { resume: true } : {}),
       });
       if (flags.json) {
         process.stdout.write(
