@@ -100,4 +100,40 @@ describe("readRun", () => {
     expect(a?.length).toBeGreaterThan(0);
     expect(b).toEqual(a);
   });
+
+  it("indexes where each cell's lines lie once, extends it as a journal grows, and still names a bad line", () => {
+    const r = readRun(run);
+    if (r.state !== "finished") throw new Error("unfinished");
+    const cells = r.report.episodes.map((e) => e.cell);
+    const live = join(root, "growing");
+    cpSync(run, live, { recursive: true });
+    rmSync(join(live, "execution-manifest.json"));
+    const lines = readFileSync(join(run, "journal.jsonl"), "utf8").trimEnd().split("\n");
+    // The header and two episodes, then a torn third line: only whole lines count.
+    const third = lines[3] as string;
+    writeFileSync(
+      join(live, "journal.jsonl"),
+      `${lines.slice(0, 3).join("\n")}\n${third.slice(0, 40)}`,
+    );
+    const cellOf = (line: string) => (JSON.parse(line) as { record: { cell: string } }).record.cell;
+    const early = readSteps(live, cells, "journal");
+    expect([...early.values()].filter((s) => s.length > 0).length).toBe(2);
+    expect(early.get(cellOf(third))).toEqual([]);
+    // The rest of the torn line and every other episode arrive: the index picks them up.
+    appendFileSync(
+      join(live, "journal.jsonl"),
+      `${third.slice(40)}\n${lines.slice(4).join("\n")}\n`,
+    );
+    const all = readSteps(live, cells, "journal");
+    const fromTrajectories = readSteps(run, cells, "trajectories");
+    for (const c of cells) expect(all.get(c), c).toEqual(fromTrajectories.get(c));
+    // An edited line of a wanted cell is reported with its line number; other cells still read.
+    const traj = readFileSync(join(run, "trajectories.jsonl"), "utf8").split("\n");
+    const bad = join(root, "bad-steps");
+    cpSync(run, bad, { recursive: true });
+    const victim = JSON.parse(traj[4] as string) as { cell: string };
+    traj[4] = (traj[4] as string).replace('"step":', '"step":"x","was":');
+    writeFileSync(join(bad, "trajectories.jsonl"), traj.join("\n"));
+    expect(() => readSteps(bad, [victim.cell], "trajectories")).toThrow(/line 5/);
+  });
 });

@@ -392,7 +392,8 @@ export function readRun(dir: string): RunRead {
 
 /**
  * The steps of the given cells, validated: from trajectories.jsonl of a finished run, or from
- * the journal's episode lines of a run in progress. Lines of other cells are skipped unparsed.
+ * the journal's episode lines of a run in progress. The file is scanned once for where each
+ * cell's lines lie (`lineIndex`); a request reads and parses only the lines of its cells.
  */
 export function readSteps(
   dir: string,
@@ -403,9 +404,8 @@ export function readSteps(
   const file = from === "trajectories" ? RUN_FILES.trajectories : RUN_FILES.journal;
   const path = join(dir, file);
   if (cells.length === 0 || !existsSync(path)) return out;
-  const wanted = cells.map((c) => Buffer.from(`"${c}"`));
   try {
-    collectSteps(path, file, from, wanted, out);
+    collectSteps(path, file, from, lineIndex(path), out);
   } catch (e) {
     if (!(e instanceof Bad)) throw e;
     throw new ProvaelError("io/malformed", `${join(dir, file)}: ${e.problem.message}`, {
@@ -417,27 +417,125 @@ export function readSteps(
   return out;
 }
 
+/**
+ * Where each cell's lines lie in a JSON-lines file: runs of adjacent lines, each `[offset,
+ * bytes, first line number]` (a cell's trajectory steps are written together, so one run per
+ * cell). Only whole lines are indexed: a torn last line waits for its newline.
+ */
+interface LineIndex {
+  ino: number;
+  mtimeMs: number;
+  size: number;
+  /** Bytes indexed: up to and including the last newline seen. */
+  end: number;
+  lines: number;
+  cells: Map<string, number[][]>;
+}
+
+const indexes = new Map<string, LineIndex>();
+const CELL_KEY = Buffer.from('"cell":"');
+
+/**
+ * The line index of `path`, kept while the file is unchanged, extended when it only grew (a
+ * journal being appended to), built again when it was replaced or shrank.
+ */
+export function lineIndex(path: string): LineIndex {
+  const st = statSync(path);
+  let idx = indexes.get(path);
+  if (idx && idx.ino === st.ino && idx.size === st.size && idx.mtimeMs === st.mtimeMs) return idx;
+  if (
+    !idx ||
+    idx.ino !== st.ino ||
+    st.size < idx.end ||
+    (st.size === idx.size && st.mtimeMs !== idx.mtimeMs)
+  )
+    idx = { ino: st.ino, mtimeMs: 0, size: 0, end: 0, lines: 0, cells: new Map() };
+  const fd = openSync(path, "r");
+  const buf = Buffer.allocUnsafe(1 << 20);
+  try {
+    let position = idx.end;
+    let lineStart = idx.end;
+    let carry = Buffer.alloc(0);
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, position);
+      if (n === 0) break;
+      const chunk =
+        carry.length > 0 ? Buffer.concat([carry, buf.subarray(0, n)]) : buf.subarray(0, n);
+      const base = position - carry.length;
+      let from = 0;
+      for (let nl = chunk.indexOf(0x0a, from); nl !== -1; nl = chunk.indexOf(0x0a, from)) {
+        idx.lines += 1;
+        const at = chunk.indexOf(CELL_KEY, from);
+        if (at !== -1 && at < nl) {
+          const id = chunk.toString("latin1", at + CELL_KEY.length, at + CELL_KEY.length + 21);
+          if (CELL_ID.test(id)) {
+            const runs = idx.cells.get(id) ?? [];
+            const last = runs[runs.length - 1];
+            const offset = base + from;
+            const bytes = nl + 1 - from;
+            if (last && (last[0] as number) + (last[1] as number) === offset)
+              last[1] = (last[1] as number) + bytes;
+            else runs.push([offset, bytes, idx.lines]);
+            idx.cells.set(id, runs);
+          }
+        }
+        from = nl + 1;
+      }
+      lineStart = base + from;
+      carry = Buffer.from(chunk.subarray(from));
+      position += n;
+    }
+    idx.end = lineStart;
+  } finally {
+    closeSync(fd);
+  }
+  idx.size = st.size;
+  idx.mtimeMs = st.mtimeMs;
+  indexes.set(path, idx);
+  return idx;
+}
+
 function collectSteps(
   path: string,
   file: string,
   from: "trajectories" | "journal",
-  wanted: Buffer[],
+  idx: LineIndex,
   out: Map<string, TrajectoryStepFile[]>,
 ): void {
-  forEachLine(path, (line, no) => {
-    if (!wanted.some((w) => line.includes(w))) return undefined;
-    const value = parseJson(file, line.toString("utf8"), no);
-    if (from === "trajectories") {
-      const step = validate(trajectoryStepSchema, file, value, no);
-      out.get(step.cell)?.push(step);
-    } else if (no > 1) {
-      const ep = validate(journalEpisodeSchema, file, value, no);
-      const list = out.get(ep.record.cell);
-      // A cell played again on resume (after an error) keeps its last line.
-      if (list) list.splice(0, list.length, ...ep.trajectory);
+  const fd = openSync(path, "r");
+  try {
+    for (const [cell, list] of out) {
+      const runs = idx.cells.get(cell) ?? [];
+      // A cell played again on resume (after an error) keeps its last journal line.
+      const chosen = from === "journal" ? runs.slice(-1) : runs;
+      for (const [offset, bytes, firstLine] of chosen as [number, number, number][]) {
+        const data = Buffer.allocUnsafe(bytes);
+        readSync(fd, data, 0, bytes, offset);
+        const lines = data.toString("utf8").split("\n");
+        lines.pop();
+        if (from === "journal") {
+          // Only the last line of the run counts (earlier ones are the same cell played before).
+          const no = firstLine + lines.length - 1;
+          if (no <= 1) continue;
+          const ep = validate(
+            journalEpisodeSchema,
+            file,
+            parseJson(file, lines[lines.length - 1] as string, no),
+            no,
+          );
+          if (ep.record.cell === cell) list.splice(0, list.length, ...ep.trajectory);
+          continue;
+        }
+        lines.forEach((text, i) => {
+          const no = firstLine + i;
+          const step = validate(trajectoryStepSchema, file, parseJson(file, text, no), no);
+          if (step.cell === cell) list.push(step);
+        });
+      }
     }
-    return undefined;
-  });
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
