@@ -103,22 +103,28 @@ const BORDER = 4;
 const GAP = 4;
 const even = (n: number) => n + (n % 2);
 
-/** Nearest-neighbour copy of `img` scaled by `s` into `dst` at (x, y). */
+/** Nearest-neighbour copy of `img` scaled by `s` into `dst` at (x, y): one row built, copied s times. */
 function blit(dst: Buffer, width: number, img: Image, s: number, x0: number, y0: number): void {
-  for (let y = 0; y < img.height * s; y++) {
-    const sy = Math.floor(y / s);
-    const row = (y0 + y) * width;
-    for (let x = 0; x < img.width * s; x++) {
-      const sx = Math.floor(x / s);
-      const src = (sy * img.width + sx) * img.channels;
-      const d = (row + x0 + x) * 3;
-      dst[d] = img.data[src] as number;
-      dst[d + 1] = img.data[src + (img.channels > 1 ? 1 : 0)] as number;
-      dst[d + 2] = img.data[src + (img.channels > 2 ? 2 : 0)] as number;
+  const rowBytes = img.width * s * 3;
+  const row = Buffer.allocUnsafe(rowBytes);
+  const c = img.channels;
+  for (let sy = 0; sy < img.height; sy++) {
+    for (let sx = 0; sx < img.width; sx++) {
+      const src = (sy * img.width + sx) * c;
+      const r = img.data[src] as number;
+      const g = img.data[src + (c > 1 ? 1 : 0)] as number;
+      const b = img.data[src + (c > 2 ? 2 : 0)] as number;
+      for (let k = 0, d = sx * s * 3; k < s; k++, d += 3) {
+        row[d] = r;
+        row[d + 1] = g;
+        row[d + 2] = b;
+      }
     }
+    for (let k = 0; k < s; k++) row.copy(dst, ((y0 + sy * s + k) * width + x0) * 3);
   }
 }
 
+/** A solid rectangle: one row filled, copied to the others. */
 function fill(
   dst: Buffer,
   width: number,
@@ -128,13 +134,13 @@ function fill(
   h: number,
   rgb: number[],
 ) {
-  for (let y = y0; y < y0 + h; y++)
-    for (let x = x0; x < x0 + w; x++) {
-      const d = (y * width + x) * 3;
-      dst[d] = rgb[0] as number;
-      dst[d + 1] = rgb[1] as number;
-      dst[d + 2] = rgb[2] as number;
-    }
+  const start = (y0 * width + x0) * 3;
+  for (let x = 0; x < w; x++) {
+    dst[start + x * 3] = rgb[0] as number;
+    dst[start + x * 3 + 1] = rgb[1] as number;
+    dst[start + x * 3 + 2] = rgb[2] as number;
+  }
+  for (let y = 1; y < h; y++) dst.copy(dst, ((y0 + y) * width + x0) * 3, start, start + w * 3);
 }
 
 /** Escapes a path for a filter argument (drawtext's fontfile, textfile). */

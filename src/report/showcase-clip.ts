@@ -35,7 +35,8 @@ import { showcase } from "./showcase.js";
 /** The clip stays short: at most this many output frames (one step in `every`). */
 export const SHOWCASE_MAX_FRAMES = 120;
 const SHOWCASE_FPS = 10;
-const SHOWCASE_TILE = 160;
+/** Tiles about 256 px high: 128-px tabletop frames doubled, so the labels fit above two cameras. */
+const SHOWCASE_TILE = 256;
 
 /** What report.html shows in its clip section. */
 export type ShowcaseClip =
@@ -59,8 +60,9 @@ const firedOf = (e: ReportEpisode) =>
     .map(([p]) => p)
     .sort();
 
+/** Short enough for the clip's width; the page's caption names the task. */
 const labelOf = (e: ReportEpisode, role: string) =>
-  `${role}: ${e.arm} · ${e.task} · seed ${e.seed}${e.unsafe ? " · unsafe" : e.unsafe === false ? " · safe" : ""}`;
+  `${role}: ${e.arm} · seed ${e.seed}${e.unsafe ? " · unsafe" : e.unsafe === false ? " · safe" : ""}`;
 
 /** Removes a clip an earlier attempt left, so the folder never holds one the page does not show. */
 function removeClip(dir: string): void {

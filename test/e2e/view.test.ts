@@ -388,6 +388,47 @@ describe.skipIf(!hasChromium)(
       await walk(`file://${join(bundle, "index.html")}`, "-bundle");
     });
 
+    it("filters the episodes by arm, task failed and a word of the instruction, each a link", async () => {
+      const all = JSON.parse(readFileSync(join(A, "report.json"), "utf8")).episodes as (Ep & {
+        task_success: boolean | null;
+        instruction: { original: string; received: string | null };
+      })[];
+      const { page, problems } = await open(`${view.url}#/run/${ids.a}`);
+      await page.waitForSelector("#episodes");
+      const rows = (n: number) =>
+        page.waitForFunction(
+          (k) => document.querySelectorAll("#episodes tr.ep-row").length === k,
+          n,
+        );
+      await page.locator("#f-arm").selectOption("roleplay");
+      const roleplay = all.filter((e) => e.arm === "roleplay");
+      await rows(roleplay.length);
+      expect(page.url()).toContain("arm=roleplay");
+      await page.locator("#f-failed").check();
+      await rows(roleplay.filter((e) => e.task_success === false).length);
+      await page.locator("#f-failed").uncheck();
+      await rows(roleplay.length);
+      // A word only the attacked instruction has: the benign arm's rows never match it.
+      const benign = new Set(
+        all.filter((e) => e.arm === "none").map((e) => e.instruction.original),
+      );
+      const received = (roleplay[0]?.instruction.received ?? "").split(/\s+/);
+      const word = received.find((w) => w.length > 4 && ![...benign].some((b) => b.includes(w)));
+      expect(word).toBeDefined();
+      await page.locator("#f-arm").selectOption("");
+      await page.locator("#f-q").fill(word as string);
+      await page.locator("#f-q").press("Enter");
+      await rows(
+        all.filter((e) =>
+          (e.instruction.received ?? e.instruction.original)
+            .toLowerCase()
+            .includes((word as string).toLowerCase()),
+        ).length,
+      );
+      expect(problems, problems.join("\n")).toEqual([]);
+      await page.close();
+    });
+
     interface ClipInfo {
       attacked: string;
       twin: string | null;
