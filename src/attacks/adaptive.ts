@@ -49,7 +49,7 @@ import { patchCamera } from "./visual.js";
 async function modelOf(ctx: AttackContext<unknown>, expected: string): Promise<DefenseHooks> {
   if (ctx.defense?.id !== expected || !ctx.defense.model) {
     throw new ProvaelError("attack/error", `no model of '${expected}' for this episode`, {
-      hint: "adaptive attacks play in the runner's episode loop (provael attack), which builds the model",
+      hint: "adaptive attacks play in an episode loop that builds the model (provael attack, provael bridge)",
     });
   }
   return ctx.defense.model();

@@ -55,6 +55,7 @@ import { envelopeFor, zonesFor } from "../runner/calibration.js";
 import {
   beginArm,
   beginDefenses,
+  deploymentOf,
   type EpisodeRecord,
   EpisodeSteps,
   emptyRecord,
@@ -472,6 +473,10 @@ class Connection {
     };
     const record = emptyRecord(cell, seed, "");
     record.bridge = { task: dict, image_codec: null, steps_forwarded: 0 };
+    // An arm the upstream or the benchmark cannot serve plays through unperturbed and counts as
+    // N/A with its reason (the report prints it), never as an error or a score.
+    const na = this.b.notApplicable[arm];
+    if (na !== undefined) record.not_applicable_reason = na;
     const ep: OpenEpisode = {
       cell,
       record,
@@ -492,6 +497,8 @@ class Connection {
       pairKey: `${taskId}\u0000${seed}\u0000${repeat}`,
     };
     this.episode = ep;
+    // Which side failed decides the error's code; only a policy failure drops the upstream.
+    let phase: "policy/error" | "defense/error" | "attack/error" = "policy/error";
     try {
       const attack = this.b.arms.get(arm) as Attack<unknown>;
       const description = typeof task.task_description === "string" ? task.task_description : "";
@@ -500,7 +507,8 @@ class Connection {
       await this.policy.reset({ task: taskId, seed, policySeed: record.policy_seed });
       if (this.b.applicable[arm]) {
         // Defenses begin before the arm (a weight digest taken before a weight attack).
-        ep.defense = await beginDefenses(cell, {
+        phase = "defense/error";
+        const defenseSetup = {
           ...(this.b.o.defenses ? { params: this.b.o.defenses.params } : {}),
           task: ep.task,
           suite: this.b.suiteInfo,
@@ -509,19 +517,25 @@ class Connection {
           policy: this.policy,
           zones: zonesFor(ep.task, this.b.o.calibrations ?? {}),
           envelope: envelopeFor(ep.task, this.b.o.calibrations ?? {}),
-        });
+        };
+        ep.defense = await beginDefenses(cell, defenseSetup);
+        phase = "attack/error";
         const hooks: AttackHooks = await beginArm(cell, {
           attack,
           attackParams: this.b.o.attackParams ?? {},
           task: ep.task,
           suite: this.b.suiteInfo,
           policy: this.policy,
+          // An adaptive attack models its defense as this deployment configures it, in the
+          // undefended twin too, as the runner does.
+          ...(this.b.o.defenses ? { defenseParams: this.b.o.defenses.params } : {}),
+          defenseBase: deploymentOf(cell, defenseSetup),
         });
         if (attack.access === "weights") record.perturbed.actions = true;
         ep.hooks = hooks;
       }
     } catch (e) {
-      await this.failEpisode(e, "policy/error");
+      await this.failEpisode(e, phase);
       this.error("episode_start_failed", e, env.seq);
     }
   }
@@ -627,7 +641,10 @@ class Connection {
   }
 
   /** Records the open episode as an error (its cell may be played again). */
-  async failEpisode(e: unknown, phase?: "policy/error" | "attack/error"): Promise<void> {
+  async failEpisode(
+    e: unknown,
+    phase?: "policy/error" | "attack/error" | "defense/error",
+  ): Promise<void> {
     const ep = this.episode;
     if (!ep || ep.failed) return;
     ep.failed = true;

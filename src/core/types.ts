@@ -471,7 +471,7 @@ export interface AttackContext<P> {
     /**
      * A fresh copy of that defense for this cell, as the deployment configures it but drawing
      * from the attacker's own generator (the attacker knows the defense, not its seed). Absent
-     * where the loop cannot build one (a bridged episode).
+     * where the loop cannot build one.
      */
     model?(): Promise<DefenseHooks>;
   };

@@ -98,8 +98,8 @@ export interface DefenseSetup {
   clock?: Clock;
 }
 
-/** What the deployment tells every defense of a cell. */
-function deploymentOf(cell: Cell, setup: DefenseSetup): DefenseContextBase {
+/** What the deployment tells every defense of a cell (and an adaptive attacker's model of one). */
+export function deploymentOf(cell: Cell, setup: DefenseSetup): DefenseContextBase {
   return {
     task: setup.task,
     seed: cell.seed,

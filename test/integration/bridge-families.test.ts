@@ -1,0 +1,67 @@
+/**
+ * Attack families through the bridge where they can act: adaptive attacks build their model of
+ * the defense in bridged episodes as in the runner's, search attacks query an in-process
+ * upstream within their budgets, and arms a served upstream cannot serve (gradients, queries)
+ * are N/A with their reason, never an error.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  arm,
+  bridge,
+  closeOpen,
+  journalled,
+  Peer,
+  recordingUpstream,
+  records,
+} from "../support/bridge.js";
+
+afterEach(closeOpen);
+
+async function play(url: string, seed: number, steps = 2): Promise<void> {
+  const p = await Peer.open(url);
+  await p.hello();
+  p.start("bowl", seed);
+  for (let s = 0; s < steps; s++) expect((await p.observe(0.1)).type).toBe("action");
+  p.end(false);
+  p.close();
+}
+
+describe("attack families through the bridge", () => {
+  it("plays adaptive and search attacks against an in-process upstream, defended or not", async () => {
+    const arms = ["none", "optimized_instruction", "optimized_instruction_adaptive"];
+    for (const defenses of [undefined, { ids: ["instruction_filter"], params: {} }]) {
+      const { b, out } = await bridge("stub", arms, {}, undefined, defenses ? { defenses } : {});
+      expect(b.notApplicable).toEqual({});
+      for (const a of arms) await play(arm(b, a), 0);
+      await journalled(b, 3);
+      const result = await b.close();
+      const rs = records(out);
+      expect(rs.map((r) => [r.arm, r.error])).toEqual(arms.map((a) => [a, null]));
+      for (const r of rs.filter((x) => x.arm !== "none")) {
+        // The search spent queries on the upstream, within its recorded budget.
+        expect(r.budget?.used).toBeGreaterThan(0);
+        expect(r.budget?.used).toBeLessThanOrEqual(r.budget?.limit ?? 0);
+      }
+      expect(result.report.arms.optimized_instruction_adaptive?.errors).toBe(0);
+    }
+  });
+
+  it("marks gradient and search arms N/A with their reason behind a served upstream", async () => {
+    const up = await recordingUpstream();
+    const arms = ["none", "gradient_patch", "optimized_instruction_adaptive"];
+    const { b, out } = await bridge("vla-eval", arms, {}, up.url);
+    expect(b.notApplicable.gradient_patch).toMatch(/differentiable/);
+    expect(b.notApplicable.optimized_instruction_adaptive).toMatch(/queryable/);
+    for (const a of arms) await play(arm(b, a), 0);
+    await journalled(b, 3);
+    const result = await b.close();
+    const rs = records(out);
+    expect(rs.map((r) => [r.arm, r.error, r.termination])).toEqual([
+      ["none", null, "done"],
+      ["gradient_patch", null, "not_applicable"],
+      ["optimized_instruction_adaptive", null, "not_applicable"],
+    ]);
+    expect(result.report.arms.gradient_patch?.not_applicable_reason).toMatch(/differentiable/);
+    expect(result.report.arms.gradient_patch?.errors).toBe(0);
+  });
+});
