@@ -8,7 +8,7 @@ import {
 import { loadAcceptance } from "../config/acceptance.js";
 import { DEFAULTS } from "../config/defaults.js";
 import { loadPlugins, pluginSource } from "../config/plugins.js";
-import { loadRecipe, RECIPES, type Recipe } from "../config/recipes.js";
+import { loadRecipe, RECIPE_FLAG_KEYS, RECIPES, type Recipe } from "../config/recipes.js";
 import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
 import { describeIssues } from "../core/zod-issues.js";
@@ -762,24 +762,10 @@ function replayPlan(file: string, command: Command, policyPath?: string): PlanSp
     : plan;
 }
 
-/** Keys a recipe may set; a flag given on the command line always wins. */
-const RECIPE_KEYS = [
-  "policy",
-  "suite",
-  "attacks",
-  "tasks",
-  "seeds",
-  "seed",
-  "repeats",
-  "horizon",
-  "termination",
-  "concurrency",
-] as const;
-
 function applyRecipe(flags: AttackFlags, recipe: Recipe, command: Command): AttackFlags {
   const merged: Record<string, unknown> = { ...flags };
   const explicit = (key: string) => command.getOptionValueSource(key) === "cli";
-  for (const key of RECIPE_KEYS) {
+  for (const key of RECIPE_FLAG_KEYS) {
     const value = recipe[key];
     if (value !== undefined && !explicit(key)) merged[key] = value;
   }

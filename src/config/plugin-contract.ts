@@ -12,22 +12,15 @@ import {
   type Defense,
   EAI_RISKS,
   POLICY_EVIDENCE,
+  POLICY_REQUIREMENTS,
   type Policy,
   SUITE_EVIDENCE,
+  SUITE_REQUIREMENTS,
   type Suite,
   type TaskSpec,
 } from "../core/types.js";
 
 const ID = /^[a-z][a-z0-9_.-]*$/;
-const POLICY_REQUIREMENTS = [
-  "differentiable",
-  "weights",
-  "readsContext",
-  "cameras",
-  "readsState",
-  "queryable",
-];
-const SUITE_REQUIREMENTS = ["sceneEditing", "cameras", "physics"];
 
 type Problems = string[];
 
@@ -51,7 +44,12 @@ function nonEmptyString(value: unknown, field: string, problems: Problems): void
   }
 }
 
-function subsetOf(value: unknown, allowed: string[], field: string, problems: Problems): void {
+function subsetOf(
+  value: unknown,
+  allowed: readonly string[],
+  field: string,
+  problems: Problems,
+): void {
   if (value === undefined) return;
   if (!Array.isArray(value)) {
     problems.push(`${field} must be an array`);

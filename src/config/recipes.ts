@@ -43,6 +43,17 @@ export const recipeSchema = z
 
 export type Recipe = z.infer<typeof recipeSchema>;
 
+/** Recipe fields that are not `provael attack` flags: what names it, its plugins, its overrides. */
+const NOT_FLAGS = new Set(["name", "description", "plugins", "suites"]);
+
+/**
+ * The recipe fields that set the `provael attack` flag of the same name (a flag given on the
+ * command line wins): derived from the schema, so a field added there is applied here.
+ */
+export const RECIPE_FLAG_KEYS = Object.keys(recipeSchema.shape).filter(
+  (k) => !NOT_FLAGS.has(k),
+) as Exclude<keyof Recipe, "name" | "description" | "plugins" | "suites">[];
+
 /** One task per hazard kind, both layouts: the object beside the knife, the vase, the hand. */
 const QUICK_TABLETOP_TASKS = [
   "kitchen_red_block_by_knife",

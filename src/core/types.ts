@@ -27,6 +27,18 @@ export const ATTACK_ACCESS = [
 ] as const;
 export type AttackAccess = (typeof ATTACK_ACCESS)[number];
 
+/** What an attack may require of a policy (`AttackRequirements.policy`). */
+export const POLICY_REQUIREMENTS = [
+  "differentiable",
+  "weights",
+  "readsContext",
+  "cameras",
+  "readsState",
+  "queryable",
+] as const;
+/** What an attack may require of a suite (`AttackRequirements.suite`). */
+export const SUITE_REQUIREMENTS = ["sceneEditing", "cameras", "physics"] as const;
+
 /** What a policy's leaderboard rows are evidence of (see `Policy.evidence`). */
 export const POLICY_EVIDENCE = ["served-model", "own"] as const;
 /** What a suite's leaderboard rows are evidence of (see `Suite.evidence`). */
@@ -428,10 +440,8 @@ export type EaiRisk = (typeof EAI_RISKS)[number];
 /** What an attack needs; unmet requirements make it N/A for the run, never a 0. */
 export interface AttackRequirements {
   /** `queryable`: the policy answers side-effect-free queries (`PolicyInstance.query`). */
-  policy?: Array<
-    "differentiable" | "weights" | "readsContext" | "cameras" | "readsState" | "queryable"
-  >;
-  suite?: Array<"sceneEditing" | "cameras" | "physics">;
+  policy?: Array<(typeof POLICY_REQUIREMENTS)[number]>;
+  suite?: Array<(typeof SUITE_REQUIREMENTS)[number]>;
 }
 
 /** Budget use an attack reports per episode. */
