@@ -11,9 +11,18 @@
  * flags, so the same frames give the same bytes on the same FFmpeg build.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { extname, join } from "node:path";
+import { delimiter, extname, join, sep } from "node:path";
 import { ProvaelError } from "../core/errors.js";
 import { FFMPEG_HINT, ffmpegBinary, rawRgbInputArgs } from "../core/ffmpeg.js";
 import type { Image } from "../core/types.js";
@@ -88,13 +97,25 @@ export function clipFormat(out: string): ClipFormat {
   });
 }
 
-/** Whether the FFmpeg binary runs at all (null), or why not. */
+/**
+ * Why the FFmpeg binary cannot be run (not found, not executable), or null when it can be
+ * tried. Looked up on the PATH without starting it: a run should not pay for a second FFmpeg
+ * start-up; any other failure comes from the encode itself.
+ */
 export function ffmpegMissing(bin: string = ffmpegBinary()): string | null {
-  const r = spawnSync(bin, ["-hide_banner", "-version"], { encoding: "utf8", timeout: 10_000 });
-  if (r.error)
-    return `FFmpeg (${bin}) cannot be run: ${(r.error as NodeJS.ErrnoException).code ?? r.error.message}`;
-  if (r.status !== 0) return `FFmpeg (${bin}) exited with status ${r.status} on -version`;
-  return null;
+  const runnable = (p: string) => {
+    try {
+      accessSync(p, constants.X_OK);
+      return statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  const found = bin.includes(sep)
+    ? runnable(bin)
+    : (process.env.PATH ?? "").split(delimiter).some((d) => d !== "" && runnable(join(d, bin)));
+  if (found) return null;
+  return `FFmpeg (${bin}) cannot be run: ${bin.includes(sep) ? "no executable file there" : "not found on the PATH"}`;
 }
 
 /** Two text lines above each row: its label, then the predicate's moment (and the step counter). */

@@ -13,6 +13,7 @@ import { showcase } from "./showcase.js";
 import {
   mergedShowcaseClip,
   readShowcaseClip,
+  savedFrames,
   showcaseClipFor,
   writeShowcaseClip,
 } from "./showcase-clip.js";
@@ -47,7 +48,7 @@ describe("the showcase clip of report.html", () => {
     const html = readFileSync(join(out, RUN_FILES.html), "utf8");
     expect(html).not.toContain("<video");
     expect(html).toMatch(
-      /id="showcase-clip-missing">No clip of the pair: FFmpeg \(.*no-such-ffmpeg\) cannot be run: ENOENT \(install FFmpeg/,
+      /id="showcase-clip-missing">No clip of the pair: FFmpeg \(.*no-such-ffmpeg\) cannot be run: no executable file there \(install FFmpeg/,
     );
     expect(existsSync(join(out, RUN_FILES.clips))).toBe(false);
     const manifest = readFileSync(join(out, RUN_FILES.manifest), "utf8");
@@ -57,15 +58,22 @@ describe("the showcase clip of report.html", () => {
   it("an FFmpeg that fails leaves no clip behind and the reason on the page", async () => {
     const out = join(tempDir(), "run");
     const report = await run(out);
-    // `false` runs and exits 1: the -version probe already says it cannot serve.
-    const clip = await writeShowcaseClip(report, out, () => null, "replay", { ffmpeg: "false" });
+    // `false` is on the PATH, starts, and exits 1: the encode fails and says so.
+    const frames = savedFrames(out, showcase(report).attacked?.cell as string);
+    expect(frames).not.toBeNull();
+    const clip = await writeShowcaseClip(report, out, () => frames, "replay", { ffmpeg: "false" });
     expect(clip).toEqual({
       kind: "none",
-      reason:
-        "FFmpeg (false) exited with status 1 on -version (install FFmpeg (Debian: apt-get install ffmpeg) or set PROVAEL_FFMPEG)",
+      reason: "FFmpeg could not encode it: ffmpeg failed (exit 1): ",
     });
     expect(existsSync(join(out, RUN_FILES.showcaseClip))).toBe(false);
-    expect(await renderHtml(report, out, { clip })).toContain("exited with status 1 on -version");
+    expect(existsSync(join(out, RUN_FILES.showcaseClipInfo))).toBe(false);
+    expect(await renderHtml(report, out, { clip })).toContain("FFmpeg could not encode it");
+    // Not on the PATH at all.
+    const missing = await writeShowcaseClip(report, out, () => frames, "replay", {
+      ffmpeg: "provael-no-such-ffmpeg",
+    });
+    expect(missing.kind === "none" && missing.reason).toMatch(/not found on the PATH/);
   });
 
   describe.skipIf(!hasFfmpeg)(`with FFmpeg${hasFfmpeg ? "" : " (skipped: no ffmpeg)"}`, () => {
