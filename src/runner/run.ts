@@ -14,7 +14,14 @@ import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import { redactPolicyOptions, redactText, secretValues } from "../core/redact.js";
-import type { PolicyCapabilities, PolicyOptions, SuiteCapabilities } from "../core/types.js";
+import type {
+  Attack,
+  Policy,
+  PolicyCapabilities,
+  PolicyOptions,
+  Suite,
+  SuiteCapabilities,
+} from "../core/types.js";
 import type { DefenseTiming } from "../defenses/chain.js";
 import { defenses, resolveDefenseParams, resolveDefenses } from "../defenses/index.js";
 import { policies } from "../policies/index.js";
@@ -214,8 +221,65 @@ function withPlugins(plan: PlanSpec, plugins: PluginRecord[]): PlanSpec {
   return { ...plan, plugins: loaded };
 }
 
-/** Runs (or resumes) a plan, or one shard of it, into `out`. */
+/**
+ * Runs (or resumes) a plan, or one shard of it, into `out`: prepare (check the plan, open the
+ * directory, find the cells left), schedule (probe the policy, play the cells into the journal)
+ * and finalise (write every output, then the commit point).
+ */
 export async function runAttack(options: RunOptions): Promise<RunResult> {
+  const prepared = await prepare(options);
+  if ("alreadyComplete" in prepared) return prepared;
+  const played = await schedule(options, prepared);
+  if (prepared.done.size < prepared.cells.length) {
+    return {
+      out: options.out,
+      report: null,
+      reportDigest: null,
+      played: played.played,
+      total: prepared.cells.length,
+      alreadyComplete: false,
+      verdict: null,
+    };
+  }
+  return finalise(options, prepared, played);
+}
+
+/** What `prepare` hands on: the checked plan, the directory's state and the cells left. */
+interface Prepared {
+  clock: Clock;
+  startedAt: number;
+  pluginSources: PluginSource[];
+  /** Values never written (API keys, secret options, URL passwords). */
+  secrets: string[];
+  plan: PlanSpec;
+  suite: Suite;
+  policy: Policy;
+  armAttacks: Attack<unknown>[];
+  calibrations: Record<string, LoadedCalibration>;
+  shard: Shard | null;
+  finish: FinishOptions;
+  existing: ReturnType<typeof scanJournal> | null;
+  cells: Cell[];
+  journalPath: string;
+  /** Finished cells: their records and where their lines sit in the journal. */
+  done: Map<string, FinishedCell>;
+  pending: Cell[];
+}
+
+/** What `schedule` played. */
+interface Played {
+  played: number;
+  workers: number;
+  policyDigest: string | null;
+  /** Wall-clock time in the defenses' hooks, per arm, over the episodes played. */
+  latency: Record<string, DefenseLatency>;
+}
+
+/**
+ * Checks the plan and its options, opens (or reopens) the run directory and finds the cells
+ * left to play; a committed run answers its result at once, never replayed or rewritten.
+ */
+async function prepare(options: RunOptions): Promise<Prepared | RunResult> {
   const clock = options.clock ?? systemClock;
   const startedAt = clock.now();
   const pluginSources = options.plugins ?? [];
@@ -289,7 +353,30 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
       verdict: finish.protocol ? decide(report, finish.protocol) : null,
     };
   }
+  return {
+    clock,
+    startedAt,
+    pluginSources,
+    secrets,
+    plan,
+    suite,
+    policy,
+    armAttacks,
+    calibrations,
+    shard,
+    finish,
+    existing,
+    cells,
+    journalPath,
+    done,
+    pending,
+  };
+}
 
+/** Probes the policy, checks what needs it, and plays the pending cells into the journal. */
+async function schedule(options: RunOptions, p: Prepared): Promise<Played> {
+  const { plan, suite, policy, armAttacks, calibrations, existing, done, pending, cells } = p;
+  const { journalPath, shard, secrets, pluginSources } = p;
   // Served (concurrent) policies keep episodes in flight in this thread; CPU-bound ones may use
   // worker threads. One worker means no pool at all.
   const workers =
@@ -424,18 +511,13 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
     await executor?.close();
   }
   if (aborted) throw aborted;
-  if (done.size < cells.length) {
-    return {
-      out: options.out,
-      report: null,
-      reportDigest: null,
-      played,
-      total: cells.length,
-      alreadyComplete: false,
-      verdict: null,
-    };
-  }
+  return { played, workers, policyDigest, latency };
+}
 
+/** Writes every output of a finished run (report, markdown, page, frames, clip, manifest). */
+async function finalise(options: RunOptions, p: Prepared, s: Played): Promise<RunResult> {
+  const { plan, suite, calibrations, done, shard, finish, clock, startedAt, secrets } = p;
+  const { policyDigest, workers, latency, played } = s;
   const provenance = Object.fromEntries(
     plan.tasks.map((t) => [t, provenanceFor(suite, t, calibrations)]),
   );
@@ -454,7 +536,7 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
       clock,
       commandLine: options.commandLine,
       secrets,
-      resumed: existing !== null,
+      resumed: p.existing !== null,
       extra: {
         workers: Math.max(workers, 1),
         concurrency: options.concurrency,
@@ -467,7 +549,7 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
     report,
     reportDigest: digest,
     played,
-    total: cells.length,
+    total: p.cells.length,
     alreadyComplete: false,
     verdict,
   };
