@@ -34,6 +34,14 @@
 import type { DoubleBuffer, IntBuffer, MainModule, MjData, MjModel } from "mujoco-js";
 import { ProvaelError } from "../../core/errors.js";
 import type { Image } from "../../core/types.js";
+import { BOX, NearRays } from "./near-rays.js";
+import {
+  StaticHits,
+  splitStaticGeoms,
+  staticState,
+  staticStateLength,
+  staticWins,
+} from "./static-rays.js";
 
 // mjtGeom values (fixed by MuJoCo's ABI); plain numbers keep the per-pixel switch cheap.
 const GEOM_PLANE = 0;
@@ -59,6 +67,11 @@ const DEFAULT_LIGHT: readonly [number, number, number] = [0.25, -0.35, 0.9];
 const DIRECTIONAL_LIGHT_DISTANCE = 1000;
 /** A shadow ray must stop this much (metres) short of the point to count as occluded. */
 const SHADOW_EPSILON = 1e-3;
+/**
+ * Metres added to a moving geom's bounding box before a ray is judged unable to reach it: orders
+ * of magnitude above the rounding error of MuJoCo's ray code, so no hit is ever skipped.
+ */
+const BOX_MARGIN = 1e-3;
 /** Ray cutoff in metres: anything farther reads as background. */
 const FAR = 1e4;
 /**
@@ -109,6 +122,12 @@ export interface RayCameraOptions {
   excludeBody?: number | readonly number[];
   /** Cast hard shadows from the light (default false: one more ray pass, 50-70% more time). */
   shadows?: boolean;
+  /**
+   * Keep the hits on geoms welded to the world between frames while the camera stays put, and
+   * cast only the moving geoms (default true). The images are the same bytes either way
+   * (static-rays.ts); false is for checking exactly that.
+   */
+  staticCache?: boolean;
 }
 
 /** One rendered frame. Every array is freshly allocated, so frames can be kept. */
@@ -222,6 +241,35 @@ export class RayCamera {
   private gidBuf: IntBuffer | null;
   private distBuf: DoubleBuffer | null;
 
+  /** Geoms welded to the world and the others, with the bodies of the former. */
+  private readonly fixedGeoms: number[];
+  private readonly movingGeoms: number[];
+  private readonly fixedBodies: number[];
+  /** Static hits per pass; null when the cache is off. */
+  private readonly staticHits: {
+    primary: StaticHits;
+    overlay: StaticHits;
+    shadow: StaticHits;
+  } | null;
+  /** The camera pose of the last frame (NaN before the first): the cache serves a still camera. */
+  private readonly lastPose = new Float64Array(12).fill(Number.NaN);
+  private still = false;
+  /** Rays of a pass whose static hit is not stored: index in the pass, direction, result. */
+  private readonly missIndex: Int32Array;
+  private readonly missDirs: Float64Array;
+  private readonly missGeom: Int32Array;
+  private readonly missDist: Float64Array;
+  /** Rays of a pass that pass near a moving geom: index in the pass, direction, result. */
+  private readonly nearIndex: Int32Array;
+  private readonly nearDirs: Float64Array;
+  private readonly nearGeom: Int32Array;
+  private readonly nearDist: Float64Array;
+  /** Bounding boxes (near-rays.ts) of the visible moving geoms of this frame. */
+  private movingBoxes = new Float64Array(0);
+  private movingBoxCount = 0;
+  private readonly nearRays: NearRays;
+  private readonly nearFlag: Uint8Array;
+
   constructor(mujoco: MainModule, model: MjModel, options: RayCameraOptions) {
     const width = options.width ?? 128;
     const height = options.height ?? 128;
@@ -283,6 +331,32 @@ export class RayCamera {
     this.initCameraRays();
     this.gidBuf = new mujoco.IntBuffer(n);
     this.distBuf = new mujoco.DoubleBuffer(n);
+
+    const { fixed, moving } = splitStaticGeoms(model);
+    this.fixedGeoms = fixed;
+    this.movingGeoms = moving;
+    const bodyOf = model.geom_bodyid as Int32Array;
+    this.fixedBodies = [...new Set(fixed.map((g) => bodyOf[g]!))].sort((a, b) => a - b);
+    const stateLength = staticStateLength(fixed.length, this.fixedBodies.length);
+    // Nothing to keep when no geom is static, or nothing to save when every geom is.
+    this.staticHits =
+      (options.staticCache ?? true) && fixed.length > 0 && moving.length > 0
+        ? {
+            primary: new StaticHits(n, stateLength),
+            overlay: new StaticHits(n, stateLength),
+            shadow: new StaticHits(n, stateLength),
+          }
+        : null;
+    this.missIndex = new Int32Array(n);
+    this.missDirs = new Float64Array(3 * n);
+    this.missGeom = new Int32Array(n);
+    this.missDist = new Float64Array(n);
+    this.nearIndex = new Int32Array(n);
+    this.nearDirs = new Float64Array(3 * n);
+    this.nearGeom = new Int32Array(n);
+    this.nearDist = new Float64Array(n);
+    this.nearRays = new NearRays(n);
+    this.nearFlag = new Uint8Array(n);
   }
 
   /**
@@ -333,10 +407,20 @@ export class RayCamera {
     this.refreshGeoms();
     this.updateWorldRays(data);
     this.updateLight(data);
+    this.still = this.staticHits !== null && this.samePose(data);
 
     const savedHidden = this.hide(this.hiddenGeoms);
     try {
-      this.cast(data, this.origin, this.dirs, n, this.hitGeom, this.hitDist);
+      this.castSplit(
+        data,
+        this.staticHits?.primary,
+        this.origin,
+        this.dirs,
+        n,
+        null,
+        this.hitGeom,
+        this.hitDist,
+      );
       this.surfGeom.set(this.hitGeom);
       this.surfDist.set(this.hitDist);
       const savedOverlays = this.hide(this.translucent);
@@ -437,6 +521,151 @@ export class RayCamera {
       dst[k + 1] = r10 * x + r11 * y + r12 * z;
       dst[k + 2] = r20 * x + r21 * y + r22 * z;
     }
+  }
+
+  /** Whether the camera sits where it sat for the last frame (and remembers this frame's pose). */
+  private samePose(data: MjData): boolean {
+    const id = this.cameraId;
+    const p = data.cam_xpos as Float64Array;
+    const R = data.cam_xmat as Float64Array;
+    let same = true;
+    for (let c = 0; c < 12; c++) {
+      const v = c < 3 ? p[3 * id + c]! : R[9 * id + c - 3]!;
+      if (!Object.is(v, this.lastPose[c])) same = false;
+      this.lastPose[c] = v;
+    }
+    return same;
+  }
+
+  /**
+   * {@link RayCamera.cast}, with the static geoms' hits kept between frames of a still camera
+   * (static-rays.ts): the static geoms are cast only for rays whose hit is not stored, the
+   * moving ones only for rays that pass within their bounding spheres (no other ray can hit
+   * them), and the two merged by MuJoCo's nearest-hit rule. `pixel` maps the pass's rays to
+   * pixels (null: ray k is pixel k).
+   */
+  private castSplit(
+    data: MjData,
+    hits: StaticHits | undefined,
+    origin: Float64Array,
+    vec: Float64Array,
+    count: number,
+    pixel: Int32Array | null,
+    outGeom: Int32Array,
+    outDist: Float64Array,
+  ): void {
+    if (!hits || !this.still || count === 0) {
+      this.cast(data, origin, vec, count, outGeom, outDist);
+      return;
+    }
+    hits.begin(
+      (out) => staticState(this.model, data, this.fixedGeoms, this.fixedBodies, out),
+      origin,
+    );
+    let misses = 0;
+    for (let k = 0; k < count; k++) {
+      if (hits.holds(pixel ? pixel[k]! : k, vec, k)) continue;
+      this.missIndex[misses] = k;
+      copy3(this.missDirs, misses, vec, k);
+      misses++;
+    }
+    if (misses > 0) {
+      const savedMoving = this.hide(this.movingGeoms);
+      try {
+        this.cast(data, origin, this.missDirs, misses, this.missGeom, this.missDist);
+      } finally {
+        this.restore(this.movingGeoms, savedMoving);
+      }
+      for (let j = 0; j < misses; j++) {
+        const k = this.missIndex[j]!;
+        hits.store(pixel ? pixel[k]! : k, vec, k, this.missGeom[j]!, this.missDist[j]!);
+      }
+    }
+    const flag = this.nearFlag;
+    if (this.boundMovingGeoms(data)) {
+      this.nearRays.mark(origin, vec, count, this.movingBoxes, this.movingBoxCount, flag);
+    } else flag.fill(1, 0, count);
+    let near = 0;
+    for (let k = 0; k < count; k++) {
+      // What mj_multiRay reports for a ray that hits nothing.
+      outGeom[k] = -1;
+      outDist[k] = -1;
+      if (flag[k] === 0) continue;
+      this.nearIndex[near] = k;
+      copy3(this.nearDirs, near, vec, k);
+      near++;
+    }
+    if (near > 0) {
+      const savedFixed = this.hide(this.fixedGeoms);
+      try {
+        this.cast(data, origin, this.nearDirs, near, this.nearGeom, this.nearDist);
+      } finally {
+        this.restore(this.fixedGeoms, savedFixed);
+      }
+      for (let j = 0; j < near; j++) {
+        const k = this.nearIndex[j]!;
+        outGeom[k] = this.nearGeom[j]!;
+        outDist[k] = this.nearDist[j]!;
+      }
+    }
+    for (let k = 0; k < count; k++) {
+      const p = pixel ? pixel[k]! : k;
+      const sg = hits.geom[p]!;
+      const sd = hits.dist[p]!;
+      if (staticWins(sg, sd, outGeom[k]!, outDist[k]!)) {
+        outGeom[k] = sg;
+        outDist[k] = sd;
+      }
+    }
+  }
+
+  /**
+   * Collects the bounding boxes of the moving geoms a ray can hit now (visible by MuJoCo's rule):
+   * each primitive's box in its own frame (`geom_aabb`) placed in the world and widened by a
+   * margin far above rounding error. False when some visible moving geom is not a primitive
+   * (planes, meshes and the like are not bounded here): then every ray is cast against them.
+   */
+  private boundMovingGeoms(data: MjData): boolean {
+    const m = this.model;
+    const rgba = m.geom_rgba as Float32Array;
+    const matid = m.geom_matid as Int32Array;
+    const matRgba = m.mat_rgba as Float32Array;
+    const type = m.geom_type as Int32Array;
+    const aabb = m.geom_aabb as Float64Array;
+    const xpos = data.geom_xpos as Float64Array;
+    const xmat = data.geom_xmat as Float64Array;
+    if (this.movingBoxes.length !== BOX * this.movingGeoms.length) {
+      this.movingBoxes = new Float64Array(BOX * this.movingGeoms.length);
+    }
+    const out = this.movingBoxes;
+    let o = 0;
+    for (const g of this.movingGeoms) {
+      const mat = matid[g]!;
+      const visible = mat >= 0 ? matRgba[4 * mat + 3] !== 0 : rgba[4 * g + 3] !== 0;
+      if (!visible) continue;
+      const t = type[g]!;
+      if (t < GEOM_SPHERE || t > GEOM_BOX) return false;
+      const R = 9 * g;
+      const b = 6 * g;
+      // Centre: the geom's position plus its rotated box offset (row-major xmat: world = R·local).
+      for (let i = 0; i < 3; i++) {
+        out[o + i] =
+          xpos[3 * g + i]! +
+          xmat[R + 3 * i]! * aabb[b]! +
+          xmat[R + 3 * i + 1]! * aabb[b + 1]! +
+          xmat[R + 3 * i + 2]! * aabb[b + 2]!;
+      }
+      // Axis c (column c of R) scaled by the widened half extent along it.
+      for (let c = 0; c < 3; c++) {
+        const half = aabb[b + 3 + c]!;
+        if (!(half >= 0) || !Number.isFinite(half)) return false;
+        const h = half * (1 + 1e-6) + BOX_MARGIN;
+        for (let i = 0; i < 3; i++) out[o + 3 + 3 * c + i] = xmat[R + 3 * i + c]! * h;
+      }
+      o += BOX;
+    }
+    this.movingBoxCount = o / BOX;
+    return true;
   }
 
   /** One batched `mj_multiRay` from `origin` along unit `vec`s; misses give geom -1. */
@@ -643,7 +872,16 @@ export class RayCamera {
         count++;
       }
     }
-    this.cast(data, this.origin, this.auxDirs, count, this.auxGeom, this.auxDist);
+    this.castSplit(
+      data,
+      this.staticHits?.overlay,
+      this.origin,
+      this.auxDirs,
+      count,
+      this.auxPixel,
+      this.auxGeom,
+      this.auxDist,
+    );
     for (let k = 0; k < count; k++) {
       const i = this.auxPixel[k]!;
       this.surfGeom[i] = this.auxGeom[k]!;
@@ -887,7 +1125,16 @@ export class RayCamera {
       this.auxPixel[count] = i;
       count++;
     }
-    this.cast(data, so, aux, count, this.auxGeom, this.auxDist);
+    this.castSplit(
+      data,
+      this.staticHits?.shadow,
+      so,
+      aux,
+      count,
+      this.auxPixel,
+      this.auxGeom,
+      this.auxDist,
+    );
     for (let k = 0; k < count; k++) {
       const blocked =
         this.auxGeom[k]! >= 0 && this.auxDist[k]! < this.auxExpect[k]! - SHADOW_EPSILON;
@@ -1101,6 +1348,13 @@ export class RayCamera {
     const head = Math.abs(nx * dx + ny * dy + nz * dz);
     return AMBIENT + DIFFUSE * ndotl + HEADLIGHT * head;
   }
+}
+
+/** Copies the 3-vector `src[3j..]` to `dst[3i..]`. */
+function copy3(dst: Float64Array, i: number, src: Float64Array, j: number): void {
+  dst[3 * i] = src[3 * j]!;
+  dst[3 * i + 1] = src[3 * j + 1]!;
+  dst[3 * i + 2] = src[3 * j + 2]!;
 }
 
 /** Unit normal (x, y, z) turned to face against the ray (dx, dy, dz), written at `out[k..k+2]`. */

@@ -1,0 +1,60 @@
+// Episode throughput of the default run's pair (tabletop × tiny-vla): CPU seconds per 300-step
+// episode (physics, both cameras at every replan, the network), and what the still camera's
+// static-hit cache saves, as the ratio of agentview frame times with and without it, measured
+// interleaved on the same frames. Run after `npm run build`: node bench/episode.bench.mjs
+import { tinyVlaPolicy } from "../dist/policies/tiny-vla/index.js";
+import { RayCamera } from "../dist/suites/mujoco/camera.js";
+import { createTabletopSuite } from "../dist/suites/mujoco/tabletop.js";
+
+const TASK = "kitchen_red_block_by_knife";
+const STEPS = 300;
+const cpu = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+
+const sim = await createTabletopSuite({}).open();
+const policy = await tinyVlaPolicy.load({});
+
+/** One episode as the runner plays it (reset, act, step), CPU seconds. */
+async function episode(scene) {
+  const c0 = cpu();
+  let r = await sim.reset({ task: TASK, scene, seed: 0 });
+  await policy.reset({ task: TASK, seed: scene, policySeed: 0 });
+  for (let t = 0; t < STEPS; t++) r = await sim.step(await policy.act(r.obs));
+  return cpu() - c0;
+}
+
+await episode(0);
+const times = [];
+for (const scene of [1, 2]) times.push(await episode(scene));
+const perEpisode = times.reduce((a, b) => a + b, 0) / times.length;
+console.log(
+  `episodes: ${perEpisode.toFixed(2)} CPU s per ${STEPS}-step tabletop × tiny-vla episode (${(1 / perEpisode).toFixed(3)}/CPU s)`,
+);
+
+// Cached vs uncached agentview frames of one episode, the same state for both.
+const { engine } = sim.current();
+const cams = [true, false].map(
+  (staticCache) =>
+    new RayCamera(engine.mj, engine.model, { camera: "agentview", shadows: true, staticCache }),
+);
+const spent = [0, 0];
+let r = await sim.reset({ task: TASK, scene: 3, seed: 0 });
+await policy.reset({ task: TASK, seed: 3, policySeed: 0 });
+for (let t = 0; t < STEPS; t++) {
+  if (t % 4 === 0) {
+    cams.forEach((cam, i) => {
+      const c0 = cpu();
+      cam.render(engine.data);
+      spent[i] += cpu() - c0;
+    });
+  }
+  r = await sim.step(await policy.act(r.obs));
+}
+console.log(
+  `camera: agentview frames with the static-hit cache take ${(spent[0] / spent[1]).toFixed(2)}x the time of full casts (${((spent[0] / (STEPS / 4)) * 1000).toFixed(1)} vs ${((spent[1] / (STEPS / 4)) * 1000).toFixed(1)} CPU ms)`,
+);
+for (const c of cams) c.dispose();
+await policy.close();
+await sim.close();
