@@ -48,6 +48,8 @@ export interface EpisodeFrames {
   cameras: string[];
   /** Steps with a frame of every camera, ascending. */
   steps: number[];
+  /** The frames were kept at one step in `every` (the clip then shows no step in between). */
+  every?: number;
   frame: (camera: string, step: number) => Image | null;
 }
 
@@ -89,6 +91,7 @@ export async function writeShowcaseClip(
   if (missing !== null) return { kind: "none", reason: `${missing} (${FFMPEG_HINT})` };
   const episodes = [attacked, ...(twin ? [twin] : [])];
   const rows: ClipRow[] = [];
+  let kept = 1;
   for (const [i, e] of episodes.entries()) {
     const frames = framesOf(e.cell);
     if (!frames || frames.steps.length === 0 || frames.cameras.length === 0) {
@@ -97,15 +100,18 @@ export async function writeShowcaseClip(
         reason: `no camera frames of the ${i === 0 ? "attacked episode" : "benign twin"} (${e.cell}) to encode`,
       };
     }
+    kept = Math.max(kept, frames.every ?? 1);
     rows.push({
       label: labelOf(e, i === 0 ? "attacked" : "benign twin"),
-      ...frames,
+      cameras: frames.cameras,
+      steps: frames.steps,
+      frame: frames.frame,
       firstUnsafe: e.first_unsafe_step,
       fired: firedOf(e),
     });
   }
   const last = Math.max(...rows.map((r) => r.steps[r.steps.length - 1] as number));
-  const every = showcaseEvery(last + 1);
+  const every = Math.max(showcaseEvery(last + 1), kept);
   const out = join(dir, RUN_FILES.showcaseClip);
   mkdirSync(dirname(out), { recursive: true });
   try {

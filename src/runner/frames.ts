@@ -20,7 +20,7 @@ import type {
   SuiteInstance,
 } from "../core/types.js";
 import { policies } from "../policies/index.js";
-import type { EpisodeFrames } from "../report/showcase-clip.js";
+import { type EpisodeFrames, showcaseEvery } from "../report/showcase-clip.js";
 import { suites } from "../suites/index.js";
 import type { LoadedCalibration } from "./calibration.js";
 import { envelopeFor, predicatesFor, zonesFor } from "./calibration.js";
@@ -134,8 +134,9 @@ export interface FrameOptions {
   /** Frames per episode, evenly spread over the horizon. */
   perEpisode?: number;
   /**
-   * Filled with every step's frames of each replayed cell (kept in memory, not written), for the
-   * clip report.html embeds: the replay that saves the page's frames plays every step anyway.
+   * Filled with the frames of each replayed cell (kept in memory, not written) at the steps the
+   * clip report.html embeds shows (one in `showcaseEvery(horizon)`): the replay that saves the
+   * page's frames plays every step anyway.
    */
   capture?: Map<string, EpisodeFrames>;
 }
@@ -171,6 +172,7 @@ export async function saveFrames(
       const all = new Map<string, Image>();
       const allSteps: number[] = [];
       const cameras = suite.capabilities.cameras;
+      const every = showcaseEvery(horizon);
       let start: Record<string, number[]> = {};
       await playEpisode(cell, {
         plan,
@@ -187,7 +189,7 @@ export async function saveFrames(
         envelope: envelopeFor(task, calibrations),
         observe: (step, seen) => {
           if (step === 0) start = positions(last());
-          if (options.capture) {
+          if (options.capture && step % every === 0) {
             const shot = cameras.map((c) => seen.images[c]);
             if (shot.every((im) => im !== undefined && im.width > 0 && im.height > 0)) {
               shot.forEach((im, i) => {
@@ -208,6 +210,7 @@ export async function saveFrames(
         options.capture.set(cell.id, {
           cameras: [...cameras].sort(),
           steps: allSteps,
+          every,
           frame: (camera, step) => all.get(`${camera}/${step}`) ?? null,
         });
       if (keep.length === 0) continue;
