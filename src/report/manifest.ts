@@ -4,38 +4,18 @@
  * `missing_fields`, never invented.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { arch, cpus, platform, release } from "node:os";
 import { join } from "node:path";
 import type { Clock } from "../core/clock.js";
 import { sha256 } from "../core/digest.js";
 import { PACKAGE_ROOT } from "../core/package-root.js";
 import { REDACTED, redactArgv, redactText } from "../core/redact.js";
+import type { ManifestFile } from "../rundir/schema/index.js";
 import { PROTOCOL, REPORT_SCHEMA } from "./build.js";
 
-export interface ExecutionManifest {
-  manifest: "provael.manifest/1";
-  protocol_id: "provael-redteam";
-  protocol_version: typeof PROTOCOL;
-  tool_version: string;
-  report_schema: typeof REPORT_SCHEMA;
-  report_digest: string;
-  trajectories_digest: string;
-  plan_digest: string;
-  shard: string | null;
-  started_at: string;
-  finished_at: string;
-  os: { platform: string; release: string; arch: string };
-  node_version: string;
-  cpu: { model: string | null; cores: number };
-  git: { commit: string; dirty: boolean } | null;
-  lockfile_digest: string | null;
-  command_line: string[];
-  environment: Record<string, string>;
-  resumed: boolean;
-  missing_fields: string[];
-  [extra: string]: unknown;
-}
+/** The manifest's type is inferred from its schema (src/rundir/schema/manifest.ts). */
+export type ExecutionManifest = ManifestFile;
 
 /** Environment variables worth recording; anything that looks secret is redacted. */
 const ENV_ALLOW =
@@ -117,14 +97,4 @@ export function buildManifest(input: ManifestInput): ExecutionManifest {
     missing_fields: missing,
     ...(input.extra ?? {}),
   };
-}
-
-/** Adds fields (recipe, verdict) to a run's manifest after the report exists. */
-export function annotateManifest(dir: string, fields: Record<string, unknown>): void {
-  const path = join(dir, "execution-manifest.json");
-  if (!existsSync(path)) return;
-  const manifest = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, `${JSON.stringify({ ...manifest, ...fields }, null, 2)}\n`);
-  renameSync(tmp, path);
 }

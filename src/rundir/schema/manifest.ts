@@ -31,10 +31,10 @@ export const manifestSchema = z
     resumed: z.boolean(),
     missing_fields: z.array(z.string()),
     /** The commit point: every output by its digest (absent in manifests before commit points). */
-    outputs: z.record(z.string(), digest).optional(),
-    recipe: z.object({ name: z.string(), source: z.string() }).loose().optional(),
-    verdict: z.enum(["pass", "fail", "incomplete"]).optional(),
-    acceptance: verdictSchema.optional(),
+    outputs: z.record(z.string(), digest).exactOptional(),
+    recipe: z.object({ name: z.string(), source: z.string() }).loose().exactOptional(),
+    verdict: z.enum(["pass", "fail", "incomplete"]).exactOptional(),
+    acceptance: verdictSchema.exactOptional(),
   })
   .loose();
 
