@@ -19,38 +19,26 @@ import { z } from "zod";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { describeIssues } from "../core/zod-issues.js";
-import { JOURNAL_FORMAT, lineSum, UNCHECKED_JOURNAL_FORMAT } from "../rundir/schema/journal.js";
+import {
+  JOURNAL_FORMAT,
+  type JournalEpisodeLine,
+  type JournalHeaderFile,
+  lineSum,
+  UNCHECKED_JOURNAL_FORMAT,
+} from "../rundir/schema/journal.js";
 import type { EpisodeRecord, TrajectoryStep } from "./episode.js";
-import type { PlanSpec } from "./plan.js";
 
 export { JOURNAL_FORMAT, lineSum };
 export const JOURNAL_FILE = "journal.jsonl";
 
-export interface JournalHeader {
-  type: "header";
-  format: typeof JOURNAL_FORMAT;
-  tool_version: string;
-  plan: PlanSpec;
-  plan_digest: string;
-  /** Which slice of the plan this directory holds ("k/N"), or null for all of it. */
-  shard: string | null;
-  /** SHA-256 of the weights the policy loaded (null when it has none). */
-  policy_digest: string | null;
-  /** Set when a benchmark drove the episodes through `provael bridge` (the plan's cells are open). */
-  bridge?: BridgeRun;
-}
-
+/**
+ * A journal's header and episode lines as the runner writes them (before `sum` is added): the
+ * types of the journal schema (src/rundir/schema/journal.ts), not a second description.
+ */
+export type JournalHeader = Omit<JournalHeaderFile, "sum">;
 /** What names a bridged run: the benchmark profile it was judged with. */
-export interface BridgeRun {
-  profile: string;
-  benchmark: string;
-}
-
-export interface JournalEpisode {
-  type: "episode";
-  record: EpisodeRecord;
-  trajectory: TrajectoryStep[];
-}
+export type BridgeRun = NonNullable<JournalHeader["bridge"]>;
+export type JournalEpisode = Omit<JournalEpisodeLine, "sum">;
 
 /** Where one episode's line sits in a journal file, and what it says (minus its trajectory). */
 export interface JournalEntry {
