@@ -223,6 +223,10 @@ class Bridge {
         stateDim: suite?.capabilities.stateDim ?? 0,
         sceneEditing: false,
         physics: true,
+        // A suite-backed profile's camera models place patches where the runner places them.
+        ...(suite?.capabilities.cameraModels
+          ? { cameraModels: suite.capabilities.cameraModels }
+          : {}),
       },
       actionSpace: suite?.actionSpace ?? DEFAULT_ACTION_SPACE,
     };
