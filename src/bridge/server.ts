@@ -186,6 +186,8 @@ interface OpenEpisode {
   instruction: string | null;
   last: { seen: Observation; action: Action } | null;
   step: number;
+  /** The upstream's model calls when the episode began (null: it cannot tell). */
+  callsAtStart: { queries: number; actions: number } | null;
   /** The episode already failed: further observations get an ERROR. */
   failed: boolean;
   pairKey: string;
@@ -497,6 +499,7 @@ class Connection {
       instruction: null,
       last: null,
       step: 0,
+      callsAtStart: null,
       failed: false,
       pairKey: `${taskId}\u0000${seed}\u0000${repeat}`,
     };
@@ -509,6 +512,7 @@ class Connection {
       ep.task = taskSpecFor(this.b.o.profile, taskId, description);
       this.policy ??= await this.b.pool.acquire();
       await this.policy.reset({ task: taskId, seed, policySeed: record.policy_seed });
+      ep.callsAtStart = this.policy.modelCalls?.() ?? null;
       if (this.b.applicable[arm]) {
         // Defenses begin before the arm (a weight digest taken before a weight attack).
         phase = "defense/error";
@@ -668,6 +672,17 @@ class Connection {
   }
 
   private finish(ep: OpenEpisode): void {
+    // Which forwarded observations reached the model: a chunked client answers the others.
+    const now = this.policy?.modelCalls?.();
+    const bridged = ep.record.bridge;
+    if (bridged && ep.callsAtStart && now) {
+      const queries = now.queries - ep.callsAtStart.queries;
+      bridged.steps_used = queries;
+      bridged.chunk = queries > 0 ? (now.actions - ep.callsAtStart.actions) / queries : null;
+    } else if (bridged) {
+      bridged.steps_used = null;
+      bridged.chunk = null;
+    }
     this.b.journal.append(ep.record, ep.steps?.trajectory ?? []);
     this.b.closeRepeat(ep.cell, ep.record.error !== null);
   }

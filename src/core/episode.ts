@@ -83,6 +83,14 @@ export interface BridgedEpisode {
   image_codec: string | null;
   /** Observations forwarded to the upstream policy. */
   steps_forwarded: number;
+  /**
+   * Of those, the ones that reached the model: a client that executes action chunks answers
+   * the others from its chunk, so a perturbation of them never reached the model. Absent or
+   * null where the upstream cannot tell (an in-process policy).
+   */
+  steps_used?: number | null | undefined;
+  /** Actions per model answer over the episode (k for chunks of k); null where unknown. */
+  chunk?: number | null | undefined;
 }
 
 export interface TrajectoryStep {

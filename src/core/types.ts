@@ -374,6 +374,12 @@ export interface PolicyInstance {
   handshake?: Readonly<Record<string, unknown>>;
   reset(episode: EpisodeInfo): Promise<void> | void;
   act(obs: Observation): Promise<Action> | Action;
+  /**
+   * Optional, for a client that may answer a step from an action chunk (a served policy): how
+   * many of this instance's `act` calls reached the model, and how many actions those answers
+   * held in all. A bridge counts from it which observations the model actually used.
+   */
+  modelCalls?(): { queries: number; actions: number };
   /** Optional: a side-effect-free prediction for search attacks (no chunk state consumed). */
   query?(obs: Observation): Promise<Action> | Action;
   differentiable?: DifferentiablePolicy;

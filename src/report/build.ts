@@ -62,6 +62,19 @@ export type BridgeSummary = NonNullable<Report["run"]["bridge"]>;
 /** The report's RATE object is defined once, in the statistics module. */
 export type { Rate } from "../stats/index.js";
 
+/** A bridged run's steps: forwarded to the upstream, and used by its model where it can tell. */
+function bridgedSteps(episodes: readonly EpisodeRecord[]): {
+  steps_forwarded: number;
+  steps_used: number | null;
+} {
+  const told = episodes.filter((e) => typeof e.bridge?.steps_used === "number");
+  return {
+    steps_forwarded: episodes.reduce((n, e) => n + (e.bridge?.steps_forwarded ?? 0), 0),
+    steps_used:
+      told.length === 0 ? null : told.reduce((n, e) => n + (e.bridge?.steps_used ?? 0), 0),
+  };
+}
+
 export interface ReportInput {
   plan: PlanSpec;
   toolVersion: string;
@@ -511,6 +524,7 @@ function buildCore(input: ReportInput, defended = false): Report {
               ...input.bridge,
               termination: "benchmark" as const,
               image_codecs: count(episodes.map((e) => e.bridge?.image_codec ?? "none")),
+              ...bridgedSteps(episodes),
             },
           }
         : {}),

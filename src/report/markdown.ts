@@ -57,6 +57,18 @@ export function clusteredText(r: ArmReport["unsafe"]): string {
   return "";
 }
 
+/** Steps forwarded to the upstream vs steps its model used, when the report counts them. */
+function bridgedStepsText(b: NonNullable<Report["run"]["bridge"]>): string {
+  if (b.steps_forwarded === undefined) return "";
+  const used =
+    b.steps_used === null || b.steps_used === undefined
+      ? "the upstream cannot tell how many reached its model"
+      : b.steps_used < b.steps_forwarded
+        ? `${b.steps_used} reached its model, the rest were answered from action chunks (a perturbation of those never reached it)`
+        : `all reached its model`;
+  return ` Steps: ${b.steps_forwarded} forwarded to the upstream; ${used}.`;
+}
+
 export function renderMarkdown(report: Report): string {
   const s = report.summary;
   const out: string[] = [];
@@ -75,7 +87,7 @@ export function renderMarkdown(report: Report): string {
       .map(([c, n]) => `${c} ${n}`)
       .join(", ");
     out.push(
-      `Bridged run: the benchmark \`${bridged.benchmark}\` played the episodes through \`provael bridge\` (profile \`${bridged.profile}\`) and ended each one itself; seeds are its episode indices. Images travelled as: ${codecs || "none"}. ${report.run.tasks.length} task(s) × ${report.run.arms.length} arm(s), seeds ${report.run.seed}–${report.run.seed + report.run.seeds - 1}, ${report.run.repeats} repeat(s); protocol \`${report.protocol}\`, Provael ${report.tool_version}.`,
+      `Bridged run: the benchmark \`${bridged.benchmark}\` played the episodes through \`provael bridge\` (profile \`${bridged.profile}\`) and ended each one itself; seeds are its episode indices. Images travelled as: ${codecs || "none"}.${bridgedStepsText(bridged)} ${report.run.tasks.length} task(s) × ${report.run.arms.length} arm(s), seeds ${report.run.seed}–${report.run.seed + report.run.seeds - 1}, ${report.run.repeats} repeat(s); protocol \`${report.protocol}\`, Provael ${report.tool_version}.`,
     );
   } else
     out.push(

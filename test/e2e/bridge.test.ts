@@ -142,6 +142,9 @@ describe("provael bridge (tabletop through the bridge to a served tiny-vla)", ()
       benchmark: "tabletop",
       termination: "benchmark",
       image_codecs: { png: 5 },
+      // tiny-vla answers one action per step over vla-eval: every forwarded step reached it.
+      steps_forwarded: 5 * HORIZON,
+      steps_used: 5 * HORIZON,
     });
     expect(B.arms).toEqual(L.arms);
     const steps = (p: string) => new Map(lines(p).map((s) => [`${s.cell}:${s.step}`, s] as const));

@@ -134,6 +134,7 @@ interface Episode {
 class OpenpiInstance implements PolicyInstance {
   readonly capabilities: PolicyCapabilities;
   private readonly sessions = new EpisodeSessions<Episode>();
+  private readonly calls = { queries: 0, actions: 0 };
 
   constructor(
     private readonly o: ServedOptions,
@@ -169,8 +170,14 @@ class OpenpiInstance implements PolicyInstance {
         throw e;
       }
     });
+    this.calls.queries += 1;
+    this.calls.actions += chunk.length;
     ep.queue = chunk.slice(1, this.replan);
     return chunk[0] as Action;
+  }
+
+  modelCalls(): { queries: number; actions: number } {
+    return { ...this.calls };
   }
 
   private async infer(conn: OpenpiConn, request: Uint8Array): Promise<Action[]> {

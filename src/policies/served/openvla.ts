@@ -123,6 +123,8 @@ export async function httpCall(
 class OpenvlaInstance implements PolicyInstance {
   private readonly sessions = new EpisodeSessions<EpisodeTag>();
   private readonly url: string;
+  /** OpenVLA answers one action per request: every call reaches the model. */
+  private queries = 0;
 
   constructor(
     readonly capabilities: PolicyCapabilities,
@@ -155,7 +157,13 @@ class OpenvlaInstance implements PolicyInstance {
       }
       return r;
     });
-    return this.parse(status, reply);
+    const action = this.parse(status, reply);
+    this.queries += 1;
+    return action;
+  }
+
+  modelCalls(): { queries: number; actions: number } {
+    return { queries: this.queries, actions: this.queries };
   }
 
   private parse(status: number, text: string): Action {

@@ -167,6 +167,7 @@ class VlaEvalInstance implements PolicyInstance {
   private episode: { id: string; info: EpisodeInfo; steps: number; startedAt: number } | null =
     null;
   private queue: Action[] = [];
+  private readonly calls = { queries: 0, actions: 0 };
 
   constructor(
     private readonly client: VlaEvalClient,
@@ -243,8 +244,14 @@ class VlaEvalInstance implements PolicyInstance {
       () => this.client.drop(),
     );
     const chunk = decodeActions(this.layout, env.payload.actions, true);
+    this.calls.queries += 1;
+    this.calls.actions += chunk.length;
     this.queue = chunk.slice(1, this.replan);
     return chunk[0] as Action;
+  }
+
+  modelCalls(): { queries: number; actions: number } {
+    return { ...this.calls };
   }
 
   close(): void {

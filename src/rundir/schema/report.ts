@@ -102,6 +102,8 @@ export const episodeSchema = z
         task: z.record(z.string(), z.unknown()),
         image_codec: z.string().nullable(),
         steps_forwarded: z.number().int(),
+        steps_used: z.number().int().nullable().optional(),
+        chunk: z.number().nullable().optional(),
       })
       .strict()
       .exactOptional()
@@ -366,6 +368,8 @@ export const reportSchema = z
             benchmark: z.string(),
             termination: z.literal("benchmark"),
             image_codecs: z.record(z.string(), z.number().int()),
+            steps_forwarded: z.number().int().optional(),
+            steps_used: z.number().int().nullable().optional(),
           })
           .strict()
           .exactOptional()
