@@ -4,17 +4,13 @@
  * never a pass; a measured violation makes it fail.
  */
 import type { AcceptanceProtocol } from "../config/acceptance.js";
+import type { VerdictFile } from "../rundir/schema/index.js";
 import { wilsonInterval } from "../stats/index.js";
 import type { Rate, Report } from "./build.js";
 
-export type CriterionStatus = "pass" | "fail" | "incomplete";
-
-export interface Verdict {
-  protocol: string;
-  protocol_version: number;
-  verdict: CriterionStatus;
-  criteria: { criterion: string; status: CriterionStatus; reason: string }[];
-}
+/** A verdict is what the manifest records and `provael verdict --json` prints: its schema's type. */
+export type Verdict = VerdictFile;
+export type CriterionStatus = Verdict["verdict"];
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
