@@ -1,8 +1,11 @@
 /**
  * Every registered policy must satisfy the same contract. The served clients (openpi, OpenVLA,
  * vla-eval) play it against the in-repo servers of `provael serve-policy` in front of the stub
- * policy, so their wire protocols are part of the contract, not only their own tests.
+ * policy, so their wire protocols are part of the contract, not only their own tests; the ONNX
+ * policy plays it on the repository's ONNX fixture. No policy is skipped.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Policy, PolicyOptions } from "../../src/core/types.js";
 import { policies } from "../../src/policies/index.js";
@@ -14,26 +17,36 @@ import {
 } from "../../src/policies/served/server/index.js";
 import { stubPolicy } from "../../src/policies/stub.js";
 import { suites } from "../../src/suites/index.js";
+import { tempDir } from "../support/tmp.js";
 
 /** Client options for a loopback server: fail fast instead of retrying for seconds. */
 const FAST = { retries: 1, backoffMs: 10, connectTimeoutMs: 2000, timeoutMs: 5000 };
 
-/** Policies the contract cannot load on its own, each with why and where it is covered. */
-const NOT_LOADABLE: Record<string, string> = {
-  onnx: "loads a user's exported model and io map (--policy-path); played on the ONNX fixtures by src/policies/onnx.test.ts",
-};
+/**
+ * Policies that load a user's file: the contract plays them on the repository's fixtures (an
+ * exported ONNX graph and its io map, made by scripts/make-onnx-models.mjs).
+ */
+function fileOptions(policy: Policy): PolicyOptions | null {
+  if (policy.id !== "onnx") return null;
+  const ioMap = join(tempDir(), "io-map.yaml");
+  writeFileSync(
+    ioMap,
+    [
+      "inputs:",
+      "  - { name: state, from: state, indices: [0, 1, 2, 3, 4, 5, 6, 7] }",
+      "  - { name: image, from: image, camera: agentview, size: 16, layout: NCHW }",
+      "output: { name: action }",
+    ].join("\n"),
+  );
+  return { path: join(FIXTURES, "state-image.onnx"), extra: { ioMap } };
+}
+const FIXTURES = join(import.meta.dirname, "..", "fixtures", "onnx");
 
 /** The protocol a served client speaks: its id is the protocol `provael serve-policy` serves. */
 const protocolOf = (policy: Policy): ServeProtocol | null =>
   (SERVE_PROTOCOLS as readonly string[]).includes(policy.id) ? (policy.id as ServeProtocol) : null;
 
-for (const [id, reason] of Object.entries(NOT_LOADABLE)) {
-  it.skip(`policy ${id}: skipped: ${reason}`, () => {});
-}
-
-describe.each(
-  policies.items.filter((p) => NOT_LOADABLE[p.id] === undefined).map((p) => [p.id, p] as const),
-)("policy %s", (_id, policy) => {
+describe.each(policies.items.map((p) => [p.id, p] as const))("policy %s", (_id, policy) => {
   const protocol = protocolOf(policy);
   let server: RunningServer | null = null;
   beforeAll(async () => {
@@ -48,7 +61,9 @@ describe.each(
   afterAll(async () => {
     await server?.close();
   });
-  const options = (): PolicyOptions => (server ? { url: server.url, extra: FAST } : {});
+  const fromFile = fileOptions(policy);
+  const options = (): PolicyOptions =>
+    server ? { url: server.url, extra: FAST } : (fromFile ?? {});
 
   it("acts with finite actions of its declared size, deterministically per policy seed", async () => {
     const suite = suites.get(policy.suites[0] ?? "stub");
