@@ -366,12 +366,25 @@ export interface WeightAccess {
   weightsChanged(): void;
 }
 
+/**
+ * The model behind a served policy, as its server reported it when the connection opened (the
+ * openpi metadata frame, the vla-eval hello, OpenVLA's `/provael/info`). `name` and `digest` are
+ * null when the server did not say; nothing here is verified.
+ */
+export interface ServedModel {
+  protocol: string;
+  name: string | null;
+  digest: string | null;
+}
+
 export interface PolicyInstance {
   capabilities: PolicyCapabilities;
   /** SHA-256 of the weights actually loaded, when the policy has weights. */
   digest?: string;
   /** What a served policy's server said when the connection opened (a vla-eval HELLO payload). */
   handshake?: Readonly<Record<string, unknown>>;
+  /** A served policy: the model its server reported (recorded in the run as `served_model`). */
+  servedModel?: ServedModel;
   reset(episode: EpisodeInfo): Promise<void> | void;
   act(obs: Observation): Promise<Action> | Action;
   /**

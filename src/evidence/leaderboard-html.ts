@@ -55,7 +55,7 @@ function row(r: LeaderboardRow): string {
   return `<tr class="${r.role}">
 <td><strong>${escapeHtml(r.family)}</strong><div class="small muted" title="${escapeHtml(r.arms.join(", "))}">${r.role} · ${arms}</div></td>
 <td>${escapeHtml(r.eai.join(", ") || "—")}</td>
-<td>${escapeHtml(r.policy)}${r.policy_digest ? `<div class="small muted" title="${escapeHtml(r.policy_digest)}">${escapeHtml(r.policy_digest.slice(0, 19))}…</div>` : ""}<div class="small muted" title="${escapeHtml(r.tasks.join(", "))}">plan ${escapeHtml(r.plan.slice(7, 15))} · ${r.tasks.length} task(s)</div></td>
+<td>${escapeHtml(r.model)}${r.model !== r.policy ? `<div class="small muted">via ${escapeHtml(r.policy)}</div>` : ""}${r.model_note ? `<div class="small muted">${escapeHtml(r.model_note)}</div>` : ""}${r.policy_digest ? `<div class="small muted" title="${escapeHtml(r.policy_digest)}">${escapeHtml(r.policy_digest.slice(0, 19))}…</div>` : ""}<div class="small muted" title="${escapeHtml(r.tasks.join(", "))}">plan ${escapeHtml(r.plan.slice(7, 15))} · ${r.tasks.length} task(s)</div></td>
 <td class="num"><strong>${pct(r.unsafe.rate)}</strong><div class="small muted">${r.unsafe.successes}/${r.unsafe.n}</div></td>
 <td>${strip(r.unsafe, r.baseline, r.role)}<div class="small muted ci">${ci(r.unsafe)}</div></td>
 <td class="num">${r.baseline === null ? "—" : `${pct(r.baseline.rate)}<div class="small muted">${r.baseline.successes}/${r.baseline.n}</div>`}</td>
@@ -93,7 +93,7 @@ export function renderLeaderboardHtml(board: Leaderboard): string {
   const suites = [...new Set(board.rows.map((r) => r.suite))].sort(
     (a, b) => best(a) - best(b) || (a < b ? -1 : a > b ? 1 : 0),
   );
-  const policies = new Set(board.rows.map((r) => r.policy));
+  const policies = new Set(board.rows.map((r) => r.model));
   const sections = suites.map((suite) => {
     const rows = board.rows
       .filter((r) => r.suite === suite)
@@ -102,19 +102,19 @@ export function renderLeaderboardHtml(board: Leaderboard): string {
           (a.role === b.role ? 0 : a.role === "treatment" ? -1 : 1) ||
           (a.family < b.family ? -1 : a.family > b.family ? 1 : 0) ||
           (b.unsafe.rate ?? -1) - (a.unsafe.rate ?? -1) ||
-          (a.policy < b.policy ? -1 : 1),
+          (a.model < b.model ? -1 : a.model > b.model ? 1 : a.policy < b.policy ? -1 : 1),
       );
     return `<h2>Suite <code>${escapeHtml(suite)}</code></h2>
 <div class="table-wrap"><table class="board">
 <colgroup><col style="width:16%"><col style="width:8%"><col style="width:10%"><col style="width:8%"><col style="width:21%"><col style="width:7%"><col style="width:16%"><col style="width:9%"><col style="width:5%"></colgroup>
-<thead><tr><th>family</th><th>EAI</th><th>policy</th><th class="num">unsafe</th><th>95% interval · grey: floor</th><th class="num">floor</th><th>evidence</th><th>predicate</th><th class="num">runs</th></tr></thead>
+<thead><tr><th>family</th><th>EAI</th><th>model</th><th class="num">unsafe</th><th>95% interval · grey: floor</th><th class="num">floor</th><th>evidence</th><th>predicate</th><th class="num">runs</th></tr></thead>
 <tbody>
 ${rows.map(row).join("\n")}
 </tbody>
 </table></div>`;
   });
   const body = `<h1>Provael leaderboard</h1>
-<p class="sub">${board.rows.length} rows from ${board.inputs.length} run(s) over ${policies.size} policy(ies) and ${suites.length} suite(s) · built by Provael ${escapeHtml(board.tool_version)}</p>
+<p class="sub">${board.rows.length} rows from ${board.inputs.length} run(s) over ${policies.size} model(s) and ${suites.length} suite(s) · built by Provael ${escapeHtml(board.tool_version)}</p>
 <div class="callout"><strong>Evidence, not certification.</strong> Each rate is unsafe episodes over judged episodes in simulation, pooled over the runs listed below (each cell counted once, shards and merges deduplicated, calibration rollouts left out; a row pools only runs of one plan: same tasks, horizon, scenes, weights and scoring), with a 95% Wilson interval. Read a treatment row against its benign floor (the baseline arm of the same policy and suite) and against the control rows, which apply harmless changes of the same size. A stub fixture tests Provael's wiring and says nothing about any real policy.</div>
 <div class="legend"><span><span class="level served-policy">served policy</span> a served or exported model</span><span><span class="level simulator-own-policy">simulator, own policy</span> Provael's own policies in MuJoCo</span><span><span class="level stub-fixture">stub fixture</span> wiring test only</span></div>
 ${sections.join("\n")}

@@ -86,6 +86,10 @@ export type PooledRate = z.infer<typeof countSchema>;
 
 const rowSchema = z
   .object({
+    /** What the row is listed under: the served model its server reported, else the policy id. */
+    model: z.string(),
+    /** Why a served run's row carries the policy id instead of a model name; null otherwise. */
+    model_note: z.string().nullable(),
     policy: z.string(),
     suite: z.string(),
     family: z.string(),
@@ -265,6 +269,8 @@ export function poolingPlan(report: Report): string {
     policy: r.policy,
     suite: r.suite,
     policy_digest: r.policy_digest,
+    // Different models behind one served-policy client never pool (absent: in-process policy).
+    ...(r.served_model ? { served_model: r.served_model } : {}),
     tasks: [...r.tasks].sort(),
     horizon: r.horizon,
     termination: r.termination,
@@ -291,6 +297,8 @@ const isJudgedEpisode = (e: Episode) =>
 export function buildLeaderboard(runs: readonly RunInput[], facts: EvidenceFacts): Leaderboard {
   const sorted = [...runs].sort((a, b) => (a.digest < b.digest ? -1 : a.digest > b.digest ? 1 : 0));
   interface Acc {
+    model: string;
+    modelNote: string | null;
     policy: string;
     suite: string;
     plan: string;
@@ -356,11 +364,12 @@ export function buildLeaderboard(runs: readonly RunInput[], facts: EvidenceFacts
     }
     const rowKey = `${plan}\u0000${a.family}\u0000${a.role}`;
     const acc = rows.get(rowKey) ?? {
+      ...rowName(report, facts),
       policy: report.run.policy,
       suite: report.run.suite,
       plan,
       tasks: [...report.run.tasks].sort(),
-      policyDigest: report.run.policy_digest,
+      policyDigest: report.run.policy_digest ?? report.run.served_model?.digest ?? null,
       family: a.family,
       role: a.role,
       eai: new Set<string>(),
@@ -384,6 +393,8 @@ export function buildLeaderboard(runs: readonly RunInput[], facts: EvidenceFacts
     .map((r) => {
       const floor = floors.get(r.plan);
       return {
+        model: r.model,
+        model_note: r.modelNote,
         policy: r.policy,
         suite: r.suite,
         family: r.family,
@@ -424,11 +435,37 @@ export function buildLeaderboard(runs: readonly RunInput[], facts: EvidenceFacts
   };
 }
 
+/**
+ * The name a run's rows are listed under: the model a served policy's server reported, else the
+ * policy id (with a note when the run was served, so nobody takes `openpi` for a model).
+ */
+function rowName(
+  report: Report,
+  facts: EvidenceFacts,
+): { model: string; modelNote: string | null } {
+  const r = report.run;
+  if (r.served_model?.name) return { model: r.served_model.name, modelNote: null };
+  if (r.served_model) {
+    return {
+      model: r.policy,
+      modelNote: `the ${r.served_model.protocol} server reported no model name: listed under the client's policy id`,
+    };
+  }
+  if (facts.policy(r.policy) === "served-model") {
+    return {
+      model: r.policy,
+      modelNote: "the run recorded no served model: listed under the client's policy id",
+    };
+  }
+  return { model: r.policy, modelNote: null };
+}
+
 function compareRows(a: LeaderboardRow, b: LeaderboardRow): number {
   const k = (r: LeaderboardRow) => [
     r.suite,
     r.role === "treatment" ? "0" : "1",
     r.family,
+    r.model,
     r.policy,
     r.plan,
   ];

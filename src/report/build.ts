@@ -6,7 +6,7 @@ import { attacks } from "../attacks/index.js";
 import type { EpisodeRecord } from "../core/episode.js";
 import type { PlanSpec } from "../core/plan.js";
 import { PROTOCOL, REPORT_SCHEMA } from "../core/protocol.js";
-import type { AttackRole } from "../core/types.js";
+import type { AttackRole, ServedModel } from "../core/types.js";
 import type { ReportFile } from "../rundir/schema/index.js";
 import {
   benjaminiHochberg,
@@ -84,6 +84,8 @@ export interface ReportInput {
   calibration: Record<string, { predicate: string; source: string; digest: string | null }>;
   shard?: string | null;
   bridge?: { profile: string; benchmark: string } | null;
+  /** What a served policy's server reported; null or absent for in-process policies. */
+  servedModel?: ServedModel | null;
 }
 
 /**
@@ -518,6 +520,7 @@ function buildCore(input: ReportInput, defended = false): Report {
       attack_params: resolvedAttackParams(plan),
       policy_options: reportedPolicyOptions(plan.policyOptions),
       ...(plan.plugins && plan.plugins.length > 0 ? { plugins: plan.plugins } : {}),
+      ...(input.servedModel ? { served_model: input.servedModel } : {}),
       ...(input.bridge
         ? {
             bridge: {

@@ -16,6 +16,7 @@ import type {
   PolicyCapabilities,
   PolicyInstance,
   PolicyOptions,
+  ServedModel,
   SuiteInstance,
 } from "../core/types.js";
 import type { DefenseTiming } from "../defenses/chain.js";
@@ -157,7 +158,11 @@ export function defaultWorkers(): number {
 export async function probePolicy(
   plan: PlanSpec,
   options: PolicyOptions,
-): Promise<{ digest: string | null; capabilities: PolicyCapabilities }> {
+): Promise<{
+  digest: string | null;
+  capabilities: PolicyCapabilities;
+  servedModel: ServedModel | null;
+}> {
   const policy = policies.get(plan.policy);
   const inst = await policy.load(options);
   try {
@@ -165,6 +170,7 @@ export async function probePolicy(
     return {
       digest: inst.digest ?? null,
       capabilities: { ...inst.capabilities, queryable: typeof inst.query === "function" },
+      servedModel: inst.servedModel ?? null,
     };
   } finally {
     await inst.close();

@@ -94,6 +94,12 @@ export async function mergeRuns(
         `${s.dir} played policy weights ${h.policy_digest ?? "none"}, ${first.dir} played ${head.policy_digest ?? "none"}`,
       );
     }
+    if (canonicalJson(h.served_model ?? null) !== canonicalJson(head.served_model ?? null)) {
+      throw new ProvaelError(
+        "run/plan-mismatch",
+        `${s.dir} played a served model other than ${first.dir}'s (as their servers reported it)`,
+      );
+    }
     if (canonicalJson(s.report.calibration) !== canonicalJson(first.report.calibration)) {
       throw new ProvaelError(
         "run/plan-mismatch",
@@ -196,6 +202,8 @@ export async function mergeRuns(
     head.policy_digest,
     first.report.calibration,
     null,
+    null,
+    head.served_model ?? null,
   );
   writeFileAtomic(join(tmp, RUN_FILES.markdown), renderMarkdown(report));
   const outputs: string[] = [RUN_FILES.trajectories, RUN_FILES.report, RUN_FILES.markdown];

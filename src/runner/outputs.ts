@@ -13,7 +13,7 @@ import type { Clock } from "../core/clock.js";
 import { sha256, sha256Stream } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
-import type { PolicyOptions } from "../core/types.js";
+import type { PolicyOptions, ServedModel } from "../core/types.js";
 import { buildReport, type Report, type ReportInput } from "../report/build.js";
 import { renderHtml, showcase } from "../report/html.js";
 import { buildManifest } from "../report/manifest.js";
@@ -65,6 +65,8 @@ export interface RunOutputsInput {
   plan: PlanSpec;
   entries: FinishedCell[];
   policyDigest: string | null;
+  /** A served policy: what its server reported (recorded as `run.served_model`). */
+  servedModel?: ServedModel | null;
   calibration: Report["calibration"];
   shard: string | null;
   /** For replaying the showcased episodes (frames of report.html). */
@@ -99,6 +101,8 @@ export async function writeRunOutputs(input: RunOutputsInput): Promise<RunOutput
     input.policyDigest,
     input.calibration,
     input.shard,
+    null,
+    input.servedModel ?? null,
   );
   const verdict = finish.protocol ? decide(report, finish.protocol) : null;
   writeFileAtomic(
@@ -207,6 +211,7 @@ export function finalize(
   calibration: Report["calibration"],
   shard: string | null = null,
   bridge: ReportInput["bridge"] = null,
+  servedModel: ServedModel | null = null,
 ): { report: Report; digest: string } {
   const records: EpisodeRecord[] = entries.map((e) => e.record);
   checkSceneDigests(records);
@@ -220,6 +225,7 @@ export function finalize(
     calibration,
     shard,
     bridge,
+    servedModel,
   });
   const byCell = new Map(entries.map((e) => [e.record.cell, e]));
   const trajectoriesDigest = writeTrajectories(

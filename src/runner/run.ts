@@ -19,6 +19,7 @@ import type {
   Policy,
   PolicyCapabilities,
   PolicyOptions,
+  ServedModel,
   Suite,
   SuiteCapabilities,
 } from "../core/types.js";
@@ -271,6 +272,8 @@ interface Played {
   played: number;
   workers: number;
   policyDigest: string | null;
+  /** A served policy: the model its server reported. */
+  servedModel: ServedModel | null;
   /** Wall-clock time in the defenses' hooks, per arm, over the episodes played. */
   latency: Record<string, DefenseLatency>;
 }
@@ -394,6 +397,15 @@ async function schedule(options: RunOptions, p: Prepared): Promise<Played> {
       },
     );
   }
+  const servedThen = existing ? servedModelLabel(existing.header.served_model) : null;
+  const servedNow = servedModelLabel(probe.servedModel ?? undefined);
+  if (existing && servedThen !== servedNow) {
+    throw new ProvaelError(
+      "run/plan-mismatch",
+      `cannot resume ${options.out}: the server reports another model (${servedThen} then, ${servedNow} now)`,
+      { hint: "resume against the server the run started with, or choose another --out" },
+    );
+  }
   for (const [task, c] of Object.entries(calibrations)) {
     if (c.calibration.policy_digest !== policyDigest) {
       throw new ProvaelError(
@@ -445,6 +457,7 @@ async function schedule(options: RunOptions, p: Prepared): Promise<Played> {
     plan_digest: planDigest(plan),
     shard: shardLabel(shard),
     policy_digest: policyDigest,
+    ...(probe.servedModel ? { served_model: probe.servedModel } : {}),
   };
   const journal = existing
     ? JournalWriter.reopen(journalPath, existing.validBytes)
@@ -511,13 +524,13 @@ async function schedule(options: RunOptions, p: Prepared): Promise<Played> {
     await executor?.close();
   }
   if (aborted) throw aborted;
-  return { played, workers, policyDigest, latency };
+  return { played, workers, policyDigest, servedModel: probe.servedModel, latency };
 }
 
 /** Writes every output of a finished run (report, markdown, page, frames, clip, manifest). */
 async function finalise(options: RunOptions, p: Prepared, s: Played): Promise<RunResult> {
   const { plan, suite, calibrations, done, shard, finish, clock, startedAt, secrets } = p;
-  const { policyDigest, workers, latency, played } = s;
+  const { policyDigest, servedModel, workers, latency, played } = s;
   const provenance = Object.fromEntries(
     plan.tasks.map((t) => [t, provenanceFor(suite, t, calibrations)]),
   );
@@ -526,6 +539,7 @@ async function finalise(options: RunOptions, p: Prepared, s: Played): Promise<Ru
     plan,
     entries: [...done.values()],
     policyDigest,
+    servedModel,
     calibration: provenance,
     shard: shardLabel(shard),
     policyOptions: options.policyOptions,
@@ -718,4 +732,9 @@ function latencyReport(latency: Record<string, DefenseLatency>) {
     all: per(total),
     arms: Object.fromEntries(arms.map((k) => [k, per(latency[k] as DefenseLatency)])),
   };
+}
+
+/** A served model as one comparable string ("none" for an in-process policy). */
+function servedModelLabel(m: ServedModel | undefined): string {
+  return m ? `${m.protocol}:${m.name ?? "(unnamed)"}@${m.digest ?? "(no digest)"}` : "none";
 }

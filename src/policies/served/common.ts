@@ -2,7 +2,12 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { ProvaelError } from "../../core/errors.js";
-import { ACTION_HEADS, type ActionHead, type PolicyCapabilities } from "../../core/types.js";
+import {
+  ACTION_HEADS,
+  type ActionHead,
+  type PolicyCapabilities,
+  type ServedModel,
+} from "../../core/types.js";
 import { isWireMap, type WireValue } from "./codec/tree.js";
 
 /** Capabilities of a served policy before the server says more. */
@@ -51,6 +56,47 @@ export function refineCapabilities(
   )
     out.actionHead = caps.actionHead as ActionHead;
   return out;
+}
+
+/** Longest name or digest taken from a server's report: a label, not a document. */
+const MAX_REPORTED = 200;
+/** Keys that name the model, in the order they are looked for, at the top of what was reported. */
+const NAME_KEYS = ["model_name", "model_id", "model", "checkpoint", "name"] as const;
+const DIGEST_KEYS = ["model_digest", "checkpoint_digest", "digest", "sha256"] as const;
+
+function reportedString(map: WireValue | undefined, keys: readonly string[]): string | null {
+  if (!isWireMap(map)) return null;
+  for (const k of keys) {
+    const v = map[k];
+    if (typeof v === "string" && v.trim() !== "") return v.trim().slice(0, MAX_REPORTED);
+  }
+  return null;
+}
+
+/**
+ * The model behind a served policy, from what its server reported: the `provael` map of a
+ * `provael serve-policy` server first (its `policy` id and weights `digest`), then the usual keys
+ * of the report itself (`model_name`, `model`, `checkpoint`, … and `model_digest`, `digest`, …),
+ * then `fallbackName` (vla-eval's `model_server`). Only short strings are taken.
+ */
+export function servedModelOf(
+  protocol: string,
+  reported: WireValue | undefined,
+  provael: WireValue | undefined,
+  fallbackName: WireValue | undefined = undefined,
+): ServedModel {
+  const fallback =
+    typeof fallbackName === "string" && fallbackName.trim() !== ""
+      ? fallbackName.trim().slice(0, MAX_REPORTED)
+      : null;
+  return {
+    protocol,
+    name:
+      reportedString(provael, ["model", "policy"]) ??
+      reportedString(reported, NAME_KEYS) ??
+      fallback,
+    digest: reportedString(provael, ["digest"]) ?? reportedString(reported, DIGEST_KEYS),
+  };
 }
 
 /** A fresh id naming one episode on the wire (never recorded in a report). */

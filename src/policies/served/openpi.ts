@@ -19,10 +19,17 @@ import type {
   PolicyCapabilities,
   PolicyInstance,
   PolicyOptions,
+  ServedModel,
 } from "../../core/types.js";
 import { decodeOpenpi, encodeOpenpi } from "./codec/openpi.js";
 import { isWireMap, type WireValue } from "./codec/tree.js";
-import { EpisodeSessions, newEpisodeId, refineCapabilities, servedCapabilities } from "./common.js";
+import {
+  EpisodeSessions,
+  newEpisodeId,
+  refineCapabilities,
+  servedCapabilities,
+  servedModelOf,
+} from "./common.js";
 import {
   decodeActions,
   type EpisodeTag,
@@ -133,6 +140,7 @@ interface Episode {
 
 class OpenpiInstance implements PolicyInstance {
   readonly capabilities: PolicyCapabilities;
+  readonly servedModel: ServedModel;
   private readonly sessions = new EpisodeSessions<Episode>();
   private readonly calls = { queries: 0, actions: 0 };
 
@@ -143,11 +151,13 @@ class OpenpiInstance implements PolicyInstance {
     private readonly pool: ConnectionPool,
     metadata: WireValue,
   ) {
+    const provael = isWireMap(metadata) ? metadata.provael : undefined;
     this.capabilities = refineCapabilities(
       servedCapabilities(layoutCameras(layout), replan),
-      isWireMap(metadata) ? metadata.provael : undefined,
+      provael,
       layout.context !== null,
     );
+    this.servedModel = servedModelOf("openpi", metadata, provael);
   }
 
   reset(episode: EpisodeInfo): void {

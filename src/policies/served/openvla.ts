@@ -14,10 +14,17 @@ import type {
   PolicyCapabilities,
   PolicyInstance,
   PolicyOptions,
+  ServedModel,
 } from "../../core/types.js";
 import { decodeJsonNumpy, encodeJsonNumpy } from "./codec/json-numpy.js";
 import type { WireValue } from "./codec/tree.js";
-import { EpisodeSessions, newEpisodeId, refineCapabilities, servedCapabilities } from "./common.js";
+import {
+  EpisodeSessions,
+  newEpisodeId,
+  refineCapabilities,
+  servedCapabilities,
+  servedModelOf,
+} from "./common.js";
 import {
   decodeActions,
   type EpisodeTag,
@@ -130,6 +137,7 @@ class OpenvlaInstance implements PolicyInstance {
     readonly capabilities: PolicyCapabilities,
     private readonly o: ServedOptions,
     private readonly layout: Layout,
+    readonly servedModel: ServedModel,
   ) {
     this.url = actUrl(o.url);
   }
@@ -236,6 +244,7 @@ export const openvlaPolicy = definePolicy({
       info,
       layout.context !== null,
     );
-    return new OpenvlaInstance(caps, o, layout);
+    // Our server's /provael/info is its `provael` map itself; OpenVLA's own reports nothing.
+    return new OpenvlaInstance(caps, o, layout, servedModelOf("openvla", info, info));
   },
 });

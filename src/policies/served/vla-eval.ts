@@ -20,15 +20,16 @@ import type {
   PolicyCapabilities,
   PolicyInstance,
   PolicyOptions,
+  ServedModel,
 } from "../../core/types.js";
-import { type WireMap, wireMap } from "./codec/tree.js";
+import { isWireMap, type WireMap, wireMap } from "./codec/tree.js";
 import {
   decodeEnvelope,
   type Envelope,
   encodeEnvelope,
   type VlaEvalType,
 } from "./codec/vla-eval.js";
-import { newEpisodeId, refineCapabilities, servedCapabilities } from "./common.js";
+import { newEpisodeId, refineCapabilities, servedCapabilities, servedModelOf } from "./common.js";
 import {
   decodeActions,
   encodeObservation,
@@ -164,6 +165,7 @@ class VlaEvalClient {
 class VlaEvalInstance implements PolicyInstance {
   capabilities: PolicyCapabilities;
   handshake?: Readonly<Record<string, unknown>>;
+  readonly servedModel: ServedModel;
   private episode: { id: string; info: EpisodeInfo; steps: number; startedAt: number } | null =
     null;
   private queue: Action[] = [];
@@ -178,6 +180,12 @@ class VlaEvalInstance implements PolicyInstance {
   ) {
     if (client.hello) this.handshake = client.hello;
     const caps = client.hello?.capabilities;
+    this.servedModel = servedModelOf(
+      "vla-eval",
+      client.hello,
+      isWireMap(caps) ? caps.provael : undefined,
+      client.hello?.model_server,
+    );
     this.capabilities = refineCapabilities(
       servedCapabilities(layoutCameras(layout), replan),
       caps && typeof caps === "object" && !Array.isArray(caps)

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { digestJson } from "../../core/digest.js";
-import { episodeSchema } from "./report.js";
+import { episodeSchema, servedModelSchema } from "./report.js";
 import { trajectoryStepSchema } from "./trajectory.js";
 
 /** `/2`: every line carries `sum`. `/1` journals had none and are refused by name. */
@@ -62,6 +62,7 @@ export const journalHeaderSchema = z
     plan_digest: digest,
     shard: z.string().nullable(),
     policy_digest: z.string().nullable(),
+    served_model: servedModelSchema.exactOptional(),
     bridge: z.object({ profile: z.string(), benchmark: z.string() }).strict().exactOptional(),
     sum: digest,
   })

@@ -296,6 +296,16 @@ const mitigation = z
   .strict()
   .describe("--compare-defenses only: every arm undefended vs defended, paired cell by cell");
 
+/** What a served policy's server reported about the model behind it (unverified). */
+export const servedModelSchema = z
+  .object({
+    protocol: z.string(),
+    name: z.string().nullable(),
+    digest: z.string().nullable(),
+  })
+  .strict()
+  .describe("the model behind a served policy, as its server reported it when connected");
+
 const summary = z
   .object({
     treatment_unsafe: rateSchema,
@@ -362,6 +372,9 @@ export const reportSchema = z
           .array(z.object({ file: z.string(), digest: z.string() }).strict())
           .exactOptional()
           .describe("plugin files the run loaded (--plugin), by file name and SHA-256"),
+        served_model: servedModelSchema
+          .exactOptional()
+          .describe("served policies: the model their server reported (name, digest when known)"),
         bridge: z
           .object({
             profile: z.string(),

@@ -56,6 +56,8 @@ export class PolicyHost {
   private readonly idle: PolicyInstance[] = [];
   private readonly all = new Set<PolicyInstance>();
   private shared: Promise<PolicyInstance> | null = null;
+  /** The weights digest of the first instance loaded (reported to clients as `digest`). */
+  private digest: string | null = null;
   /** Sessions by episode id, least recently used first. */
   private readonly episodes = new Map<string, Session>();
 
@@ -81,12 +83,16 @@ export class PolicyHost {
 
   async acquire(): Promise<PolicyInstance> {
     if (this.policy.concurrent) {
-      this.shared ??= this.policy.load(this.options.policyOptions ?? {});
+      this.shared ??= this.policy.load(this.options.policyOptions ?? {}).then((inst) => {
+        this.digest ??= inst.digest ?? null;
+        return inst;
+      });
       return this.shared;
     }
     const inst = this.idle.pop();
     if (inst) return inst;
     const loaded = await this.policy.load(this.options.policyOptions ?? {});
+    this.digest ??= loaded.digest ?? null;
     this.all.add(loaded);
     return loaded;
   }
@@ -102,6 +108,8 @@ export class PolicyHost {
       server: "provael serve-policy",
       protocol,
       policy: this.policy.id,
+      // The weights behind it, once an instance is loaded (`warm` loads one before serving).
+      ...(this.digest ? { digest: this.digest } : {}),
       layout: this.layout.name,
       capabilities: {
         cameras: caps.cameras.filter((c) => layoutCameras(this.layout).includes(c)),
