@@ -39,7 +39,7 @@ interface JournalSetup {
   planPolicyOptions?: Record<string, unknown>;
   arms: string[];
   attackParams?: Record<string, Record<string, unknown>>;
-  defenses?: { ids: string[]; params: Record<string, Record<string, unknown>> };
+  defenses?: { ids: string[]; params: Record<string, Record<string, unknown>>; compare?: boolean };
   profile: BenchmarkProfile;
   calibrations?: Record<string, LoadedCalibration>;
   out: string;
@@ -64,7 +64,13 @@ function openPlan(o: JournalSetup): PlanSpec {
       Object.entries(o.calibrations ?? {}).map(([t, c]) => [t, c.digest]),
     ),
     ...(o.defenses && o.defenses.ids.length > 0
-      ? { defenses: { ids: o.defenses.ids, compare: false, params: o.defenses.params } }
+      ? {
+          defenses: {
+            ids: o.defenses.ids,
+            compare: o.defenses.compare ?? false,
+            params: o.defenses.params,
+          },
+        }
       : {}),
   };
 }

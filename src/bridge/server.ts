@@ -88,8 +88,12 @@ export interface BridgeOptions {
   planPolicyOptions?: Record<string, unknown>;
   arms: string[];
   attackParams?: Record<string, Record<string, unknown>>;
-  /** Defenses applied in every arm (ids in loop order) and their params; absent: none. */
-  defenses?: { ids: string[]; params: Record<string, Record<string, unknown>> };
+  /**
+   * Defenses (ids in loop order) and their params; absent: none. Applied in every arm, or with
+   * `compare` each arm is served twice: undefended at `/arms/<arm>` and defended at
+   * `/arms/<arm>+<id>+<id>…` (the chain in loop order), as `provael attack --compare-defenses`.
+   */
+  defenses?: { ids: string[]; params: Record<string, Record<string, unknown>>; compare?: boolean };
   profile: BenchmarkProfile;
   calibrations?: Record<string, LoadedCalibration>;
   out: string;
@@ -107,7 +111,10 @@ export interface RunningBridge {
   host: string;
   port: number;
   url: string;
-  /** Per arm, the address a benchmark passes as `--server-url`. */
+  /**
+   * Per route (the arm, or with compared defenses also `<arm>+<defense>…`), the address a
+   * benchmark passes as `--server-url`.
+   */
   armUrls: Record<string, string>;
   /** Arms whose requirements the upstream or the benchmark cannot meet (recorded as N/A). */
   notApplicable: Record<string, string>;
@@ -156,6 +163,11 @@ function plainTask(task: WireMap): Record<string, unknown> {
   return out;
 }
 
+/** The address of an arm's defended twin when defenses are compared: `<arm>+<id>+<id>…`. */
+export function routeName(arm: string, defenses: readonly string[]): string {
+  return [arm, ...defenses].join("+");
+}
+
 /** Which `__image__` format the frame's images used, read from the raw msgpack (str "format" + value). */
 function imageCodec(bytes: Uint8Array): string | null {
   const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -200,6 +212,8 @@ class Bridge {
   readonly applicable: Record<string, boolean> = {};
   readonly notApplicable: Record<string, string> = {};
   readonly arms: Map<string, Attack<unknown>>;
+  /** Each address's arm and the defenses its episodes play with (`/arms/<route>`). */
+  readonly routes = new Map<string, { arm: string; defenses: string[] }>();
   /** Per (task, arm, seed): the repeats finished without error, and those in flight. */
   private readonly counts = new Map<string, { done: Set<number>; open: Set<number> }>();
   /** Per (task, seed, repeat): the first arm's scene digest, for the pairing check. */
@@ -233,6 +247,13 @@ class Bridge {
       actionSpace: suite?.actionSpace ?? DEFAULT_ACTION_SPACE,
     };
     this.arms = new Map(o.arms.map((a) => [a, attacks.get(a)]));
+    const ids = o.defenses?.ids ?? [];
+    for (const a of o.arms) {
+      if (o.defenses?.compare && ids.length > 0) {
+        this.routes.set(a, { arm: a, defenses: [] });
+        this.routes.set(routeName(a, ids), { arm: a, defenses: ids });
+      } else this.routes.set(a, { arm: a, defenses: ids });
+    }
     for (const [id, attack] of this.arms) {
       const why = notApplicableReason(attack, capabilities, this.suiteInfo.capabilities);
       this.applicable[id] = why === null;
@@ -265,8 +286,8 @@ class Bridge {
     return p;
   }
 
-  private countKey(task: string, arm: string, seed: number) {
-    return `${task}\u0000${arm}\u0000${seed}`;
+  private countKey(task: string, arm: string, seed: number, defenses: readonly string[]) {
+    return `${task}\u0000${arm}\u0000${seed}\u0000${defenses.join(",")}`;
   }
 
   /**
@@ -274,8 +295,8 @@ class Bridge {
    * nor is in flight. An errored episode frees its repeat, so a replay is the same cell and
    * supersedes it; a resumed run counts from what its journal holds.
    */
-  openRepeat(task: string, arm: string, seed: number): number {
-    const key = this.countKey(task, arm, seed);
+  openRepeat(task: string, arm: string, seed: number, defenses: readonly string[]): number {
+    const key = this.countKey(task, arm, seed, defenses);
     const c = this.counts.get(key) ?? { done: new Set<number>(), open: new Set<number>() };
     this.counts.set(key, c);
     let repeat = 0;
@@ -286,7 +307,7 @@ class Bridge {
 
   /** Closes an episode's repeat: finished, or freed when it errored. */
   closeRepeat(cell: Cell, errored: boolean): void {
-    const c = this.counts.get(this.countKey(cell.task, cell.arm, cell.seed));
+    const c = this.counts.get(this.countKey(cell.task, cell.arm, cell.seed, cell.defenses ?? []));
     if (!c) return;
     c.open.delete(cell.repeat);
     if (!errored) c.done.add(cell.repeat);
@@ -296,7 +317,10 @@ class Bridge {
   seed(records: readonly EpisodeRecord[]): void {
     for (const r of records) {
       if (r.error !== null) continue;
-      const key = this.countKey(r.task, r.arm, r.seed);
+      // The cell id tells a defended episode from its undefended twin.
+      const ids = this.o.defenses?.ids ?? [];
+      const defended = ids.length > 0 && cellId(r.task, r.arm, r.seed, r.repeat, ids) === r.cell;
+      const key = this.countKey(r.task, r.arm, r.seed, defended ? ids : []);
       const c = this.counts.get(key) ?? { done: new Set<number>(), open: new Set<number>() };
       c.done.add(r.repeat);
       this.counts.set(key, c);
@@ -336,6 +360,8 @@ class Connection {
     private readonly b: Bridge,
     private readonly ws: WebSocket,
     readonly arm: string,
+    /** The defenses this address's episodes play with (empty: undefended). */
+    readonly defenses: string[],
   ) {}
 
   private send(type: VlaEvalType, payload: WireMap, seq: number): void {
@@ -467,8 +493,8 @@ class Connection {
       return;
     }
     const arm = this.arm;
-    const repeat = this.b.openRepeat(taskId, arm, seed);
-    const defended = this.b.o.defenses?.ids ?? [];
+    const defended = this.defenses;
+    const repeat = this.b.openRepeat(taskId, arm, seed, defended);
     const cell: Cell = {
       id: cellId(taskId, arm, seed, repeat, defended),
       task: taskId,
@@ -747,18 +773,19 @@ export async function startBridge(o: BridgeOptions): Promise<RunningBridge> {
   });
   http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = decodeURIComponent(req.url?.split("?")[0] ?? "");
-    const arm = path.startsWith(ARM_PATH) ? path.slice(ARM_PATH.length).replace(/\/+$/, "") : "";
-    if (!b.arms.has(arm) || b.stopping) {
+    const name = path.startsWith(ARM_PATH) ? path.slice(ARM_PATH.length).replace(/\/+$/, "") : "";
+    const route = b.routes.get(name);
+    if (!route || b.stopping) {
       const body = b.stopping
         ? "the bridge is stopping\n"
-        : `no arm at '${path}'; arms: ${[...b.arms.keys()].map((a) => `${ARM_PATH}${a}`).join(", ")}\n`;
+        : `no arm at '${path}'; arms: ${[...b.routes.keys()].map((a) => `${ARM_PATH}${a}`).join(", ")}\n`;
       socket.end(
         `HTTP/1.1 ${b.stopping ? 503 : 404} ${b.stopping ? "Service Unavailable" : "Not Found"}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
       );
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const conn = new Connection(b, ws, arm);
+      const conn = new Connection(b, ws, route.arm, route.defenses);
       b.connections.add(conn);
       ws.on("message", (data: Buffer, isBinary: boolean) => conn.onMessage(data, isBinary));
       const gone = () => {
@@ -777,7 +804,10 @@ export async function startBridge(o: BridgeOptions): Promise<RunningBridge> {
   }
   const base = `ws://${hostForUrl(o.host)}:${addr.port}`;
   const urls: Record<string, string> = Object.fromEntries(
-    o.arms.map((a) => [a, `${base}${ARM_PATH}${encodeURIComponent(a)}`]),
+    [...b.routes.keys()].map((r) => [
+      r,
+      `${base}${ARM_PATH}${encodeURIComponent(r).replace(/%2B/g, "+")}`,
+    ]),
   );
   let closing: Promise<BridgeRunResult> | null = null;
   return {

@@ -20,6 +20,7 @@ import { addServedPolicyFlags, type ServedFlags, servedPolicyOptions } from "./s
 
 interface BridgeFlags extends ServedFlags {
   defenses?: string[];
+  compareDefenses?: string[];
   defenseParam?: string[];
   policy: string;
   policyUrl?: string;
@@ -61,11 +62,30 @@ function attackParams(raw: string[] | undefined): Record<string, Record<string, 
   return out;
 }
 
-/** `--defenses` and `--defense-param`, checked before the bridge listens. */
-function bridgeDefenses(
-  spec: string[],
-  raw: string[] | undefined,
-): { ids: string[]; params: Record<string, Record<string, unknown>> } {
+/** `--defenses` or `--compare-defenses`, and `--defense-param`, checked before the bridge listens. */
+function bridgeDefenses(flags: BridgeFlags): {
+  defenses?: { ids: string[]; params: Record<string, Record<string, unknown>>; compare: boolean };
+} {
+  if (flags.defenses && flags.compareDefenses) {
+    throw new ProvaelError(
+      "config/invalid",
+      "--defenses and --compare-defenses exclude each other",
+      {
+        hint: "--defenses defends every arm; --compare-defenses serves every arm both ways",
+      },
+    );
+  }
+  const spec = flags.compareDefenses ?? flags.defenses;
+  const raw = flags.defenseParam;
+  if (!spec) {
+    if ((raw ?? []).length > 0)
+      throw new ProvaelError(
+        "config/invalid",
+        "--defense-param without --defenses or --compare-defenses",
+        { hint: "name the defenses the params are for" },
+      );
+    return {};
+  }
   const ids = resolveDefenses(spec);
   const params: Record<string, Record<string, unknown>> = {};
   for (const r of raw ?? []) {
@@ -84,7 +104,7 @@ function bridgeDefenses(
     params[id] = { ...(params[id] ?? {}), [key]: v };
   }
   for (const id of Object.keys(params)) resolveDefenseParams(id, params);
-  return { ids, params };
+  return { defenses: { ids, params, compare: flags.compareDefenses !== undefined } };
 }
 
 export function registerBridge(program: Command): void {
@@ -122,6 +142,11 @@ export function registerBridge(program: Command): void {
       list,
     )
     .option(
+      "--compare-defenses <ids>",
+      "serve every arm undefended at /arms/<arm> and defended at /arms/<arm>+<id>+… (one vla-eval run each)",
+      list,
+    )
+    .option(
       "--defense-param <defense.key=value>",
       "a defense's parameter, repeatable",
       (v: string, prev: string[] = []) => [...prev, v],
@@ -146,7 +171,7 @@ export function registerBridge(program: Command): void {
         },
         arms,
         attackParams: attackParams(flags.attackParam),
-        ...(flags.defenses ? { defenses: bridgeDefenses(flags.defenses, flags.defenseParam) } : {}),
+        ...bridgeDefenses(flags),
         profile,
         ...(flags.calib ? { calibrations: loadCalibrations(flags.calib) } : {}),
         out: flags.out,
@@ -164,8 +189,9 @@ export function registerBridge(program: Command): void {
         process.stdout.write(
           `bridge for '${flags.policy}' on profile '${profile.id}' at ${bridge.url}; run each arm over the same config:\n`,
         );
-        for (const [arm, url] of Object.entries(bridge.armUrls)) {
-          const na = bridge.notApplicable[arm];
+        for (const [route, url] of Object.entries(bridge.armUrls)) {
+          // A defended twin's address is `<arm>+<defense>…`; its N/A reason is the arm's.
+          const na = bridge.notApplicable[route.split("+")[0] as string];
           process.stdout.write(
             `  vla-eval run --config C.yaml --server-url ${url}${na ? `   # N/A: ${na}` : ""}\n`,
           );
