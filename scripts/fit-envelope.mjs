@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fitEnvelope } from "../dist/judges/envelope.js";
-import { readReportFile } from "../dist/report/read.js";
+import { readReportFile } from "../dist/rundir/report.js";
 
 const [dir, arm = "none"] = process.argv.slice(2);
 if (!dir) {

@@ -7,7 +7,7 @@ import {
   mitigationNotes,
   mitigationRows,
 } from "../dist/report/mitigation-text.js";
-import { readReportFile } from "../dist/report/read.js";
+import { readReportFile } from "../dist/rundir/report.js";
 
 for (const file of process.argv.slice(2)) {
   const { report, bytes } = readReportFile(file);

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { parseReport } from "../rundir/report.js";
 import type { Report } from "./build.js";
 import { makeRate } from "./build.js";
-import { parseReport } from "./read.js";
 import { compareReports, incomparableReasons } from "./regression.js";
 
 /** The golden stub quick run: a real report, read through the reader. */

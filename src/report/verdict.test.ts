@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { acceptanceSchema } from "../config/acceptance.js";
+import { parseReport } from "../rundir/report.js";
 import type { Report } from "./build.js";
 import { makeRate } from "./build.js";
-import { parseReport } from "./read.js";
 import { decide } from "./verdict.js";
 
 const golden = (): Report =>

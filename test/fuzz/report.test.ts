@@ -1,5 +1,5 @@
 /**
- * report.json, fuzzed through the one reader (src/report/read.ts): a real stub report with
+ * report.json, fuzzed through the one reader (src/rundir/report.ts): a real stub report with
  * structural edits (values replaced, keys deleted, arrays emptied or grown) or its bytes
  * mutated. Every input is refused with a ProvaelError, or accepted, and then every consumer of a
  * report (markdown, SARIF, compliance, the verdict, the regression gate) handles it or refuses
@@ -12,10 +12,10 @@ import { describe, it } from "vitest";
 import { acceptanceSchema } from "../../src/config/acceptance.js";
 import { buildCompliance } from "../../src/report/compliance.js";
 import { renderMarkdown } from "../../src/report/markdown.js";
-import { parseReport } from "../../src/report/read.js";
 import { compareReports } from "../../src/report/regression.js";
 import { buildSarif } from "../../src/report/sarif.js";
 import { decide } from "../../src/report/verdict.js";
+import { parseReport } from "../../src/rundir/report.js";
 import { fuzz, mutatedBytes, mutatedJson, onlyProvaelErrors } from "../support/fuzz.js";
 import { runStub } from "../support/stub-run.js";
 import { tempDir } from "../support/tmp.js";

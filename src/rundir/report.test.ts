@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runStub } from "../../test/support/stub-run.js";
 import { tempDir } from "../../test/support/tmp.js";
-import { parseReport } from "./read.js";
+import { parseReport } from "./report.js";
 
 type Raw = {
   run: { arms: string[] };
