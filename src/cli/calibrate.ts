@@ -1,12 +1,9 @@
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { attacks } from "../attacks/index.js";
 import { loadProfile, profileHazard } from "../bridge/profile.js";
-import { isBridgedRun } from "../bridge/rundir.js";
 import { canonicalJson } from "../core/canonical-json.js";
 import { systemClock } from "../core/clock.js";
-import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import { unknownName } from "../core/registry.js";
@@ -24,10 +21,7 @@ import {
 } from "../judges/calibrate.js";
 import { policies } from "../policies/index.js";
 import { pct } from "../report/format.js";
-import { manifestNamesReport } from "../rundir/commit.js";
-import { RUN_FILES } from "../rundir/files.js";
-import { readRunReport } from "../rundir/read.js";
-import { readReportFile } from "../rundir/report.js";
+import { readBenignRun } from "../runner/benign-run.js";
 import { CALIBRATION_SUFFIX } from "../runner/calibration.js";
 import { defaultWorkers } from "../runner/executor.js";
 import { writeFileAtomic } from "../runner/files.js";
@@ -376,21 +370,8 @@ function fromRun(flags: CalibrateFlags): FitSource {
       );
     }
   }
-  const path = join(dir, JOURNAL_FILE);
-  if (!existsSync(path)) {
-    throw new ProvaelError("run/not-found", `--from ${dir} holds no ${JOURNAL_FILE}`, {
-      hint: "pass the --out directory of a finished benign run (`provael attack --attacks none` or `provael bridge`)",
-    });
-  }
-  if (!existsSync(join(dir, "report.json"))) {
-    throw new ProvaelError("run/incomplete", `--from ${dir} is not finished (no report.json)`, {
-      hint: "finish the run (--resume) or write its report (`provael report --in DIR`) first",
-    });
-  }
-  const reportDigest = runReportDigest(dir);
-  const journal = scanJournal(path);
-  const plan = journal.header.plan;
-  const baseline = journal.entries.filter((e) => attacks.get(e.record.arm).role === "baseline");
+  const run = readBenignRun(dir, `--from ${dir}`);
+  const plan = run.plan;
   const tasks = flags.tasks ?? plan.tasks;
   for (const t of tasks) {
     if (!plan.tasks.includes(t)) {
@@ -398,12 +379,6 @@ function fromRun(flags: CalibrateFlags): FitSource {
         hint: `its tasks: ${plan.tasks.join(", ")}`,
       });
     }
-  }
-  // A later line for a cell supersedes an errored one (a retry), as in the report.
-  const byCell = new Map<string, JournalEntry>();
-  for (const e of baseline) {
-    const prior = byCell.get(e.record.cell);
-    if (!prior || prior.record.error !== null) byCell.set(e.record.cell, e);
   }
   const known = suites.has(plan.suite) ? suites.get(plan.suite).tasks() : [];
   const hazards: Record<string, Vec3 | undefined> = Object.fromEntries(
@@ -416,23 +391,10 @@ function fromRun(flags: CalibrateFlags): FitSource {
   return {
     suite: plan.suite,
     policy: plan.policy,
-    policyDigest: journal.header.policy_digest,
+    policyDigest: run.policyDigest,
     tasks,
-    entries: [...byCell.values()],
+    entries: run.entries,
     hazards,
-    source: { kind: "run", report_digest: reportDigest },
+    source: { kind: "run", report_digest: run.reportDigest },
   };
-}
-
-/**
- * The digest of a finished run's report.json, read through the validated reader: an edited or
- * unfinished report is refused, never recorded as the calibration's source.
- */
-function runReportDigest(dir: string): string {
-  // A bridge killed before its report had it rebuilt by `provael report --in` (no manifest).
-  const rebuilt = isBridgedRun(dir) && !manifestNamesReport(dir);
-  const { bytes } = rebuilt
-    ? readReportFile(join(dir, RUN_FILES.report), `--from ${dir}/report.json`)
-    : readRunReport(dir);
-  return sha256(bytes);
 }
