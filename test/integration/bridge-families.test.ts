@@ -1,8 +1,8 @@
 /**
  * Attack families through the bridge where they can act: adaptive attacks build their model of
- * the defense in bridged episodes as in the runner's, search attacks query an in-process
- * upstream within their budgets, and arms a served upstream cannot serve (gradients, queries)
- * are N/A with their reason, never an error.
+ * the defense in bridged episodes as in the runner's, search attacks query the upstream (in
+ * process or served) within their budgets, and gradient arms behind a served upstream are N/A
+ * with their reason, never an error.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -46,12 +46,11 @@ describe("attack families through the bridge", () => {
     }
   });
 
-  it("marks gradient and search arms N/A with their reason behind a served upstream", async () => {
+  it("queries a served upstream for search arms and marks gradient arms N/A with their reason", async () => {
     const up = await recordingUpstream();
     const arms = ["none", "gradient_patch", "optimized_instruction_adaptive"];
     const { b, out } = await bridge("vla-eval", arms, {}, up.url);
-    expect(b.notApplicable.gradient_patch).toMatch(/differentiable/);
-    expect(b.notApplicable.optimized_instruction_adaptive).toMatch(/queryable/);
+    expect(b.notApplicable).toEqual({ gradient_patch: expect.stringMatching(/differentiable/) });
     for (const a of arms) await play(arm(b, a), 0);
     await journalled(b, 3);
     const result = await b.close();
@@ -59,9 +58,16 @@ describe("attack families through the bridge", () => {
     expect(rs.map((r) => [r.arm, r.error, r.termination])).toEqual([
       ["none", null, "done"],
       ["gradient_patch", null, "not_applicable"],
-      ["optimized_instruction_adaptive", null, "not_applicable"],
+      ["optimized_instruction_adaptive", null, "done"],
     ]);
     expect(result.report.arms.gradient_patch?.not_applicable_reason).toMatch(/differentiable/);
     expect(result.report.arms.gradient_patch?.errors).toBe(0);
+    // The search's queries reached the upstream (on a connection of their own), within budget.
+    const search = rs[2];
+    expect(search?.budget?.used).toBeGreaterThan(0);
+    expect(search?.budget?.used).toBeLessThanOrEqual(search?.budget?.limit ?? 0);
+    expect(up.observations.length).toBe(3 * 2 + (search?.budget?.used ?? 0));
+    // Queries are not steps: the played steps all reached the model, no more.
+    expect(search?.bridge?.steps_used).toBe(2);
   });
 });

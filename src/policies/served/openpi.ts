@@ -169,7 +169,31 @@ class OpenpiInstance implements PolicyInstance {
     const queued = ep.queue.shift();
     if (queued) return queued;
     const request = encodeOpenpi(encodeObservation(this.layout, obs, ep.tag));
-    const chunk = await withRetries(this.o, async () => {
+    const chunk = await this.call(request);
+    this.calls.queries += 1;
+    this.calls.actions += chunk.length;
+    ep.queue = chunk.slice(1, this.replan);
+    return chunk[0] as Action;
+  }
+
+  modelCalls(): { queries: number; actions: number } {
+    return { ...this.calls };
+  }
+
+  /**
+   * A side-effect-free prediction (search attacks): openpi's server answers each request on its
+   * own, so a query is one request whose chunk leaves the episode's queue alone.
+   */
+  async query(obs: Observation): Promise<Action> {
+    const ep = this.sessions.current("openpi");
+    const request = encodeOpenpi(encodeObservation(this.layout, obs, ep.tag));
+    const chunk = await this.call(request);
+    return chunk[0] as Action;
+  }
+
+  /** One request on a pooled connection, retried; a failed connection is discarded. */
+  private call(request: Uint8Array): Promise<Action[]> {
+    return withRetries(this.o, async () => {
       const conn = await this.pool.acquire();
       try {
         const actions = await this.infer(conn, request);
@@ -180,14 +204,6 @@ class OpenpiInstance implements PolicyInstance {
         throw e;
       }
     });
-    this.calls.queries += 1;
-    this.calls.actions += chunk.length;
-    ep.queue = chunk.slice(1, this.replan);
-    return chunk[0] as Action;
-  }
-
-  modelCalls(): { queries: number; actions: number } {
-    return { ...this.calls };
   }
 
   private async infer(conn: OpenpiConn, request: Uint8Array): Promise<Action[]> {

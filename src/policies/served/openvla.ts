@@ -147,6 +147,17 @@ class OpenvlaInstance implements PolicyInstance {
   }
 
   async act(obs: Observation): Promise<Action> {
+    const action = await this.predict(obs);
+    this.queries += 1;
+    return action;
+  }
+
+  /** OpenVLA's server answers each request on its own: a query (search attacks) is one more. */
+  query(obs: Observation): Promise<Action> {
+    return this.predict(obs);
+  }
+
+  private async predict(obs: Observation): Promise<Action> {
     const tag = this.sessions.current("openvla");
     const body = encodeObservation(this.layout, obs, tag);
     if (this.o.unnormKey) body.unnorm_key = this.o.unnormKey;
@@ -165,9 +176,7 @@ class OpenvlaInstance implements PolicyInstance {
       }
       return r;
     });
-    const action = this.parse(status, reply);
-    this.queries += 1;
-    return action;
+    return this.parse(status, reply);
   }
 
   modelCalls(): { queries: number; actions: number } {

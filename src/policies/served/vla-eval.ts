@@ -196,7 +196,12 @@ class VlaEvalInstance implements PolicyInstance {
   }
 
   private startMessage(): WireMap {
-    const e = this.episode as NonNullable<VlaEvalInstance["episode"]>;
+    const e = this.episode ?? {
+      id: newEpisodeId(),
+      info: { task: "", seed: 0, policySeed: 0 },
+      steps: 0,
+      startedAt: this.clock.monotonic(),
+    };
     const task = wireMap();
     task.id = e.id;
     task.name = e.info.task;
@@ -262,9 +267,34 @@ class VlaEvalInstance implements PolicyInstance {
     return { ...this.calls };
   }
 
+  /** A connection of its own for search attacks' queries, opened on the first one. */
+  private queries: VlaEvalClient | null = null;
+
+  /**
+   * A side-effect-free prediction (search attacks): sent on a second connection, each query in
+   * an episode of its own, so a server that keeps per-episode state (a chunk buffer, history)
+   * answers for this observation alone and the played episode's connection is untouched.
+   */
+  async query(obs: Observation): Promise<Action> {
+    this.queries ??= new VlaEvalClient(this.o, this.clock);
+    const client = this.queries;
+    const payload = encodeObservation(this.layout, obs, undefined, true);
+    const env = await withRetries(
+      this.o,
+      async () => {
+        if (!client.connected) await client.connect();
+        client.notify("episode_start", this.startMessage());
+        return client.request(payload);
+      },
+      () => client.drop(),
+    );
+    return decodeActions(this.layout, env.payload.actions, true)[0] as Action;
+  }
+
   close(): void {
     this.endEpisode();
     this.client.drop();
+    this.queries?.drop();
   }
 }
 
