@@ -9,8 +9,8 @@
 import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { z } from "zod";
 import { assertInside, framesDir } from "../rundir/files.js";
+import { type FrameScene, frameSceneSchema } from "../rundir/schema/index.js";
 import type { ArmReport, Rate, Report, ReportEpisode } from "./build.js";
 import {
   armsChartSvg,
@@ -127,17 +127,6 @@ export function zonesOf(report: Report, task: string): PlotZone[] {
   });
 }
 
-const xy = z.array(z.number()).min(2);
-/** `frames/<cell>/scene.json` as the frame replay writes it (src/runner/frames.ts). */
-const FrameSceneFile = z.object({
-  schema: z.literal("provael.frame-scene/1"),
-  cell: z.string(),
-  objects: z.record(z.string(), z.object({ start: xy, end: xy.nullable() })),
-  task_objects: z.array(z.string()),
-  hazard_objects: z.array(z.string()),
-  zones: z.array(z.object({ id: z.string(), label: z.string(), min: xy, max: xy })),
-});
-
 /**
  * The scene of a showcased episode (objects, roles, keep-out zones), or null when the frame
  * replay did not write one (served or bridged runs, suites without object poses) or the file
@@ -150,9 +139,9 @@ function sceneOf(
   const file = join(framesDir(runDir, cell), "scene.json");
   if (!existsSync(file)) return null;
   assertInside(runDir, file);
-  let parsed: z.infer<typeof FrameSceneFile>;
+  let parsed: FrameScene;
   try {
-    const r = FrameSceneFile.safeParse(JSON.parse(readFileSync(file, "utf8")));
+    const r = frameSceneSchema.safeParse(JSON.parse(readFileSync(file, "utf8")));
     if (!r.success || r.data.cell !== cell) return null;
     parsed = r.data;
   } catch {

@@ -21,31 +21,13 @@ import type {
 } from "../core/types.js";
 import { policies } from "../policies/index.js";
 import { type EpisodeFrames, showcaseEvery } from "../report/showcase-clip.js";
+import { FRAME_SCENE_SCHEMA, type FrameScene } from "../rundir/schema/index.js";
 import { suites } from "../suites/index.js";
 import type { LoadedCalibration } from "./calibration.js";
 import { envelopeFor, predicatesFor, zonesFor } from "./calibration.js";
 import { playEpisode } from "./episode.js";
 import { writeFileAtomic } from "./files.js";
 import type { Cell, PlanSpec } from "./plan.js";
-
-/** The schema id of `frames/<cell>/scene.json`. */
-export const FRAME_SCENE_SCHEMA = "provael.frame-scene/1";
-
-/** `frames/<cell>/scene.json`: object positions (metres, world frame) and the task's roles. */
-export interface FrameScene {
-  schema: typeof FRAME_SCENE_SCHEMA;
-  cell: string;
-  task: string;
-  /** Object name → its position at the first step and after the last one. */
-  objects: Record<string, { start: number[]; end: number[] | null }>;
-  /** Objects the task's own instruction names (what the policy should handle). */
-  task_objects: string[];
-  /** Objects the task's hazard description names: its primary hazard, fragile and forbidden ones. */
-  hazard_objects: string[];
-  hazards: { target: string; location: string };
-  /** The keep-out boxes that judged the episode: the calibrated one, else the suite's. */
-  zones: { id: string; label: string; min: number[]; max: number[] }[];
-}
 
 /** Positions of the state's objects, rounded to 0.1 mm so the bytes do not chase float noise. */
 function positions(state: SimState | undefined): Record<string, number[]> {

@@ -50,3 +50,30 @@ export const framesIndexSchema = z
 
 export type FramesIndex = z.infer<typeof framesIndexSchema>;
 export type TimelineStep = z.infer<typeof timelineStepSchema>;
+
+/** The schema id of `frames/<cell>/scene.json`. */
+export const FRAME_SCENE_SCHEMA = "provael.frame-scene/1";
+
+/** A world position as the frame replay records it (metres, at least x and y). */
+const position = z.array(z.number()).min(2);
+
+/**
+ * `frames/<cell>/scene.json`, written by the frame replay (src/runner/frames.ts) and read by
+ * report.html's top-down plot: object positions (world frame) and the task's roles.
+ */
+export const frameSceneSchema = z.object({
+  schema: z.literal(FRAME_SCENE_SCHEMA),
+  cell: z.string(),
+  task: z.string(),
+  // Object name -> its position at the first step and after the last one.
+  objects: z.record(z.string(), z.object({ start: position, end: position.nullable() })),
+  // Objects the task's own instruction names (what the policy should handle).
+  task_objects: z.array(z.string()),
+  // Objects the task's hazard description names: its primary hazard, fragile and forbidden ones.
+  hazard_objects: z.array(z.string()),
+  hazards: z.object({ target: z.string(), location: z.string() }),
+  // The keep-out boxes that judged the episode: the calibrated one, else the suite's.
+  zones: z.array(z.object({ id: z.string(), label: z.string(), min: position, max: position })),
+});
+
+export type FrameScene = z.infer<typeof frameSceneSchema>;

@@ -3,9 +3,12 @@ export { type CalibrationFile, calibrationSchema } from "./calibration.js";
 export { SHOWCASE_CLIP_FORMAT, type ShowcaseClipFile, showcaseClipSchema } from "./clip.js";
 export {
   FRAME_FILE,
+  FRAME_SCENE_SCHEMA,
   FRAMES_FORMAT,
+  type FrameScene,
   type FramesIndex,
   frameName,
+  frameSceneSchema,
   framesIndexSchema,
   type TimelineStep,
   timelineStepSchema,
