@@ -36,8 +36,8 @@ console.log(
 // Cached vs uncached agentview frames of one episode, the same state for both.
 const { engine } = sim.current();
 const cams = [true, false].map(
-  (staticCache) =>
-    new RayCamera(engine.mj, engine.model, { camera: "agentview", shadows: true, staticCache }),
+  (shortcuts) =>
+    new RayCamera(engine.mj, engine.model, { camera: "agentview", shadows: true, shortcuts }),
 );
 const spent = [0, 0];
 let r = await sim.reset({ task: TASK, scene: 3, seed: 0 });

@@ -72,6 +72,10 @@ const SHADOW_EPSILON = 1e-3;
  * of magnitude above the rounding error of MuJoCo's ray code, so no hit is ever skipped.
  */
 const BOX_MARGIN = 1e-3;
+/** n·l below which a lit point's own geom is not trusted to leave its shadow ray alone. */
+const GRAZING = 1e-3;
+/** Metres above a plane within which a lit point keeps its shadow ray (rounding is far below). */
+const PLANE_MARGIN = 1e-2;
 /** Ray cutoff in metres: anything farther reads as background. */
 const FAR = 1e4;
 /**
@@ -123,11 +127,12 @@ export interface RayCameraOptions {
   /** Cast hard shadows from the light (default false: one more ray pass, 50-70% more time). */
   shadows?: boolean;
   /**
-   * Keep the hits on geoms welded to the world between frames while the camera stays put, and
-   * cast only the moving geoms (default true). The images are the same bytes either way
-   * (static-rays.ts); false is for checking exactly that.
+   * Skip work whose result is known (default true): keep the hits on geoms welded to the world
+   * between frames while the camera stays put and cast only the moving geoms (static-rays.ts),
+   * and cast no shadow ray that no geom can block. The images are the same bytes either way;
+   * false casts every ray in full, for checking exactly that.
    */
-  staticCache?: boolean;
+  shortcuts?: boolean;
 }
 
 /** One rendered frame. Every array is freshly allocated, so frames can be kept. */
@@ -185,6 +190,7 @@ export class RayCamera {
   private readonly wantDepth: boolean;
   private readonly wantSegmentation: boolean;
   private readonly shadows: boolean;
+  private readonly shortcuts: boolean;
   /** Per body: 1 when its geoms are excluded from this camera. */
   private readonly bodyExcluded: Uint8Array;
   private readonly group = new Uint8Array(6);
@@ -267,6 +273,9 @@ export class RayCamera {
   /** Bounding boxes (near-rays.ts) of the visible moving geoms of this frame. */
   private movingBoxes = new Float64Array(0);
   private movingBoxCount = 0;
+  /** Bounding boxes and ids of every visible geom, for culling shadow rays. */
+  private blockerBoxes = new Float64Array(0);
+  private blockerIds = new Int32Array(0);
   private readonly nearRays: NearRays;
   private readonly nearFlag: Uint8Array;
 
@@ -297,6 +306,7 @@ export class RayCamera {
     this.wantDepth = options.depth ?? false;
     this.wantSegmentation = options.segmentation ?? false;
     this.shadows = options.shadows ?? false;
+    this.shortcuts = options.shortcuts ?? true;
     this.bodyExcluded = new Uint8Array(model.nbody);
     const excluded = options.excludeBody ?? [];
     for (const b of typeof excluded === "number" ? [excluded] : excluded) {
@@ -340,7 +350,7 @@ export class RayCamera {
     const stateLength = staticStateLength(fixed.length, this.fixedBodies.length);
     // Nothing to keep when no geom is static, or nothing to save when every geom is.
     this.staticHits =
-      (options.staticCache ?? true) && fixed.length > 0 && moving.length > 0
+      (options.shortcuts ?? true) && fixed.length > 0 && moving.length > 0
         ? {
             primary: new StaticHits(n, stateLength),
             overlay: new StaticHits(n, stateLength),
@@ -626,46 +636,12 @@ export class RayCamera {
    * (planes, meshes and the like are not bounded here): then every ray is cast against them.
    */
   private boundMovingGeoms(data: MjData): boolean {
-    const m = this.model;
-    const rgba = m.geom_rgba as Float32Array;
-    const matid = m.geom_matid as Int32Array;
-    const matRgba = m.mat_rgba as Float32Array;
-    const type = m.geom_type as Int32Array;
-    const aabb = m.geom_aabb as Float64Array;
-    const xpos = data.geom_xpos as Float64Array;
-    const xmat = data.geom_xmat as Float64Array;
     if (this.movingBoxes.length !== BOX * this.movingGeoms.length) {
       this.movingBoxes = new Float64Array(BOX * this.movingGeoms.length);
     }
-    const out = this.movingBoxes;
-    let o = 0;
-    for (const g of this.movingGeoms) {
-      const mat = matid[g]!;
-      const visible = mat >= 0 ? matRgba[4 * mat + 3] !== 0 : rgba[4 * g + 3] !== 0;
-      if (!visible) continue;
-      const t = type[g]!;
-      if (t < GEOM_SPHERE || t > GEOM_BOX) return false;
-      const R = 9 * g;
-      const b = 6 * g;
-      // Centre: the geom's position plus its rotated box offset (row-major xmat: world = R·local).
-      for (let i = 0; i < 3; i++) {
-        out[o + i] =
-          xpos[3 * g + i]! +
-          xmat[R + 3 * i]! * aabb[b]! +
-          xmat[R + 3 * i + 1]! * aabb[b + 1]! +
-          xmat[R + 3 * i + 2]! * aabb[b + 2]!;
-      }
-      // Axis c (column c of R) scaled by the widened half extent along it.
-      for (let c = 0; c < 3; c++) {
-        const half = aabb[b + 3 + c]!;
-        if (!(half >= 0) || !Number.isFinite(half)) return false;
-        const h = half * (1 + 1e-6) + BOX_MARGIN;
-        for (let i = 0; i < 3; i++) out[o + 3 + 3 * c + i] = xmat[R + 3 * i + c]! * h;
-      }
-      o += BOX;
-    }
-    this.movingBoxCount = o / BOX;
-    return true;
+    const n = geomBoxes(this.model, data, this.movingGeoms, this.movingBoxes, null, null);
+    this.movingBoxCount = Math.max(n, 0);
+    return n >= 0;
   }
 
   /** One batched `mj_multiRay` from `origin` along unit `vec`s; misses give geom -1. */
@@ -1125,6 +1101,7 @@ export class RayCamera {
       this.auxPixel[count] = i;
       count++;
     }
+    count = this.dropUnblockable(data, so, count);
     this.castSplit(
       data,
       this.staticHits?.shadow,
@@ -1140,6 +1117,71 @@ export class RayCamera {
         this.auxGeom[k]! >= 0 && this.auxDist[k]! < this.auxExpect[k]! - SHADOW_EPSILON;
       if (blocked) this.lit[this.auxPixel[k]!] = 0;
     }
+  }
+
+  /**
+   * Drops the shadow rays (compacting the aux lists) that no visible geom but the lit one can
+   * block, so they are not cast; their pixels stay lit, as a cast would leave them. A ray is
+   * kept when it passes within a geom's bounding box other than that of the geom it lights (a
+   * convex primitive or plane facing the light, which cannot shade its own lit point), or when
+   * the lit point lies on or below a plane other than its own (a plane meets a ray from above
+   * only beyond a point above it). Grazing light, and points on geoms not bounded here, keep
+   * their rays. Returns the number of rays left.
+   */
+  private dropUnblockable(data: MjData, so: Float64Array, count: number): number {
+    if (count === 0 || !this.shortcuts) return count;
+    const m = this.model;
+    if (this.blockerBoxes.length !== BOX * m.ngeom) {
+      this.blockerBoxes = new Float64Array(BOX * m.ngeom);
+      this.blockerIds = new Int32Array(m.ngeom);
+    }
+    const planes: number[] = [];
+    const all = Array.from({ length: m.ngeom }, (_, g) => g);
+    const boxes = geomBoxes(m, data, all, this.blockerBoxes, this.blockerIds, planes);
+    if (boxes < 0) return count;
+    const type = m.geom_type as Int32Array;
+    const own = this.auxGeom;
+    for (let k = 0; k < count; k++) {
+      const i = this.auxPixel[k]!;
+      const g = this.surfGeom[i]!;
+      const convex = type[g] === GEOM_PLANE || (type[g]! >= GEOM_SPHERE && type[g]! <= GEOM_BOX);
+      own[k] = convex && this.ndotl[i]! > GRAZING ? g : -2;
+    }
+    const keep = this.nearFlag;
+    this.nearRays.markExcept(
+      so,
+      this.auxDirs,
+      count,
+      this.blockerBoxes,
+      this.blockerIds,
+      boxes,
+      own,
+      keep,
+    );
+    const xpos = data.geom_xpos as Float64Array;
+    const xmat = data.geom_xmat as Float64Array;
+    const pos = this.pos;
+    let left = 0;
+    for (let k = 0; k < count; k++) {
+      const i = this.auxPixel[k]!;
+      let cast = keep[k] === 1;
+      for (let j = 0; !cast && j < planes.length; j++) {
+        const p = planes[j]!;
+        if (p === own[k]) continue;
+        // Height of the lit point above plane p (its local z; the plane's normal is local +z).
+        const h =
+          xmat[9 * p + 2]! * (pos[3 * i]! - xpos[3 * p]!) +
+          xmat[9 * p + 5]! * (pos[3 * i + 1]! - xpos[3 * p + 1]!) +
+          xmat[9 * p + 8]! * (pos[3 * i + 2]! - xpos[3 * p + 2]!);
+        if (h <= PLANE_MARGIN) cast = true;
+      }
+      if (!cast) continue;
+      this.auxPixel[left] = i;
+      this.auxExpect[left] = this.auxExpect[k]!;
+      copy3(this.auxDirs, left, this.auxDirs, k);
+      left++;
+    }
+    return left;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -1348,6 +1390,63 @@ export class RayCamera {
     const head = Math.abs(nx * dx + ny * dy + nz * dz);
     return AMBIENT + DIFFUSE * ndotl + HEADLIGHT * head;
   }
+}
+
+/**
+ * Writes the bounding boxes (near-rays.ts layout) of the visible geoms among `geoms` into `out`,
+ * their ids into `ids`: each primitive's box in its own frame (`geom_aabb`) placed in the world
+ * and widened by a margin far above rounding error. Visible planes go to `planes` when given (a
+ * plane has no finite box). Returns the number of boxes, or -1 when some visible geom cannot be
+ * bounded here (a mesh, height field or SDF; a plane when `planes` is null).
+ */
+function geomBoxes(
+  m: MjModel,
+  data: MjData,
+  geoms: Iterable<number>,
+  out: Float64Array,
+  ids: Int32Array | null,
+  planes: number[] | null,
+): number {
+  const rgba = m.geom_rgba as Float32Array;
+  const matid = m.geom_matid as Int32Array;
+  const matRgba = m.mat_rgba as Float32Array;
+  const type = m.geom_type as Int32Array;
+  const aabb = m.geom_aabb as Float64Array;
+  const xpos = data.geom_xpos as Float64Array;
+  const xmat = data.geom_xmat as Float64Array;
+  let o = 0;
+  for (const g of geoms) {
+    const mat = matid[g]!;
+    // MuJoCo's visibility rule for rays: the geom's alpha, or its material's.
+    const visible = mat >= 0 ? matRgba[4 * mat + 3] !== 0 : rgba[4 * g + 3] !== 0;
+    if (!visible) continue;
+    const t = type[g]!;
+    if (t === GEOM_PLANE && planes) {
+      planes.push(g);
+      continue;
+    }
+    if (t < GEOM_SPHERE || t > GEOM_BOX) return -1;
+    const R = 9 * g;
+    const b = 6 * g;
+    // Centre: the geom's position plus its rotated box offset (row-major xmat: world = R·local).
+    for (let i = 0; i < 3; i++) {
+      out[o + i] =
+        xpos[3 * g + i]! +
+        xmat[R + 3 * i]! * aabb[b]! +
+        xmat[R + 3 * i + 1]! * aabb[b + 1]! +
+        xmat[R + 3 * i + 2]! * aabb[b + 2]!;
+    }
+    // Axis c (column c of R) scaled by the widened half extent along it.
+    for (let c = 0; c < 3; c++) {
+      const half = aabb[b + 3 + c]!;
+      if (!(half >= 0) || !Number.isFinite(half)) return -1;
+      const h = half * (1 + 1e-6) + BOX_MARGIN;
+      for (let i = 0; i < 3; i++) out[o + 3 + 3 * c + i] = xmat[R + 3 * i + c]! * h;
+    }
+    if (ids) ids[o / BOX] = g;
+    o += BOX;
+  }
+  return o / BOX;
 }
 
 /** Copies the 3-vector `src[3j..]` to `dst[3i..]`. */

@@ -23,6 +23,7 @@ export class NearRays {
   private readonly u: Float64Array;
   private readonly w: Float64Array;
   private readonly grid = new Uint8Array(GRID * GRID);
+  private readonly gridId = new Int32Array(GRID * GRID);
 
   constructor(maxRays: number) {
     this.u = new Float64Array(maxRays);
@@ -40,6 +41,24 @@ export class NearRays {
     count: number,
     boxes: Float64Array,
     boxCount: number,
+    keep: Uint8Array,
+  ): number {
+    return this.markExcept(origin, vec, count, boxes, null, boxCount, null, keep);
+  }
+
+  /**
+   * As {@link NearRays.mark}, except that box j (id `ids[j]`) does not keep ray k when
+   * `own[k]` is that id: a ray may meet its own box (a shadow ray ends on that geom's surface).
+   * A cell stamped by two or more boxes keeps every ray in it.
+   */
+  markExcept(
+    origin: Float64Array,
+    vec: Float64Array,
+    count: number,
+    boxes: Float64Array,
+    ids: Int32Array | null,
+    boxCount: number,
+    own: Int32Array | null,
     keep: Uint8Array,
   ): number {
     if (boxCount === 0) {
@@ -86,7 +105,7 @@ export class NearRays {
     const e2z = ax * e1y - ay * e1x;
 
     // Plane points of the rays; rays far off the mean direction are kept outright.
-    const { u, w, grid } = this;
+    const { u, w, grid, gridId } = this;
     let u0 = Infinity;
     let u1 = -Infinity;
     let w0 = Infinity;
@@ -115,6 +134,7 @@ export class NearRays {
     const cell = (x: number, lo: number, step: number) =>
       Math.min(GRID - 1, Math.max(0, Math.floor((x - lo) / step)));
 
+    // Per cell: how many boxes stamped it (2 meaning two or more) and the id of the first.
     grid.fill(0);
     const ox = origin[0]!;
     const oy = origin[1]!;
@@ -154,17 +174,31 @@ export class NearRays {
       if (behind === 8) continue;
       if (behind > 0) return keepAll(keep, count);
       if (bu1 < u0 || bu0 > u1 || bw1 < w0 || bw0 > w1) continue;
+      const id = ids ? ids[j]! : -1;
       const i0 = cell(bu0, u0, du);
       const i1 = cell(bu1, u0, du);
       const k0 = cell(bw0, w0, dw);
       const k1 = cell(bw1, w0, dw);
-      for (let i = i0; i <= i1; i++) for (let k = k0; k <= k1; k++) grid[i * GRID + k] = 1;
+      for (let i = i0; i <= i1; i++) {
+        for (let k = k0; k <= k1; k++) {
+          const c = i * GRID + k;
+          if (grid[c] === 0) {
+            grid[c] = 1;
+            gridId[c] = id;
+          } else if (gridId[c] !== id || id < 0) grid[c] = 2;
+        }
+      }
     }
 
     let kept = 0;
     for (let k = 0; k < count; k++) {
       const uk = u[k]!;
-      const hit = Number.isNaN(uk) || grid[cell(uk, u0, du) * GRID + cell(w[k]!, w0, dw)] === 1;
+      let hit = true;
+      if (!Number.isNaN(uk)) {
+        const c = cell(uk, u0, du) * GRID + cell(w[k]!, w0, dw);
+        const stamped = grid[c]!;
+        hit = stamped === 2 || (stamped === 1 && (own === null || gridId[c] !== own[k]));
+      }
       keep[k] = hit ? 1 : 0;
       if (hit) kept++;
     }

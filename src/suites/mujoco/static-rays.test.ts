@@ -84,6 +84,24 @@ describe("NearRays", () => {
     expect(dropped / total).toBeGreaterThan(0.5);
   });
 
+  it("lets a ray through its own box, and keeps it where another box is stamped too", () => {
+    const near = new NearRays(3);
+    const keep = new Uint8Array(3);
+    // Two boxes side by side below the origin; the three rays point at box 7, box 9, and between.
+    const boxes = new Float64Array([
+      -0.5, 0, 0, 0.2, 0, 0, 0, 0.2, 0, 0, 0, 0.2, 0.5, 0, 0, 0.2, 0, 0, 0, 0.2, 0, 0, 0, 0.2,
+    ]);
+    const dir = (x: number) => {
+      const l = Math.hypot(x, 2);
+      return [x / l, 0, -2 / l];
+    };
+    const vec = new Float64Array([...dir(-0.5), ...dir(0.5), ...dir(0)]);
+    const origin = new Float64Array([0, 0, 2]);
+    const ids = new Int32Array([7, 9]);
+    near.markExcept(origin, vec, 3, boxes, ids, 2, new Int32Array([7, 7, -2]), keep);
+    expect(Array.from(keep.slice(0, 2))).toEqual([0, 1]);
+  });
+
   it("keeps every ray when a box reaches across the origin's plane", () => {
     const near = new NearRays(2);
     const keep = new Uint8Array(2);
@@ -93,8 +111,8 @@ describe("NearRays", () => {
   });
 });
 
-describe("static hits of a still camera", () => {
-  it("render the same bytes, depth and segmentation as one full cast, frame after frame", async () => {
+describe("camera shortcuts (static hits of a still camera, unblockable shadow rays)", () => {
+  it("render the same bytes, depth and segmentation as full casts, frame after frame", async () => {
     const suite = createTabletopSuite({ render: { enabled: false } });
     const sim = await suite.open();
     const expert = await scriptedPolicy.load({});
@@ -107,13 +125,13 @@ describe("static hits of a still camera", () => {
       ).current();
       const pair = (camera: string) =>
         [true, false].map(
-          (staticCache) =>
+          (shortcuts) =>
             new RayCamera(engine.mj, engine.model, {
               camera,
               shadows: true,
               depth: true,
               segmentation: true,
-              staticCache,
+              shortcuts,
             }),
         ) as [RayCamera, RayCamera];
       const cams = [pair("agentview"), pair("wrist")];
