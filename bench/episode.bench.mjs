@@ -1,7 +1,7 @@
 // Episode throughput of the default run's pair (tabletop × tiny-vla): CPU seconds per 300-step
-// episode (physics, both cameras at every replan, the network), and what the still camera's
-// static-hit cache saves, as the ratio of agentview frame times with and without it, measured
-// interleaved on the same frames. Run after `npm run build`: node bench/episode.bench.mjs
+// episode (physics, both cameras at every replan, the network), and what the camera shortcuts
+// save, as the ratio of frame times with and without them, measured interleaved on the same
+// frames. Run after `npm run build`: node bench/episode.bench.mjs
 import { tinyVlaPolicy } from "../dist/policies/tiny-vla/index.js";
 import { RayCamera } from "../dist/suites/mujoco/camera.js";
 import { createTabletopSuite } from "../dist/suites/mujoco/tabletop.js";
@@ -33,28 +33,37 @@ console.log(
   `episodes: ${perEpisode.toFixed(2)} CPU s per ${STEPS}-step tabletop × tiny-vla episode (${(1 / perEpisode).toFixed(3)}/CPU s)`,
 );
 
-// Cached vs uncached agentview frames of one episode, the same state for both.
+// Frames with and without the camera shortcuts (static hits of a still camera, unblockable
+// shadow rays skipped), both cameras, the same states for both.
 const { engine } = sim.current();
-const cams = [true, false].map(
-  (shortcuts) =>
-    new RayCamera(engine.mj, engine.model, { camera: "agentview", shadows: true, shortcuts }),
+const cameras = ["agentview", "wrist"];
+const cams = cameras.map((camera) =>
+  [true, false].map(
+    (shortcuts) => new RayCamera(engine.mj, engine.model, { camera, shadows: true, shortcuts }),
+  ),
 );
-const spent = [0, 0];
+const spent = cameras.map(() => [0, 0]);
 let r = await sim.reset({ task: TASK, scene: 3, seed: 0 });
 await policy.reset({ task: TASK, seed: 3, policySeed: 0 });
 for (let t = 0; t < STEPS; t++) {
   if (t % 4 === 0) {
-    cams.forEach((cam, i) => {
-      const c0 = cpu();
-      cam.render(engine.data);
-      spent[i] += cpu() - c0;
+    cams.forEach((pair, c) => {
+      pair.forEach((cam, i) => {
+        const c0 = cpu();
+        cam.render(engine.data);
+        spent[c][i] += cpu() - c0;
+      });
     });
   }
   r = await sim.step(await policy.act(r.obs));
 }
-console.log(
-  `camera: agentview frames with the static-hit cache take ${(spent[0] / spent[1]).toFixed(2)}x the time of full casts (${((spent[0] / (STEPS / 4)) * 1000).toFixed(1)} vs ${((spent[1] / (STEPS / 4)) * 1000).toFixed(1)} CPU ms)`,
-);
-for (const c of cams) c.dispose();
+cameras.forEach((camera, c) => {
+  const [on, off] = spent[c];
+  const ms = (s) => ((s / (STEPS / 4)) * 1000).toFixed(1);
+  console.log(
+    `camera: ${camera} frames with the shortcuts take ${(on / off).toFixed(2)}x the time of full casts (${ms(on)} vs ${ms(off)} CPU ms)`,
+  );
+});
+for (const pair of cams) for (const c of pair) c.dispose();
 await policy.close();
 await sim.close();
