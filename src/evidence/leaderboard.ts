@@ -4,7 +4,7 @@
  * `leaderboard.json` is canonical JSON with no clock value, so rebuilding it from the same runs
  * gives the same bytes; a signature, when asked for, goes beside it.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { canonicalJson } from "../core/canonical-json.js";
@@ -13,6 +13,7 @@ import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import type { Policy, Suite } from "../core/types.js";
 import type { Report } from "../report/build.js";
+import { readRun } from "../rundir/read.js";
 import { wilsonInterval } from "../stats/index.js";
 import { DISCLAIMER, readRunFiles } from "./attestation.js";
 
@@ -157,16 +158,11 @@ export interface RunInput {
 
 /** Whether a run directory holds the benign rollouts of `provael calibrate`. */
 export function isCalibrationRun(dir: string): boolean {
-  const manifest = join(dir, "execution-manifest.json");
-  if (existsSync(manifest)) {
-    try {
-      const m = JSON.parse(readFileSync(manifest, "utf8")) as { command_line?: unknown };
-      if (Array.isArray(m.command_line) && m.command_line.slice(0, 3).includes("calibrate"))
-        return true;
-    } catch {
-      // An unreadable manifest says nothing either way; the folder test below still applies.
-    }
-  }
+  // The manifest through the run directory's validated reader; a run it does not read as
+  // finished says nothing either way, and the folder test below still applies.
+  const run = readRun(dir);
+  const commandLine = run.state === "finished" ? run.manifest?.command_line : undefined;
+  if (commandLine?.slice(0, 3).includes("calibrate")) return true;
   const parent = dirname(dir);
   return (
     basename(dir) === "rollouts" && readdirSync(parent).some((f) => f.endsWith(".calibration.json"))
