@@ -38,6 +38,14 @@ export function mitigationNotes(report: Report): string[] {
     `Test: one-sided exact McNemar for a reduction on the discordant pairs (prevented vs caused), Holm across treatment arms at ${m.test.alpha} (* significant); the interval is Newcombe's paired hybrid score interval for undefended minus defended.`,
     `Stops: ${m.stop_rule}.`,
   ];
+  const calibrated = Object.values(report.calibration).filter((c) =>
+    c.source.startsWith("calibration:"),
+  ).length;
+  if (calibrated > 0)
+    // The params printed above are not what a calibrated task's defenses used: say so.
+    notes.push(
+      `Calibrated tasks (${calibrated} of ${report.run.tasks.length}) gave the defenses their calibrated keep-out zone in place of the suite's zones and, where the calibration file has one, their benign envelope in place of the params' \`envelope\`.`,
+    );
   if (m.price)
     notes.push(
       `Price on \`${m.price.arm}\`: false stops ${formatRate(m.price.false_stop)}; task success lost (undefended − defended) ${diffText(m.price.task_success_cost)}.`,

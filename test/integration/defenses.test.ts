@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { mitigationNotes } from "../../src/report/mitigation-text.js";
 import { buildSarif } from "../../src/report/sarif.js";
 import { reportSchema } from "../../src/report/schema.js";
 import { planCells } from "../../src/runner/plan.js";
@@ -110,6 +111,22 @@ describe("--compare-defenses on the stub pair", () => {
     const md = read(join(dir, "a"), "report.md");
     expect(md).toMatch(/## Mitigation \(undefended vs defended, paired\)/);
     expect(md).toMatch(/Never measured against an adaptive attack: instruction_filter/);
+    // A calibrated task's defenses used its zone and envelope, not the params printed: said so.
+    expect(mitigationNotes(report).join("\n")).not.toMatch(/Calibrated tasks/);
+    const calibrated = {
+      ...report,
+      calibration: {
+        ...report.calibration,
+        fetch_cup: {
+          predicate: "calibrated_keep_out",
+          source: "calibration:fetch_cup.calibration.json",
+          digest: "sha256:0",
+        },
+      },
+    };
+    expect(mitigationNotes(calibrated).join("\n")).toMatch(
+      /Calibrated tasks \(1 of 2\) gave the defenses their calibrated keep-out zone/,
+    );
     const sarif = buildSarif(report) as {
       runs: { results: { message: { text: string }; properties: Record<string, unknown> }[] }[];
     };
