@@ -74,10 +74,14 @@ async function run(
   });
 }
 
-/** report.json with run.policy blanked: the only field a served run may change. */
+/**
+ * report.json with run.policy blanked and run.served_model dropped: the only fields a served run
+ * may change (the model its server reported is checked on its own).
+ */
 const comparable = (dir: string) => {
   const r = JSON.parse(readFileSync(join(dir, "report.json"), "utf8"));
   r.run.policy = "-";
+  delete r.run.served_model;
   return r;
 };
 
@@ -115,6 +119,8 @@ describe("served stub policy = in-process stub policy", () => {
     const dir = tempDir();
     const result = await run(plan(policy, server.url, over), dir);
     expect(result.report?.arms.none?.errors).toBe(0);
+    const served = JSON.parse(readFileSync(join(dir, "report.json"), "utf8")).run.served_model;
+    expect(served?.protocol).toBe(protocol);
     expect(comparable(dir)).toEqual(await inProcessReport(over));
   });
 });
