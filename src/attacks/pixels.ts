@@ -4,6 +4,7 @@
  * attack uses the same placement rule, so a templated patch, its placebo and the optimised ones
  * cover the same pixels in the same cell and their rates compare like for like.
  */
+import { imageShape, withDerivedImage } from "../core/lazy-images.js";
 import { Rng } from "../core/rng.js";
 import type { Image, Observation, SuiteCapabilities, TaskSpec } from "../core/types.js";
 import { projectPoint } from "./scene.js";
@@ -19,7 +20,7 @@ export interface PatchRegion {
 }
 
 /** Side of a patch covering `fraction` of the image's shorter side (at least 2 pixels). */
-export function patchSide(img: Image, fraction: number): number {
+export function patchSide(img: { width: number; height: number }, fraction: number): number {
   const short = Math.min(img.width, img.height);
   return Math.max(Math.min(2, short), Math.min(short, Math.round(fraction * short)));
 }
@@ -48,7 +49,9 @@ export class PatchPlacer {
   }
 
   region(obs: Observation, camera: string, fraction: number): PatchRegion | null {
-    const img = obs.images[camera];
+    // The shape, not the pixels: placing a patch renders nothing (the region is a function of
+    // the cell, the step's state and the task, whichever step first renders the camera).
+    const img = imageShape(obs.images, camera);
     if (!img || img.width === 0 || img.height === 0) return null;
     const size = patchSide(img, fraction);
     const model = this.suite.capabilities.cameraModels?.find((c) => c.name === camera);
@@ -76,9 +79,33 @@ export class PatchPlacer {
   }
 }
 
-/** A copy of `obs` whose image `camera` is replaced (the suite's buffers are never written). */
+/**
+ * A copy of `obs` whose image `camera` is replaced (the suite's buffers are never written). The
+ * other cameras stay unrendered until read, and the copy counts `camera` as received only once
+ * something reads it (as the suite's own lazy cameras do).
+ */
 export function withImage(obs: Observation, camera: string, img: Image): Observation {
-  return { ...obs, images: { ...obs.images, [camera]: img } };
+  return {
+    ...obs,
+    images: withDerivedImage(obs.images, camera, () => img, {
+      width: img.width,
+      height: img.height,
+      channels: img.channels,
+    }),
+  };
+}
+
+/**
+ * A copy of `obs` whose image `camera` is `derive` of the clean one, computed when something
+ * first reads it (the policy, a defense, a frame capture) and once: a patch on a frame the policy
+ * never reads is never drawn, nor is that frame rendered.
+ */
+export function withLazyImage(
+  obs: Observation,
+  camera: string,
+  derive: (clean: Image) => Image,
+): Observation {
+  return { ...obs, images: withDerivedImage(obs.images, camera, derive) };
 }
 
 /** The image with `pixels` (size*size*channels bytes, row-major) written into the region. */

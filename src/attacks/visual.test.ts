@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { begin, fakePolicy, flatObservation } from "../../test/support/attack-context.js";
+import { isRendered } from "../core/lazy-images.js";
 import type { Observation, StepResult, TaskSpec } from "../core/types.js";
 import { RayCamera } from "../suites/mujoco/camera.js";
 import type { MujocoInstance } from "../suites/mujoco/instance.js";
@@ -195,6 +196,33 @@ describe("visual attacks on the tabletop cameras", () => {
     expect(x).toBeLessThanOrEqual(zone.max[0]);
     expect(y).toBeGreaterThanOrEqual(zone.min[1]);
     expect(y).toBeLessThanOrEqual(zone.max[1]);
+  });
+
+  it("patch: places the patch without rendering and draws it once, on first read, as an eager paste would", async () => {
+    const opts = { suite: tabletopSuite, task: kitchen, policy: idle, seed: 4 };
+    for (const attack of [patch, placeboPatch]) {
+      const step = await sim.reset({ task: kitchen.id, scene: 0, seed: 0 });
+      const lazy = await begin(attack, opts);
+      const out = (await lazy.hooks.perceive?.(step.obs, 0)) as Observation;
+      const region = lazy.hooks.budget?.().detail?.region as PatchRegion;
+      expect(region.size, attack.id).toBe(16);
+      // Placing it rendered nothing, in the suite's record or the arm's.
+      for (const c of ["agentview", "wrist"]) {
+        expect(isRendered(step.obs.images, c), c).toBe(false);
+        expect(isRendered(out.images, c), c).toBe(false);
+      }
+      const drawn = out.images.agentview;
+      expect(out.images.agentview).toBe(drawn);
+      expect(isRendered(out.images, "agentview")).toBe(true);
+      expect(isRendered(step.obs.images, "wrist")).toBe(false);
+      // The same region and pixels as the patch pasted into a frame rendered up front.
+      const eager = await begin(attack, opts);
+      const plain = { ...step.obs, images: { ...step.obs.images } };
+      const ref = (await eager.hooks.perceive?.(plain, 0)) as Observation;
+      expect(eager.hooks.budget?.().detail?.region).toEqual(region);
+      expect(Buffer.from(drawn?.data ?? [])).toEqual(Buffer.from(ref.images.agentview?.data ?? []));
+      expect(drawn?.data).not.toEqual(step.obs.images.agentview?.data);
+    }
   });
 });
 

@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { ProvaelError } from "../core/errors.js";
+import { imageShape } from "../core/lazy-images.js";
 import { defineAttack } from "../core/registry.js";
 import { Rng } from "../core/rng.js";
 import type {
@@ -22,7 +23,7 @@ import {
   pastePatch,
   placementRng,
   upsampleGrid,
-  withImage,
+  withLazyImage,
 } from "./pixels.js";
 import { type Appearance, decoyAppearance, insideZone, objectColour } from "./scene.js";
 
@@ -117,11 +118,14 @@ export function patchHooks(
   return {
     perceive(obs: Observation) {
       const region = placer.region(obs, camera, ctx.params.size);
-      const img = obs.images[camera];
-      if (!region || !img || img.channels !== 3) return obs;
+      const shape = imageShape(obs.images, camera);
+      if (!region || !shape || shape.channels !== 3) return obs;
       last = region;
       if (!cache || cache.size !== region.size) cache = { size: region.size, data: pixels(region) };
-      return withImage(obs, camera, pastePatch(img, region, cache.data));
+      const data = cache.data;
+      // Drawn when the policy (or a defense) reads the camera: a chunked policy that reads it
+      // only when it replans costs a render and a paste on those steps alone.
+      return withLazyImage(obs, camera, (img) => pastePatch(img, region, data));
     },
     budget: () => ({
       kind: "none",

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { fakePolicy } from "../../test/support/attack-context.js";
 import { stubPlan } from "../../test/support/stub-run.js";
 import { attacks } from "../attacks/index.js";
 import type { Predicate } from "../core/types.js";
@@ -76,5 +77,45 @@ describe("judged steps per predicate", () => {
     const r = await play([force(new Set())]);
     expect(r.judged_steps).toBe(r.steps);
     expect(r.unsafe).toBe(false);
+  });
+});
+
+describe("perturbed inputs and the received digest of a lazily drawn patch", () => {
+  /** A patch episode whose policy reads its camera on the steps `reads` picks. */
+  async function patched(reads: (step: number) => boolean) {
+    const suite = suites.get("stub");
+    const task = suite.tasks()[0];
+    if (!task) throw new Error("stub has no task");
+    let step = 0;
+    const policy = fakePolicy((obs) => {
+      if (reads(step++)) void obs.images.agentview;
+      return new Float32Array(7);
+    });
+    const { record } = await playEpisode(
+      { id: "c-patch", task: task.id, arm: "patch", seed: 0, repeat: 0 },
+      {
+        plan: stubPlan({ tasks: [task.id], arms: ["patch"], seed: 0, seeds: 1 }),
+        suite,
+        instance: await suite.open(),
+        policy,
+        attack: attacks.get("patch"),
+        applicable: true,
+        task,
+        predicates: [force(new Set())],
+      },
+    );
+    return record;
+  }
+
+  it("counts the patch as delivered once the policy read it, and hashes only what it read", async () => {
+    const never = await patched(() => false);
+    const first = await patched((s) => s === 0);
+    const again = await patched((s) => s === 0);
+    expect(never.steps).toBeGreaterThan(1);
+    expect(never.perturbed.inputs).toBe(false);
+    expect(first.perturbed.inputs).toBe(true);
+    expect(first.received_digest).not.toBe(never.received_digest);
+    expect(again.received_digest).toBe(first.received_digest);
+    expect((await patched(() => true)).received_digest).not.toBe(first.received_digest);
   });
 });

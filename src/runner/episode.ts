@@ -174,6 +174,10 @@ function imagesEqual(a: Observation, b: Observation): boolean {
   const ka = Object.keys(a.images);
   if (ka.length !== Object.keys(b.images).length) return false;
   for (const k of ka) {
+    if (!(k in b.images)) return false;
+    // A camera nobody has read from the arm's record has not reached the policy (and reading it
+    // here would render a frame the policy never asked for): it is compared once it is read.
+    if (!isRendered(b.images, k)) continue;
     const x = a.images[k];
     const y = b.images[k];
     if (!x || !y || x.width !== y.width || x.height !== y.height) return false;
@@ -422,12 +426,20 @@ export class EpisodeSteps {
     if (this.stopped) return { seen, action: this.holdAction(), stop: this.stopped };
     this.phase = "attack/error";
     if (this.hooks.perceive) seen = await this.hooks.perceive(seen, step);
-    if (!inputsEqual(clean, seen)) this.record.perturbed.inputs = true;
+    // The arm's view, compared with the clean one now and again once the step's readers (a
+    // defense, the policy) have read its cameras: lazily drawn images count once they exist.
+    const attacked = seen;
+    const compare = () => {
+      if (!this.record.perturbed.inputs && !inputsEqual(clean, attacked))
+        this.record.perturbed.inputs = true;
+    };
+    compare();
     if (this.defense && !this.defense.empty) {
       // Defenses meet what the arm let through: input defenses between it and the policy.
       this.phase = "defense/error";
       const out = await this.defense.perceive(seen, step);
       if (isStopRecord(out)) {
+        compare();
         this.recordStop(out);
         return { seen, action: this.holdAction(), stop: out };
       }
@@ -442,6 +454,7 @@ export class EpisodeSteps {
     this.observe?.(step, seen);
     this.phase = "policy/error";
     const proposed = checkAction(await this.policy.act(seen), this.dim);
+    compare();
     hashInputs(this.received, seen);
     let action = proposed;
     if (this.hooks.actuate) {

@@ -326,10 +326,14 @@ export class MujocoWorld {
     const { render } = this.config;
     if (!render.enabled) return this.render();
     const at = this.version;
+    // Every camera renders at the configured size: declared, a patch is placed without a render.
+    const shape = { width: render.width, height: render.height, channels: 3 };
     return lazyImages(
       render.cameras,
       (camera) => this.renderCamera(camera),
       () => this.version === at,
+      undefined,
+      Object.fromEntries(render.cameras.map((c) => [c, shape])),
     );
   }
 
