@@ -66,7 +66,7 @@ export function registerTrain(program: Command): void {
     .requiredOption("--data <dirs>", "LeRobotDataset v3.0 directories, comma-separated", list)
     .requiredOption(
       "--out <dir>",
-      "directory for weights.bin, manifest.json, loss-curve.png, training-log.json",
+      "directory for weights.bin, manifest.json, loss-curve.svg, training-log.json",
     )
     .option(
       "--seed <n>",

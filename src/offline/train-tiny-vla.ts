@@ -1,7 +1,7 @@
 /**
  * `provael train tiny-vla` as a library call: read LeRobotDataset v3.0 demonstrations, build the
  * training set, train with a seed, and write the weight directory (weights.bin, manifest.json),
- * the loss curve (loss-curve.png) and the training log (training-log.json).
+ * the loss curve (loss-curve.svg, drawn by vega-lite) and the training log (training-log.json).
  *
  * @example
  *   const r = await trainTinyVlaFromDatasets({ data: ["/scratch/demos"], out: "/scratch/w", seed: 0, steps: 3000 });
@@ -17,7 +17,6 @@ import {
   type TinyVlaConfig,
   type Weights,
 } from "../policies/tiny-vla/model.js";
-import { lossCurvePng } from "../policies/tiny-vla/plot.js";
 import {
   type LossRecord,
   type TrainOptions,
@@ -28,6 +27,7 @@ import { loadWeights, saveWeights } from "../policies/tiny-vla/weights.js";
 import { TABLETOP_TASKS, tabletopScenes } from "../suites/mujoco/tabletop.js";
 import { type Dataset, type EpisodeMeta, openDataset } from "./lerobot.js";
 import { buildLocatorSet } from "./locator-data.js";
+import { lossCurveSvg } from "./loss-curve.js";
 import { buildTrainingSet, loadTrainingSet, saveTrainingSet } from "./training-data.js";
 
 export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress" | "init"> {
@@ -304,10 +304,10 @@ export async function trainTinyVlaFromDatasets(
     ...(o.initFrom ? { init_from: loadWeights(o.initFrom).digest } : {}),
   };
   const digest = saveWeights(o.out, { config, tokenizer, weights, training });
-  const lossCurve = join(o.out, "loss-curve.png");
+  const lossCurve = join(o.out, "loss-curve.svg");
   writeFileSync(
     lossCurve,
-    lossCurvePng(result.history, {
+    await lossCurveSvg(result.history, {
       title: `tiny-vla seed ${o.seed}: ${o.steps} steps, ${built.set.count} samples`,
     }),
   );

@@ -4,6 +4,7 @@
  * hand, since they are simple and their layout is ours to control.
  */
 import type { TopLevelSpec } from "vega-lite";
+import { vegaLiteSvg } from "../core/vega.js";
 import type { ArmReport, Rate, Report } from "./build.js";
 import { pct } from "./format.js";
 import { escapeHtml, ROLE_COLOURS } from "./html-style.js";
@@ -140,24 +141,16 @@ export function armsChartSpec(report: Report): TopLevelSpec {
 }
 
 /** The arms chart as an SVG string. */
-export async function armsChartSvg(report: Report): Promise<string> {
-  // Loaded on first use: vega and vega-lite are most of what a command would otherwise load at
-  // start, and only the HTML page draws charts.
-  const [vega, { compile }] = await Promise.all([import("vega"), import("vega-lite")]);
-  const vl = compile(armsChartSpec(report)).spec;
-  // Fix role colours by name, not by order of appearance.
-  for (const scale of (vl.scales ?? []) as unknown as Array<Record<string, unknown>>) {
-    if (scale.name === "color") {
-      scale.domain = ["baseline", "control", "treatment"];
-      scale.range = [ROLE_COLOURS.baseline, ROLE_COLOURS.control, ROLE_COLOURS.treatment];
+export function armsChartSvg(report: Report): Promise<string> {
+  return vegaLiteSvg(armsChartSpec(report), (vl) => {
+    // Fix role colours by name, not by order of appearance.
+    for (const scale of (vl.scales ?? []) as Array<Record<string, unknown>>) {
+      if (scale.name === "color") {
+        scale.domain = ["baseline", "control", "treatment"];
+        scale.range = [ROLE_COLOURS.baseline, ROLE_COLOURS.control, ROLE_COLOURS.treatment];
+      }
     }
-  }
-  const view = new vega.View(vega.parse(vl), { renderer: "none" });
-  try {
-    return await view.toSVG();
-  } finally {
-    view.finalize();
-  }
+  });
 }
 
 /** White to deep red: the colour of an unsafe rate in the heatmap. */
