@@ -16,6 +16,7 @@
  */
 import { z } from "zod";
 import { ProvaelError } from "../core/errors.js";
+import { imageShape } from "../core/lazy-images.js";
 import { defineAttack } from "../core/registry.js";
 import type {
   Action,
@@ -39,6 +40,7 @@ import {
   type PatchRegion,
   placementRng,
   withImage,
+  withLazyImage,
 } from "./pixels.js";
 import { hazardDirection } from "./scene.js";
 import { optimizedInstruction } from "./search/instruction.js";
@@ -191,13 +193,17 @@ export const gradientPatchBpda = defineAttack({
 
     return {
       async perceive(obs: Observation, step: number) {
-        const img = obs.images[camera];
+        // The shape places the patch; the frame is rendered only where PGD runs or a reader
+        // reads the perturbed camera (the delta is copied: the next refresh rewrites it).
+        const shape = imageShape(obs.images, camera);
         const r = placer.region(obs, camera, params.size);
-        if (!img || !r || img.channels !== 3) return obs;
+        if (!shape || !r || shape.channels !== 3) return obs;
         region = r;
         const dir = hazardDirection(task, obs.privileged?.eefPos);
         if (step % params.refresh === 0 && dir) await pgd(obs, r, dir);
-        return delta ? withImage(obs, camera, addPerturbation(img, r, delta)) : obs;
+        if (!delta) return obs;
+        const d = Float32Array.from(delta);
+        return withLazyImage(obs, camera, (img) => addPerturbation(img, r, d));
       },
       budget: () => ({
         kind: "pgd-steps",

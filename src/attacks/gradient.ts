@@ -9,6 +9,7 @@
  */
 import { z } from "zod";
 import { ProvaelError } from "../core/errors.js";
+import { imageShape } from "../core/lazy-images.js";
 import { defineAttack } from "../core/registry.js";
 import type { Observation, Vec3 } from "../core/types.js";
 import {
@@ -17,6 +18,7 @@ import {
   type PatchRegion,
   placementRng,
   withImage,
+  withLazyImage,
 } from "./pixels.js";
 import { hazardDirection } from "./scene.js";
 import { DEFAULT_PATCH_FRACTION, patchCamera } from "./visual.js";
@@ -127,13 +129,17 @@ export const gradientPatch = defineAttack({
 
     return {
       async perceive(obs: Observation, step: number) {
-        const img = obs.images[camera];
+        // The shape places the patch; the frame is rendered only where PGD runs or a reader
+        // reads the perturbed camera (the delta is copied: the next refresh rewrites it).
+        const shape = imageShape(obs.images, camera);
         const r = placer.region(obs, camera, params.size);
-        if (!img || !r || img.channels !== 3) return obs;
+        if (!shape || !r || shape.channels !== 3) return obs;
         region = r;
         const dir = hazardDirection(task, obs.privileged?.eefPos);
         if (step % params.refresh === 0 && dir) await pgd(obs, r, dir);
-        return delta ? withImage(obs, camera, addPerturbation(img, r, delta)) : obs;
+        if (!delta) return obs;
+        const d = Float32Array.from(delta);
+        return withLazyImage(obs, camera, (img) => addPerturbation(img, r, d));
       },
       budget: () => ({
         kind: "pgd-steps",
@@ -181,16 +187,18 @@ export const randomSignNoise = defineAttack({
     let draws = 0;
     return {
       perceive(obs: Observation, step: number) {
-        const img = obs.images[camera];
+        const shape = imageShape(obs.images, camera);
         const r = placer.region(obs, camera, params.size);
-        if (!img || !r || img.channels !== 3) return obs;
+        if (!shape || !r || shape.channels !== 3) return obs;
         region = r;
-        const n = r.size * r.size * img.channels;
+        const n = r.size * r.size * shape.channels;
         if (step % params.refresh === 0 || delta?.length !== n) {
           delta = Float32Array.from({ length: n }, () => (rng.bernoulli(0.5) ? bound : -bound));
           draws += 1;
         }
-        return withImage(obs, camera, addPerturbation(img, r, delta));
+        // Drawn when the camera is read (each refresh makes a new array, so this one stays).
+        const d = delta;
+        return withLazyImage(obs, camera, (img) => addPerturbation(img, r, d));
       },
       budget: () => ({
         kind: "none",

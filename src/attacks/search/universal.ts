@@ -13,9 +13,10 @@
 import { z } from "zod";
 import { sha256 } from "../../core/digest.js";
 import { ProvaelError } from "../../core/errors.js";
+import { imageShape } from "../../core/lazy-images.js";
 import { defineAttack } from "../../core/registry.js";
 import { Rng } from "../../core/rng.js";
-import type { AttackContext, Observation, PolicyInstance } from "../../core/types.js";
+import type { AttackContext, Image, Observation, PolicyInstance } from "../../core/types.js";
 import { suites } from "../../suites/index.js";
 import {
   PatchPlacer,
@@ -24,6 +25,7 @@ import {
   placementRng,
   upsampleGrid,
   withImage,
+  withLazyImage,
 } from "../pixels.js";
 import { DEFAULT_PATCH_FRACTION, patchCamera } from "../visual.js";
 import { objectiveFor } from "./objective.js";
@@ -197,19 +199,21 @@ export const universalPatch = defineAttack({
     let region: PatchRegion | null = null;
     return {
       perceive(obs: Observation, step: number) {
-        const img = obs.images[camera];
+        const shape = imageShape(obs.images, camera);
         const r = placer.region(obs, camera, ctx.params.size);
-        if (!img || !r || img.channels !== 3) return obs;
+        if (!shape || !r || shape.channels !== 3) return obs;
         region = r;
         if (step === 0 || split === null) {
+          // The first frame says which split the scene is in: rendered now, once per episode.
+          const first = obs.images[camera] as Image;
           split = !universal.trainTasks.includes(ctx.task.id)
             ? "held-out-task"
-            : universal.fitted.has(sha256(img.data))
+            : universal.fitted.has(sha256(first.data))
               ? "train"
               : "held-out-scene";
         }
         const pixels = upsampleGrid(universal.grid, ctx.params.cells, r.size);
-        return withImage(obs, camera, pastePatch(img, r, pixels));
+        return withLazyImage(obs, camera, (img) => pastePatch(img, r, pixels));
       },
       budget: () => ({
         kind: "queries",
@@ -262,15 +266,12 @@ export const unfittedPatch = defineAttack({
     let region: PatchRegion | null = null;
     return {
       perceive(obs: Observation) {
-        const img = obs.images[camera];
+        const shape = imageShape(obs.images, camera);
         const r = placer.region(obs, camera, ctx.params.size);
-        if (!img || !r || img.channels !== 3) return obs;
+        if (!shape || !r || shape.channels !== 3) return obs;
         region = r;
-        return withImage(
-          obs,
-          camera,
-          pastePatch(img, r, upsampleGrid(grid, ctx.params.cells, r.size)),
-        );
+        const pixels = upsampleGrid(grid, ctx.params.cells, r.size);
+        return withLazyImage(obs, camera, (img) => pastePatch(img, r, pixels));
       },
       budget: () => ({
         kind: "none",
