@@ -7,10 +7,9 @@ import type { MujocoInstance } from "../suites/mujoco/instance.js";
 import { TABLE_Z } from "../suites/mujoco/objects.js";
 import { tabletopSuite } from "../suites/mujoco/tabletop.js";
 import { stubSuite } from "../suites/stub.js";
-import { randomSignNoise } from "./gradient.js";
+import { attacks } from "./index.js";
 import type { PatchRegion } from "./pixels.js";
 import { appearanceOf, projectPoint } from "./scene.js";
-import { unfittedPatch } from "./search/universal.js";
 import {
   decoyObject,
   neutralDecoy,
@@ -202,7 +201,8 @@ describe("visual attacks on the tabletop cameras", () => {
 
   it("patch, its placebo, sign noise, an unfitted patch: place the patch without rendering and draws it once, on first read, as an eager paste would", async () => {
     const opts = { suite: tabletopSuite, task: kitchen, policy: idle, seed: 4 };
-    for (const attack of [patch, placeboPatch, randomSignNoise, unfittedPatch]) {
+    for (const id of ["patch", "placebo_patch", "random_sign_noise", "unfitted_patch"]) {
+      const attack = attacks.get(id);
       const step = await sim.reset({ task: kitchen.id, scene: 0, seed: 0 });
       const lazy = await begin(attack, opts);
       const out = (await lazy.hooks.perceive?.(step.obs, 0)) as Observation;
