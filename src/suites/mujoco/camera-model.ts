@@ -5,10 +5,12 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { PACKAGE_ROOT } from "../../core/package-root.js";
 import type { CameraModel, SimState, Vec3 } from "../../core/types.js";
+import { defaultAssetsDir } from "./engine.js";
 
-export const MJCF_DIR = join(PACKAGE_ROOT, "assets", "mujoco");
+// The engine's own asset folder: the suite then locates its files one way, from its own module,
+// also when it is bundled on its own (the engine's cross-process test does that).
+export const MJCF_DIR = defaultAssetsDir();
 
 export type { CameraModel } from "../../core/types.js";
 
