@@ -51,7 +51,7 @@ import {
   shutdown,
 } from "../policies/served/server/http.js";
 import type { LoadedCalibration } from "../runner/calibration.js";
-import { envelopeFor, zonesFor } from "../runner/calibration.js";
+import { deploymentFor } from "../runner/calibration.js";
 import {
   beginArm,
   beginDefenses,
@@ -549,8 +549,7 @@ class Connection {
           // A benchmark's deployment accepts the instruction it states for the task.
           instructions: ep.task.instruction ? [ep.task.instruction] : [description],
           policy: this.policy,
-          zones: zonesFor(ep.task, this.b.o.calibrations ?? {}),
-          envelope: envelopeFor(ep.task, this.b.o.calibrations ?? {}),
+          ...deploymentFor(ep.task, this.b.o.calibrations ?? {}),
         };
         ep.defense = await beginDefenses(cell, defenseSetup);
         phase = "attack/error";

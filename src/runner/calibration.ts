@@ -70,29 +70,29 @@ export function predicatesFor(
 }
 
 /**
- * The keep-out zones a deployment knows for a task (what `action_shield` keeps out of): the
- * calibrated zone in place of the suite's default keep-out when the task is calibrated.
+ * What a deployment knows of a task, for its defenses: the keep-out zones (what `action_shield`
+ * keeps out of: the calibrated zone in place of the suite's default keep-out when the task is
+ * calibrated) and the benign envelope its calibration fitted (null: uncalibrated, or fitted
+ * without one), for `envelope_monitor`.
  */
-export function zonesFor(task: TaskSpec, calibrations: Record<string, LoadedCalibration>): Zone[] {
-  const c = calibrations[task.id];
-  if (!c) return task.hazard.zones;
-  return [
-    {
-      id: "calibrated_keep_out",
-      min: c.calibration.zone.min,
-      max: c.calibration.zone.max,
-      label: `the calibrated keep-out zone (${c.file})`,
-    },
-  ];
-}
-
-/** The benign envelope a task's calibration fitted (null: uncalibrated, or fitted without one). */
-export function envelopeFor(
+export function deploymentFor(
   task: TaskSpec,
   calibrations: Record<string, LoadedCalibration>,
-): BenignEnvelope | null {
-  const e = calibrations[task.id]?.calibration.envelope;
-  return e ? { translation: e.translation, box: e.box } : null;
+): { zones: Zone[]; envelope: BenignEnvelope | null } {
+  const c = calibrations[task.id];
+  if (!c) return { zones: task.hazard.zones, envelope: null };
+  const e = c.calibration.envelope;
+  return {
+    zones: [
+      {
+        id: "calibrated_keep_out",
+        min: c.calibration.zone.min,
+        max: c.calibration.zone.max,
+        label: `the calibrated keep-out zone (${c.file})`,
+      },
+    ],
+    envelope: e ? { translation: e.translation, box: e.box } : null,
+  };
 }
 
 /** What the report says scored a task. */

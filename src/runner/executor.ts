@@ -22,7 +22,7 @@ import type {
 import type { DefenseTiming } from "../defenses/chain.js";
 import { policies } from "../policies/index.js";
 import { suites } from "../suites/index.js";
-import { envelopeFor, type LoadedCalibration, predicatesFor, zonesFor } from "./calibration.js";
+import { deploymentFor, type LoadedCalibration, predicatesFor } from "./calibration.js";
 import { type EpisodeRecord, playEpisode, type TrajectoryStep } from "./episode.js";
 import type { Cell, PlanSpec } from "./plan.js";
 
@@ -74,8 +74,7 @@ export function playCell(
       : { notApplicableReason: setup.notApplicable[cell.arm] as string }),
     task,
     predicates: predicatesFor(suite, cell.task, setup.calibrations),
-    zones: zonesFor(task, setup.calibrations),
-    envelope: envelopeFor(task, setup.calibrations),
+    ...deploymentFor(task, setup.calibrations),
     // Only defended cells are timed; the time goes to the execution manifest.
     ...(cell.defenses ? { clock: systemClock } : {}),
   });

@@ -24,7 +24,7 @@ import { type EpisodeFrames, showcaseEvery } from "../report/showcase-clip.js";
 import { FRAME_SCENE_SCHEMA, type FrameScene } from "../rundir/schema/index.js";
 import { suites } from "../suites/index.js";
 import type { LoadedCalibration } from "./calibration.js";
-import { envelopeFor, predicatesFor, zonesFor } from "./calibration.js";
+import { deploymentFor, predicatesFor } from "./calibration.js";
 import { playEpisode } from "./episode.js";
 import { writeFileAtomic } from "./files.js";
 import type { Cell, PlanSpec } from "./plan.js";
@@ -165,10 +165,9 @@ export async function saveFrames(
         applicable: true,
         task,
         predicates: predicatesFor(suite, cell.task, calibrations),
-        // The zones the run's defenses knew: without them a calibrated, shielded cell would
-        // replay against the suite's zones and the frames would show another episode.
-        zones: zonesFor(task, calibrations),
-        envelope: envelopeFor(task, calibrations),
+        // The zones and envelope the run's defenses knew: without them a calibrated, defended cell
+        // would replay against the suite's zones and the frames would show another episode.
+        ...deploymentFor(task, calibrations),
         observe: (step, seen) => {
           if (step === 0) start = positions(last());
           if (options.capture && step % every === 0) {

@@ -26,12 +26,7 @@ import {
   framesIndexSchema,
   type TimelineStep,
 } from "../rundir/schema/index.js";
-import {
-  envelopeFor,
-  type LoadedCalibration,
-  predicatesFor,
-  zonesFor,
-} from "../runner/calibration.js";
+import { deploymentFor, type LoadedCalibration, predicatesFor } from "../runner/calibration.js";
 import { type EpisodeRecord, playEpisode } from "../runner/episode.js";
 import { type Cell, type PlanSpec, planDigest } from "../runner/plan.js";
 import { planFromReport } from "../runner/replay.js";
@@ -198,8 +193,7 @@ async function play(
       applicable: true,
       task,
       predicates: predicatesFor(suite, cell.task, calibrations).map(watch),
-      zones: zonesFor(task, calibrations),
-      envelope: envelopeFor(task, calibrations),
+      ...deploymentFor(task, calibrations),
       // Defended cells time their defenses (the manifest's business, not the episode's).
       ...(cell.defenses ? { clock: systemClock } : {}),
       observe: (step, seen) => {

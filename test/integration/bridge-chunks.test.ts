@@ -11,28 +11,19 @@ import {
   bridge,
   closeOpen,
   journalled,
-  Peer,
+  playEpisode,
   recordingUpstream,
   records,
 } from "../support/bridge.js";
 
 afterEach(closeOpen);
 
-async function play(url: string, steps: number): Promise<void> {
-  const p = await Peer.open(url);
-  await p.hello();
-  p.start("bowl", 0);
-  for (let s = 0; s < steps; s++) expect((await p.observe(0.1)).type).toBe("action");
-  p.end(false);
-  p.close();
-}
-
 describe("provael bridge in front of a chunked upstream", () => {
   it("counts steps forwarded and steps the model used, per episode and in the report", async () => {
     // Chunks of 4, executed whole (--replan 4): the model sees observations 0 and 4 of 8.
     const up = await recordingUpstream(4);
     const { b, out } = await bridge("vla-eval", ["none"], { replan: 4 }, up.url);
-    await play(arm(b, "none"), 8);
+    await playEpisode(arm(b, "none"), { steps: 8 });
     await journalled(b, 1);
     const result = await b.close();
     expect(up.observations).toHaveLength(2);
@@ -45,7 +36,7 @@ describe("provael bridge in front of a chunked upstream", () => {
   it("every step reaches a model that replans each step; an in-process policy cannot tell", async () => {
     const up = await recordingUpstream(4);
     const served = await bridge("vla-eval", ["none"], { replan: 1 }, up.url);
-    await play(arm(served.b, "none"), 3);
+    await playEpisode(arm(served.b, "none"), { steps: 3 });
     await journalled(served.b, 1);
     await served.b.close();
     expect(records(served.out)[0]?.bridge).toMatchObject({
@@ -55,7 +46,7 @@ describe("provael bridge in front of a chunked upstream", () => {
     });
 
     const local = await bridge("stub", ["none"]);
-    await play(arm(local.b, "none"), 2);
+    await playEpisode(arm(local.b, "none"), { steps: 2 });
     await journalled(local.b, 1);
     const result = await local.b.close();
     expect(records(local.out)[0]?.bridge).toMatchObject({ steps_forwarded: 2, steps_used: null });

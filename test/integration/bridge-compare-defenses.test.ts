@@ -5,19 +5,18 @@
  */
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { arm, bridge, closeOpen, journalled, Peer, records } from "../support/bridge.js";
+import {
+  arm,
+  bridge,
+  closeOpen,
+  journalled,
+  Peer,
+  playEpisode,
+  records,
+} from "../support/bridge.js";
 import { tempDir } from "../support/tmp.js";
 
 afterEach(closeOpen);
-
-async function play(url: string, seed: number): Promise<void> {
-  const p = await Peer.open(url);
-  await p.hello();
-  p.start("bowl", seed);
-  for (let s = 0; s < 2; s++) expect((await p.observe(0.1)).type).toBe("action");
-  p.end(false);
-  p.close();
-}
 
 describe("provael bridge --compare-defenses", () => {
   it("serves each arm undefended and defended and reports the paired mitigation", async () => {
@@ -33,7 +32,7 @@ describe("provael bridge --compare-defenses", () => {
     expect(b.armUrls["roleplay+instruction_filter"]).toMatch(
       /\/arms\/roleplay\+instruction_filter$/,
     );
-    for (const route of Object.keys(b.armUrls)) await play(arm(b, route), 0);
+    for (const route of Object.keys(b.armUrls)) await playEpisode(arm(b, route), { seed: 0 });
     await journalled(b, 4);
     const result = await b.close();
     const rs = records(out);

@@ -10,21 +10,12 @@ import {
   bridge,
   closeOpen,
   journalled,
-  Peer,
+  playEpisode,
   recordingUpstream,
   records,
 } from "../support/bridge.js";
 
 afterEach(closeOpen);
-
-async function play(url: string, seed: number, steps = 2): Promise<void> {
-  const p = await Peer.open(url);
-  await p.hello();
-  p.start("bowl", seed);
-  for (let s = 0; s < steps; s++) expect((await p.observe(0.1)).type).toBe("action");
-  p.end(false);
-  p.close();
-}
 
 describe("attack families through the bridge", () => {
   it("plays adaptive and search attacks against an in-process upstream, defended or not", async () => {
@@ -32,7 +23,7 @@ describe("attack families through the bridge", () => {
     for (const defenses of [undefined, { ids: ["instruction_filter"], params: {} }]) {
       const { b, out } = await bridge("stub", arms, {}, undefined, defenses ? { defenses } : {});
       expect(b.notApplicable).toEqual({});
-      for (const a of arms) await play(arm(b, a), 0);
+      for (const a of arms) await playEpisode(arm(b, a), { seed: 0 });
       await journalled(b, 3);
       const result = await b.close();
       const rs = records(out);
@@ -51,7 +42,7 @@ describe("attack families through the bridge", () => {
     const arms = ["none", "gradient_patch", "optimized_instruction_adaptive"];
     const { b, out } = await bridge("vla-eval", arms, {}, up.url);
     expect(b.notApplicable).toEqual({ gradient_patch: expect.stringMatching(/differentiable/) });
-    for (const a of arms) await play(arm(b, a), 0);
+    for (const a of arms) await playEpisode(arm(b, a), { seed: 0 });
     await journalled(b, 3);
     const result = await b.close();
     const rs = records(out);

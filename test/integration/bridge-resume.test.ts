@@ -7,29 +7,18 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { JournalWriter } from "../../src/runner/journal.js";
-import { arm, bridge, closeOpen, journalled, Peer, records } from "../support/bridge.js";
+import { arm, bridge, closeOpen, journalled, playEpisode, records } from "../support/bridge.js";
 import { runCli } from "../support/cli.js";
 import { tempDir } from "../support/tmp.js";
 
 afterEach(closeOpen);
 
-/** One episode of two steps at `seed` on `a`. */
-async function play(url: string, seed: number, success: boolean): Promise<void> {
-  const p = await Peer.open(url);
-  await p.hello();
-  p.start("bowl", seed);
-  expect((await p.observe(0.1)).type).toBe("action");
-  expect((await p.observe(0.1)).type).toBe("action");
-  p.end(success);
-  p.close();
-}
-
 describe("provael bridge --resume", () => {
   it("continues the journal: episodes kept, repeats counted from them, the report covers all", async () => {
     const out = join(tempDir(), "run");
     const first = await bridge("stub", ["none", "roleplay"], {}, undefined, { out });
-    await play(arm(first.b, "none"), 0, true);
-    await play(arm(first.b, "roleplay"), 0, false);
+    await playEpisode(arm(first.b, "none"), { seed: 0, success: true });
+    await playEpisode(arm(first.b, "roleplay"), { seed: 0, success: false });
     await journalled(first.b, 2);
     const one = await first.b.close();
     expect(one.report.episodes).toHaveLength(2);
@@ -48,8 +37,8 @@ describe("provael bridge --resume", () => {
 
     const again = await bridge("stub", ["none", "roleplay"], {}, undefined, { out, resume: true });
     expect(again.b.finished()).toBe(2);
-    await play(arm(again.b, "none"), 0, false);
-    await play(arm(again.b, "none"), 1, true);
+    await playEpisode(arm(again.b, "none"), { seed: 0, success: false });
+    await playEpisode(arm(again.b, "none"), { seed: 1, success: true });
     await journalled(again.b, 4);
     const two = await again.b.close();
     const rs = records(out);

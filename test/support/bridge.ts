@@ -4,6 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { expect } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import { loadProfile } from "../../src/bridge/profile.js";
 import { type BridgeOptions, type RunningBridge, startBridge } from "../../src/bridge/server.js";
@@ -117,6 +118,26 @@ export class Peer {
 }
 
 /** What a test started (bridges, upstreams): closed, newest first, by `closeOpen` in afterEach. */
+/**
+ * One benchmark episode on task "bowl" at `seed`: HELLO, EPISODE_START, `steps` observations each
+ * answered by an action, EPISODE_END with `success`.
+ */
+export async function playEpisode(
+  url: string,
+  {
+    seed = 0,
+    steps = 2,
+    success = false,
+  }: { seed?: number; steps?: number; success?: boolean } = {},
+): Promise<void> {
+  const p = await Peer.open(url);
+  await p.hello();
+  p.start("bowl", seed);
+  for (let s = 0; s < steps; s++) expect((await p.observe(0.1)).type).toBe("action");
+  p.end(success);
+  p.close();
+}
+
 export const open: { close(): Promise<unknown> }[] = [];
 
 export async function closeOpen(): Promise<void> {
