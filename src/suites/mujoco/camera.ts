@@ -36,6 +36,7 @@ import { ProvaelError } from "../../core/errors.js";
 import type { Image } from "../../core/types.js";
 import { BOX, NearRays } from "./near-rays.js";
 import {
+  rayVisible,
   StaticHits,
   splitStaticGeoms,
   staticState,
@@ -1416,10 +1417,7 @@ function geomBoxes(
   const xmat = data.geom_xmat as Float64Array;
   let o = 0;
   for (const g of geoms) {
-    const mat = matid[g]!;
-    // MuJoCo's visibility rule for rays: the geom's alpha, or its material's.
-    const visible = mat >= 0 ? matRgba[4 * mat + 3] !== 0 : rgba[4 * g + 3] !== 0;
-    if (!visible) continue;
+    if (!rayVisible(g, matid, matRgba, rgba)) continue;
     const t = type[g]!;
     if (t === GEOM_PLANE && planes) {
       planes.push(g);

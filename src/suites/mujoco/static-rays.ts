@@ -34,6 +34,17 @@ export function splitStaticGeoms(model: MjModel): { fixed: number[]; moving: num
 const PER_GEOM = 26;
 const PER_BODY = 10;
 
+/** MuJoCo's visibility rule for rays: a geom is seen unless its alpha (or its material's) is 0. */
+export function rayVisible(
+  g: number,
+  matid: Int32Array,
+  matRgba: Float32Array,
+  rgba: Float32Array,
+): boolean {
+  const mat = matid[g] as number;
+  return mat >= 0 ? matRgba[4 * mat + 3] !== 0 : rgba[4 * g + 3] !== 0;
+}
+
 /**
  * Everything a static geom's ray distance depends on besides the ray, as MuJoCo's ray code reads
  * it: visibility (alpha of the geom, or of its material), type, mesh/hfield id, size, bounding box
@@ -59,7 +70,7 @@ export function staticState(
   let o = 0;
   for (const g of geoms) {
     const mat = matid[g]!;
-    out[o++] = mat >= 0 ? (matRgba[4 * mat + 3] === 0 ? 0 : 1) : rgba[4 * g + 3] === 0 ? 0 : 1;
+    out[o++] = rayVisible(g, matid, matRgba, rgba) ? 1 : 0;
     out[o++] = mat;
     out[o++] = type[g]!;
     out[o++] = dataid[g]!;
