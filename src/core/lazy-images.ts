@@ -108,6 +108,13 @@ export function isRendered(images: Record<string, Image>, camera: string): boole
   return rendered === undefined || rendered.has(camera);
 }
 
+/** A camera's shape if known without rendering it (declared, or the frame is already there). */
+export function knownShape(images: Record<string, Image>, camera: string): ImageShape | undefined {
+  if ((images as LazyRecord)[SHAPES]?.[camera] || isRendered(images, camera))
+    return imageShape(images, camera);
+  return undefined;
+}
+
 /**
  * A camera's shape without rendering it: declared by a lazy record, else read from the image
  * (already there for a plain record or a camera read before). Undefined for an unknown camera.

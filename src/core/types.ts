@@ -596,6 +596,12 @@ export interface DefenseContext<P> {
   envelope?: BenignEnvelope | null;
   /** Instructions the deployment accepts: every task instruction of the suite. */
   instructions: string[];
+  /**
+   * Runs `fn` and counts its wall-clock time as this defense's latency for the current step:
+   * for work a defense defers past its hook (an image purified only when the policy reads it).
+   * The episode loop supplies it; elsewhere (an attacker's model of the defense) it is absent.
+   */
+  time?: <T>(fn: () => T) => T;
 }
 
 export interface DefenseHooks {

@@ -31,7 +31,7 @@ export function defenseRng(defense: string, task: string, seed: number, repeat: 
   return Rng.fromLabel(`defense:${defense}:${task}:${seed}:${repeat}`);
 }
 
-export type DefenseContextBase = Omit<DefenseContext<unknown>, "params" | "rng">;
+export type DefenseContextBase = Omit<DefenseContext<unknown>, "params" | "rng" | "time">;
 
 /** Per-episode timing of the chain's hooks (wall clock, never in report.json). */
 export interface DefenseTiming {
@@ -56,15 +56,18 @@ export class DefenseChain {
     clock: Clock | null = null,
   ): Promise<DefenseChain> {
     const entries: { id: string; hooks: DefenseHooks }[] = [];
+    const chain = new DefenseChain(entries, clock);
+    const time = <T>(fn: () => T): T => chain.timeDeferred(fn);
     for (const id of ids) {
       const hooks = await defenses.get(id).begin({
         ...base,
         params: resolveDefenseParams(id, params),
         rng: defenseRng(id, base.task.id, base.seed, base.repeat),
+        time,
       });
       entries.push({ id, hooks });
     }
-    return new DefenseChain(entries, clock);
+    return chain;
   }
 
   get empty(): boolean {
@@ -76,6 +79,7 @@ export class DefenseChain {
   }
 
   private async timed<T>(step: number, fn: () => Promise<T> | T): Promise<T> {
+    this.lastStep = step;
     if (!this.clock) return fn();
     const t0 = this.clock.monotonic();
     try {
@@ -83,6 +87,21 @@ export class DefenseChain {
     } finally {
       this.elapsed += this.clock.monotonic() - t0;
       this.timedSteps.add(step);
+    }
+  }
+
+  /** The step whose hooks ran last: deferred work a defense times belongs to it. */
+  private lastStep = 0;
+
+  /** Times work a defense deferred past its hook (context `time`), on the step that deferred it. */
+  private timeDeferred<T>(fn: () => T): T {
+    if (!this.clock) return fn();
+    const t0 = this.clock.monotonic();
+    try {
+      return fn();
+    } finally {
+      this.elapsed += this.clock.monotonic() - t0;
+      this.timedSteps.add(this.lastStep);
     }
   }
 

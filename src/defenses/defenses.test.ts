@@ -1,10 +1,12 @@
 /** The shipped defenses' transforms, each on a hand-built input. */
 import { describe, expect, it } from "vitest";
+import { isRendered, lazyImages } from "../core/lazy-images.js";
 import { Rng } from "../core/rng.js";
 import type {
   Defense,
   DefenseContext,
   DefenseHooks,
+  Image,
   Observation,
   PolicyInstance,
   TaskSpec,
@@ -104,6 +106,47 @@ describe("instruction_filter", () => {
 });
 
 describe("image_purifier", () => {
+  it("purifies a camera only when it is read, timing the purification as the defense's own", async () => {
+    const data = Uint8Array.from({ length: 16 * 16 * 3 }, (_, i) => (i * 37) % 256);
+    let renders = 0;
+    const frame = (): Image => {
+      renders += 1;
+      return { width: 16, height: 16, channels: 3, data };
+    };
+    let timed = 0;
+    const hooks = await begin(imagePurifier, {
+      time: (fn) => {
+        timed += 1;
+        return fn();
+      },
+    });
+    const seen = (step: number) =>
+      hooks.perceive?.(
+        {
+          images: lazyImages(["agentview"], frame, () => true),
+          state: new Float32Array(3),
+          instruction: "x",
+        },
+        step,
+      ) as Observation;
+    const skipped = seen(0);
+    expect(isRendered(skipped.images, "agentview")).toBe(false);
+    expect([renders, timed, hooks.summary?.().images_purified]).toEqual([0, 0, 0]);
+    const read = seen(1);
+    expect(read.images.agentview?.width).toBe(16);
+    void read.images.agentview;
+    expect([renders, timed, hooks.summary?.().images_purified]).toEqual([1, 1, 1]);
+    // Reading step 0 as well leaves step 1's purification (its random resize) as it was.
+    const other = await begin(imagePurifier);
+    const frameOf = (step: number) => {
+      const obs = { images: { agentview: frame() }, state: new Float32Array(3), instruction: "x" };
+      const out = other.perceive?.(obs, step) as Observation;
+      return out.images.agentview?.data as Uint8Array;
+    };
+    void frameOf(0);
+    expect(Buffer.compare(frameOf(1), read.images.agentview?.data as Uint8Array)).toBe(0);
+  });
+
   it("changes the images the policy reads, the same way for the same generator", async () => {
     const data = Uint8Array.from({ length: 16 * 16 * 3 }, (_, i) => (i * 37) % 256);
     const obs: Observation = {

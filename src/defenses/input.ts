@@ -4,7 +4,7 @@
  * camera images, `state_check` holds the last plausible proprioceptive state.
  */
 import { z } from "zod";
-import { lazyImages } from "../core/lazy-images.js";
+import { knownShape, lazyImages } from "../core/lazy-images.js";
 import { defineDefense } from "../core/registry.js";
 import type { DefenseStop, Image, Observation } from "../core/types.js";
 import { type PurifierSettings, purifyImage } from "./image.js";
@@ -167,29 +167,34 @@ export const imagePurifier = defineDefense({
     "Purifies every camera image: JPEG re-encoding, a median filter, then a random resize and pad from the defense's seeded generator (each stage a param)",
   requires: { suite: ["cameras"] },
   params: imagePurifierParams,
-  begin: ({ params, rng, policy }) => {
+  begin: ({ params, rng, time }) => {
     const settings: PurifierSettings = params;
-    const reads = new Set(policy.capabilities.cameras);
+    const timed = time ?? (<T>(fn: () => T): T => fn());
     let purified = 0;
     return {
       perceive(obs: Observation): Observation {
         const cameras = Object.keys(obs.images).sort();
         // Every camera's draws are made each step, read or not, so which cameras a policy reads
-        // never changes another camera's randomness.
+        // (and on which steps) never changes another camera's or a later step's randomness.
         const draws = new Map(
           cameras.map((c) => [c, Array.from({ length: PURIFIER_DRAWS }, () => rng.float())]),
         );
         const source = obs.images;
+        // A camera is purified when something reads it, as the suite renders it: a policy that
+        // replans every k steps pays for 1 frame in k. The frame is rendered outside the timer
+        // and the purification inside it, so the added latency is the purifier's own.
         const purify = (camera: string): Image => {
-          purified += 1;
           const img = source[camera] as Image;
-          return purifyImage(img, settings, drawStream(draws.get(camera) ?? [])).image;
+          purified += 1;
+          return timed(() => purifyImage(img, settings, drawStream(draws.get(camera) ?? [])).image);
         };
-        // The cameras the policy reads are purified now (the defense's cost is paid in its own
-        // step, where its latency is measured); the others only if something reads them.
-        const images = lazyImages(cameras, purify, () => true);
-        for (const c of cameras) if (reads.has(c)) void images[c];
-        return { ...obs, images };
+        const shapes = Object.fromEntries(
+          cameras.flatMap((c) => {
+            const s = knownShape(source, c);
+            return s ? [[c, s]] : [];
+          }),
+        );
+        return { ...obs, images: lazyImages(cameras, purify, () => true, undefined, shapes) };
       },
       summary: () => ({ images_purified: purified }),
     };
