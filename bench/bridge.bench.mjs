@@ -17,7 +17,7 @@
 // load varied more between runs of one build (direct p50 16-46 ms) than the bridge adds, so
 // the wall-clock goal is to be checked on a quiet machine.
 //
-// Run after `npx tsc -p tsconfig.build.json`: node bench/bridge.bench.mjs [latency_ms] [steps]
+// Run after `npx tsc -p tsconfig.build.json`: node bench/bridge.bench.mjs [latency_ms] [steps] [rounds]
 import { fork } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -70,9 +70,28 @@ if (role === "--upstream") {
   });
   process.send({ url: bridge.armUrls.none });
   process.on("message", () => process.send({ cpu: process.cpuUsage() }));
+} else if (role === "--relay") {
+  // The floor of any proxy: a WebSocket relay that forwards every frame both ways unread, so the
+  // bridge's own work is what it adds on top of this hop.
+  const { WebSocketServer } = await import("ws");
+  const wss = new WebSocketServer({ host: "127.0.0.1", port: 0, perMessageDeflate: false });
+  wss.on("connection", (down) => {
+    const up = new WebSocket(process.argv[3], { perMessageDeflate: false });
+    const early = [];
+    up.on("open", () => {
+      for (const m of early.splice(0)) up.send(m);
+    });
+    down.on("message", (m) => (up.readyState === WebSocket.OPEN ? up.send(m) : early.push(m)));
+    up.on("message", (m) => down.send(m));
+    down.on("close", () => up.close());
+  });
+  await new Promise((r) => wss.on("listening", r));
+  process.send({ url: `ws://127.0.0.1:${wss.address().port}` });
+  process.on("message", () => process.send({ cpu: process.cpuUsage() }));
 } else {
   const latency = Number(process.argv[2] ?? 10);
   const steps = Number(process.argv[3] ?? 150);
+  const ROUNDS = Number(process.argv[4] ?? 5);
   const child = (args) =>
     new Promise((resolve) => {
       const c = fork(new URL(import.meta.url).pathname, args, { stdio: "inherit" });
@@ -86,6 +105,7 @@ if (role === "--upstream") {
     });
   const upstream = await child(["--upstream", String(latency)]);
   const bridge = await child(["--bridge", upstream.url]);
+  const relay = await child(["--relay", upstream.url]);
 
   const image = uint8Array(
     Uint8Array.from({ length: 128 * 128 * 3 }, (_, i) => (i * 37) & 255),
@@ -158,14 +178,29 @@ if (role === "--upstream") {
   console.log(
     `upstream latency ${latency} ms, ${steps} steps per connection, 128x128 PNG agent view`,
   );
-  for (const connections of [1, 4]) {
-    await measure(bridge.url, connections); // warm both paths (JIT, connections)
-    const direct = await measure(upstream.url, connections);
-    const bridged = await measure(bridge.url, connections);
+  const median = (xs) => pct(xs, 0.5);
+  for (const connections of process.env.CONNS ? [Number(process.env.CONNS)] : [1, 4]) {
+    await measure(bridge.url, connections); // warm every path (JIT, connections)
+    await measure(relay.url, connections);
+    // Rounds alternate the three paths so that a shared machine's load drifts over all of them;
+    // each figure is the median over rounds of that round's measurement.
+    const rounds = { direct: [], relayed: [], bridged: [] };
+    for (let r = 0; r < ROUNDS; r++) {
+      rounds.direct.push(await measure(upstream.url, connections));
+      rounds.relayed.push(await measure(relay.url, connections));
+      rounds.bridged.push(await measure(bridge.url, connections));
+    }
+    const m = (path, k) => median(rounds[path].map((x) => x[k]));
+    const ratio = (a, b) => median(rounds[a].map((x, i) => x.rate / rounds[b][i].rate));
+    const added = (a, b) => median(rounds[a].map((x, i) => x.p50 - rounds[b][i].p50));
     console.log(
-      `${connections} connection(s): direct p50 ${direct.p50.toFixed(2)} ms p99 ${direct.p99.toFixed(2)} ms ${direct.rate.toFixed(1)} steps/s; bridged p50 ${bridged.p50.toFixed(2)} ms p99 ${bridged.p99.toFixed(2)} ms ${bridged.rate.toFixed(1)} steps/s; added p50 ${(bridged.p50 - direct.p50).toFixed(2)} ms p99 ${(bridged.p99 - direct.p99).toFixed(2)} ms; throughput ratio ${(bridged.rate / direct.rate).toFixed(3)} (goal >= 0.95, added p50 <= 2 ms); CPU per step: upstream ${direct.upstreamCpu.toFixed(3)} ms direct, ${bridged.upstreamCpu.toFixed(3)} ms bridged, bridge ${bridged.bridgeCpu.toFixed(3)} ms`,
+      `${connections} connection(s), median of ${ROUNDS} rounds: direct p50 ${m("direct", "p50").toFixed(2)} ms p99 ${m("direct", "p99").toFixed(2)} ms ${m("direct", "rate").toFixed(1)} steps/s; bridged p50 ${m("bridged", "p50").toFixed(2)} ms p99 ${m("bridged", "p99").toFixed(2)} ms ${m("bridged", "rate").toFixed(1)} steps/s; added p50 ${added("bridged", "direct").toFixed(2)} ms; throughput ratio ${ratio("bridged", "direct").toFixed(3)} (goal >= 0.95, added p50 <= 2 ms); CPU per step: upstream ${m("direct", "upstreamCpu").toFixed(3)} ms direct, ${m("bridged", "upstreamCpu").toFixed(3)} ms bridged, bridge ${m("bridged", "bridgeCpu").toFixed(3)} ms`,
+    );
+    console.log(
+      `  bare relay (the hop alone): added p50 ${added("relayed", "direct").toFixed(2)} ms, throughput ratio ${ratio("relayed", "direct").toFixed(3)}; the bridge over the relay: added p50 ${added("bridged", "relayed").toFixed(2)} ms, ratio ${ratio("bridged", "relayed").toFixed(3)}`,
     );
   }
   bridge.c.kill("SIGKILL");
+  relay.c.kill("SIGKILL");
   upstream.c.kill("SIGKILL");
 }
