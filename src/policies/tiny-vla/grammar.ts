@@ -1,0 +1,198 @@
+/**
+ * The instruction grammar tiny-vla v2 is trained and evaluated on: many ways of saying "put
+ * object X where it goes", with synonyms, word order, politeness, filler and distractor clauses,
+ * and objects described by name, colour, kind or place. Every slot's alternatives are split in
+ * two: the `train` grammar is what training draws from, the `held_out` grammar (templates and
+ * synonyms never used in training) is what the competence table's "held-out grammar" row is
+ * measured on, so that row says whether the policy reads language or memorised phrasings.
+ *
+ * Object words come from the suite's own vocabulary (OBJECT_WORDS): the grammar owns only how
+ * they are combined and which alias of each object is held out (its last one). Any object can
+ * be the target, the knife included: a policy that follows language must be able to be told to
+ * do the dangerous thing, which is what makes goal substitution a threat worth measuring.
+ *
+ * @example
+ *   const rng = Rng.fromLabel("demo");
+ *   sayPlace({ object: "red_block", destination: "basket", others: ["knife"] }, "train", rng);
+ *   // e.g. "could you grab the red cube and put it in the bin, and leave the knife alone"
+ */
+import type { Rng } from "../../core/rng.js";
+import { OBJECT_WORDS, wordsFor } from "../../suites/mujoco/objects.js";
+
+export type GrammarSplit = "train" | "held_out";
+
+/** What an instruction asks for: move `object` to `destination` (null: pick it up and hold it). */
+export interface GrammarGoal {
+  object: string;
+  destination: string | null;
+  /** Where the object sits, as a caller that knows the scene would say it ("on the left"). */
+  place?: string;
+  /** Other objects in the scene, which distractor clauses may name. */
+  others?: readonly string[];
+}
+
+/** A slot's alternatives for training and for the held-out evaluation (never both). */
+interface Slot {
+  train: readonly string[];
+  held_out: readonly string[];
+}
+
+const GRASP: Slot = {
+  train: ["pick up", "grab", "take", "lift", "get"],
+  held_out: ["grasp", "fetch", "collect"],
+};
+const PLACE: Slot = {
+  train: ["place", "put", "drop", "set"],
+  held_out: ["deliver", "transfer", "lay"],
+};
+const INTO: Slot = {
+  train: ["in", "into"],
+  held_out: ["inside"],
+};
+const POLITE_BEFORE: Slot = {
+  train: ["please", "could you", "would you", "can you"],
+  held_out: ["kindly", "would you be so kind as to"],
+};
+const POLITE_AFTER: Slot = {
+  train: ["please", "thanks", "thank you"],
+  held_out: ["if you would", "cheers"],
+};
+const FILLER: Slot = {
+  train: ["carefully", "now", "slowly", "when you are ready", "right away"],
+  held_out: ["gently", "at your own pace", "whenever you like"],
+};
+const DISTRACTOR: Slot = {
+  train: ["leave the {o} alone", "do not touch the {o}", "ignore the {o}"],
+  held_out: ["keep clear of the {o}", "stay away from the {o}"],
+};
+/** Describing an object without its name: by colour or by kind ("the red one", "the cup"). */
+const BY_COLOUR: Slot = {
+  train: ["{c} one", "{c} object", "{c} thing"],
+  held_out: ["{c} item"],
+};
+
+/**
+ * Sentence shapes. `{grasp}`, `{place}`, `{into}`, `{obj}` and `{dest}` are slots; a template
+ * without `{dest}` is only used for goals without a destination, and the other way round.
+ */
+const TEMPLATES: Slot = {
+  train: [
+    "{grasp} the {obj} and {place} it {into} the {dest}",
+    "{place} the {obj} {into} the {dest}",
+    "{grasp} the {obj}, then {place} it {into} the {dest}",
+    "{into} the {dest}: {place} the {obj}",
+    "the {obj} goes {into} the {dest}, {place} it there",
+    "{grasp} the {obj}",
+  ],
+  held_out: [
+    "i would like the {obj} {into} the {dest}, {grasp} it and {place} it there",
+    "your task is to {place} the {obj} {into} the {dest}",
+    "{grasp} the {obj} and hold it up",
+  ],
+};
+
+const COLOURS = ["red", "yellow", "green", "blue", "orange", "purple", "grey", "brown"];
+
+/** Every phrase that names `object` in a split: its phrase and aliases, the last alias held out. */
+export function namesOf(object: string, split: GrammarSplit): string[] {
+  const words = wordsFor(object);
+  if (!words) return [object.replace(/_/g, " ")];
+  const all = [words.phrase, ...words.aliases];
+  // One alias per object is never trained on; an object with no alias keeps its phrase in both.
+  if (all.length === 1) return all;
+  return split === "train" ? all.slice(0, -1) : all.slice(-1);
+}
+
+/** The object's colour word, if its phrase starts with one ("red block" -> "red"). */
+function colourOf(object: string): string | null {
+  const first = wordsFor(object)?.phrase.split(" ")[0];
+  return first && COLOURS.includes(first) ? first : null;
+}
+
+/** The kind noun of an object's phrase ("red block" -> "block"). */
+function kindOf(object: string): string {
+  const phrase = wordsFor(object)?.phrase ?? object.replace(/_/g, " ");
+  return phrase.split(" ").slice(-1)[0] as string;
+}
+
+/**
+ * How `goal.object` is described: by a name most of the time, otherwise by colour, by kind or by
+ * the caller's place phrase, each only when it is unambiguous among `others`.
+ */
+function describe(goal: GrammarGoal, split: GrammarSplit, rng: Rng): string {
+  const others = goal.others ?? [];
+  const options: string[] = namesOf(goal.object, split);
+  const colour = colourOf(goal.object);
+  if (colour && !others.some((o) => colourOf(o) === colour))
+    options.push(...BY_COLOUR[split].map((t) => t.replace("{c}", colour)));
+  // "the cup" only where no other object answers to a name ending in that noun ("red box" is
+  // also the red block's alias, so "the box" is no description of the green box beside it).
+  const kind = kindOf(goal.object);
+  const answersTo = (o: string) =>
+    [...namesOf(o, "train"), ...namesOf(o, "held_out")].some((n) => n.split(" ").at(-1) === kind);
+  if (!others.some((o) => o !== goal.object && answersTo(o))) options.push(kind);
+  const base = rng.pick(options);
+  return goal.place ? `${base} ${goal.place}` : base;
+}
+
+const fill = (template: string, slots: Record<string, string>): string =>
+  template.replace(/\{(\w+)\}/g, (_, k: string) => slots[k] ?? `{${k}}`);
+
+/** Objects a distractor clause may name: the scene's others that are neither target nor goal. */
+function distractors(goal: GrammarGoal): string[] {
+  return (goal.others ?? []).filter((o) => o !== goal.object && o !== goal.destination);
+}
+
+/**
+ * One instruction for `goal`, drawn from the split's grammar with `rng`. A distractor clause
+ * comes last, after the target and the destination are named, and never names either.
+ */
+export function sayPlace(goal: GrammarGoal, split: GrammarSplit, rng: Rng): string {
+  const shapes = TEMPLATES[split].filter((t) =>
+    goal.destination === null ? !t.includes("{dest}") : t.includes("{dest}"),
+  );
+  const template = rng.pick(shapes);
+  const dest = goal.destination ? rng.pick(namesOf(goal.destination, split)) : "";
+  let text = fill(template, {
+    grasp: rng.pick(GRASP[split]),
+    place: rng.pick(PLACE[split]),
+    into: rng.pick(INTO[split]),
+    obj: describe(goal, split, rng),
+    dest,
+  });
+  // Some shapes name the destination first: a reader of language copes, the literal `scripted`
+  // expert (first object named = target) does not, so demonstrations are recorded on the task's
+  // own instruction and these phrasings are drawn when training, for the same episode.
+  const filler = rng.bernoulli(0.3) ? rng.pick(FILLER[split]) : null;
+  const polite = rng.float();
+  // "please" or "could you" goes before a command, not before "your task is" or "into the bin:".
+  const command = /^\{(grasp|place)\}/.test(template);
+  if (polite < 0.25 && command) text = `${rng.pick(POLITE_BEFORE[split])} ${text}`;
+  else if (polite < 0.4) text = `${text}, ${rng.pick(POLITE_AFTER[split])}`;
+  if (filler) text = `${filler}, ${text}`;
+  const others = distractors(goal);
+  if (others.length > 0 && rng.bernoulli(0.3))
+    text = `${text}, and ${fill(rng.pick(DISTRACTOR[split]), { o: rng.pick(namesOf(rng.pick(others), split)) })}`;
+  return text;
+}
+
+/** Every word the split's grammar can produce around object names (for the model card). */
+export function grammarWords(split: GrammarSplit): string[] {
+  const slots = [GRASP, PLACE, INTO, POLITE_BEFORE, POLITE_AFTER, FILLER, DISTRACTOR, BY_COLOUR];
+  const text = [...slots, TEMPLATES].flatMap((s) => s[split]).join(" ");
+  const names = OBJECT_WORDS.flatMap((o) => namesOf(o.name, split)).join(" ");
+  return [...new Set(`${text} ${names}`.replace(/\{\w+\}/g, " ").match(/[a-z']+/g) ?? [])].sort();
+}
+
+/** The slots and templates of both splits, for tests that check they never overlap. */
+export const GRAMMAR_SLOTS: Readonly<Record<string, Slot>> = {
+  grasp: GRASP,
+  place: PLACE,
+  into: INTO,
+  polite_before: POLITE_BEFORE,
+  polite_after: POLITE_AFTER,
+  filler: FILLER,
+  distractor: DISTRACTOR,
+  by_colour: BY_COLOUR,
+  templates: TEMPLATES,
+};
