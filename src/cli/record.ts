@@ -17,6 +17,7 @@ interface RecordFlags {
   seed: number;
   noise: number;
   tail: number;
+  targets: string;
   video?: string | boolean;
   crf?: number;
   json?: boolean;
@@ -62,6 +63,13 @@ function videoOption(flags: RecordFlags): { codec: "h264" | "av1"; crf?: number 
   return { codec, ...(flags.crf === undefined ? {} : { crf: flags.crf }) };
 }
 
+function targetsOption(value: string): "task" | "all" {
+  if (value === "task" || value === "all") return value;
+  throw new ProvaelError("config/invalid", `--targets takes task or all, got '${value}'`, {
+    hint: "all records each scene once per object the task can be retargeted to",
+  });
+}
+
 export function registerRecord(program: Command): void {
   program
     .command("record")
@@ -79,7 +87,7 @@ export function registerRecord(program: Command): void {
     .option("--tasks <list>", "tasks to record, comma-separated (default: all of the suite's)")
     .option(
       "--scenes <from:to>",
-      "scene range [from, to) to play; tabletop training scenes are 0:40, 40+ are held out",
+      "scene range [from, to) to play (the shipped tiny-vla was trained on tabletop scenes 20:100; 0:20 are its held-out scenes)",
       sceneRange,
       [0, 40] as [number, number],
     )
@@ -100,6 +108,11 @@ export function registerRecord(program: Command): void {
       "steps recorded after the first success",
       integer("--tail", { min: 0 }),
       0,
+    )
+    .option(
+      "--targets <which>",
+      "task: each task's own object; all: also every other object the task names as a target (TaskSpec.targets, the knife included), each scene once per object",
+      "task",
     )
     .option(
       "--video [codec]",
@@ -135,6 +148,7 @@ export function registerRecord(program: Command): void {
           seed: flags.seed,
           noise: flags.noise,
           tail: flags.tail,
+          targets: targetsOption(flags.targets),
           ...(video ? { video } : {}),
           out: flags.out,
           onProgress: (kept, _attempts, target) => bar.update(kept, target),

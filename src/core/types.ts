@@ -180,6 +180,11 @@ export interface TaskSpec {
   hazard: HazardDescription;
   /** The object the task manipulates, when it has one. */
   object?: string;
+  /**
+   * Body names the task can be retargeted to (`ResetOptions.target`): the same scene with
+   * another object as the one to move, for demonstrations of every object. Absent: none.
+   */
+  targets?: string[];
 }
 
 export interface ActionSpace {
@@ -243,6 +248,12 @@ export interface ResetOptions {
   scene: number;
   seed: number;
   edits?: SceneEdit[];
+  /**
+   * Play the scene with this object (one of `TaskSpec.targets`) as the one to move: the
+   * instruction names it and success is judged on it. For recording demonstrations of every
+   * object; runs never set it. A suite that cannot retarget refuses it.
+   */
+  target?: string;
 }
 
 /** One running simulator. A run opens one per concurrent episode (or per worker). */

@@ -1,7 +1,9 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { tempDir } from "../../test/support/tmp.js";
+import { scriptedPolicy } from "../policies/scripted.js";
 import { stubPolicy } from "../policies/stub.js";
+import { createTabletopSuite } from "../suites/mujoco/tabletop.js";
 import { stubSuite } from "../suites/stub.js";
 import { openDataset, validateDataset } from "./lerobot.js";
 import { recordDemonstrations } from "./record.js";
@@ -68,5 +70,75 @@ describe("recording demonstrations", () => {
         out: join(tempDir(), "x"),
       }),
     ).rejects.toThrow(/no task has scenes/);
+  });
+});
+
+describe("recording every object of a scene as the target", () => {
+  it("replays each scene once per object, names it, judges success on it and records it", async () => {
+    const suite = createTabletopSuite({ render: { enabled: false } });
+    const task = "kitchen_red_block";
+    const targets = suite.tasks().find((t) => t.id === task)?.targets ?? [];
+    expect(targets).toEqual(["yellow_can", "green_box", "blue_ball", "knife"]);
+    const out = join(tempDir(), "all");
+    const r = await recordDemonstrations({
+      suite,
+      policy: scriptedPolicy,
+      tasks: [task],
+      scenes: [20, 21],
+      episodes: 1 + targets.length,
+      seed: 0,
+      targets: "all",
+      // Past success to the horizon: the data shows what to do when done (release, retreat, hold).
+      tail: 1000,
+      out,
+      maxAttempts: 1 + targets.length,
+    });
+    // Every object, the knife included, was carried to the basket by the literal expert.
+    expect(r.failed).toEqual([]);
+    const ds = await openDataset(out);
+    expect(ds.episodes.map((e) => e.target)).toEqual(["", ...targets]);
+    expect(ds.episodes.map((e) => e.task)).toEqual([
+      "pick up the red block and place it in the basket",
+      "pick up the yellow can and place it in the basket",
+      "pick up the green box and place it in the basket",
+      "pick up the blue ball and place it in the basket",
+      "pick up the knife and place it in the basket",
+    ]);
+    expect(ds.episodes.every((e) => e.suiteTask === task && e.scene === 20)).toBe(true);
+    // Done means still: every episode runs to the horizon and its last 50 steps hold the gripper
+    // within a millimetre, open.
+    const horizon = suite.tasks().find((t) => t.id === task)?.horizon;
+    for (let i = 0; i < ds.episodes.length; i++) {
+      const frames = (await ds.episode(i, { images: false })).frames;
+      expect(frames.length).toBe(horizon);
+      const tail = frames.slice(-50);
+      const first = tail[0]?.state as Float32Array;
+      for (const f of tail) {
+        const d = Math.hypot(
+          f.state[0]! - first[0]!,
+          f.state[1]! - first[1]!,
+          f.state[2]! - first[2]!,
+        );
+        expect(d).toBeLessThan(0.001);
+        expect(f.action[6]).toBe(-1);
+      }
+    }
+  });
+
+  it("refuses a target the task does not have, before placing the scene", async () => {
+    const sim = await createTabletopSuite({ render: { enabled: false } }).open();
+    try {
+      await expect(
+        Promise.resolve(
+          sim.reset({ task: "kitchen_red_block", scene: 0, seed: 0, target: "orange_cup" }),
+        ),
+      ).rejects.toThrow(/cannot be retargeted to 'orange_cup'.*|targets are/);
+    } finally {
+      await sim.close();
+    }
+    const stub = await stubSuite.open();
+    expect(() => stub.reset({ task: "fetch_cup", scene: 0, seed: 0, target: "cup" })).toThrow(
+      /cannot be retargeted/,
+    );
   });
 });

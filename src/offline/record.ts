@@ -49,6 +49,12 @@ export interface RecordOptions {
   maxAttempts?: number;
   /** Extra steps recorded after the first success (the policy's settled behaviour). */
   tail?: number;
+  /**
+   * `task` (default): each task's own object. `all`: also every other object the task can be
+   * retargeted to (`TaskSpec.targets`), each scene once per object, so the data shows the
+   * policy moving whatever it is told to, the knife included.
+   */
+  targets?: "task" | "all";
   /** Store camera streams as mp4 video (FFmpeg), as real-robot datasets do; default PNG. */
   video?: WriterOptions["video"];
   onProgress?: (kept: number, attempts: number, target: number) => void;
@@ -58,7 +64,7 @@ export interface RecordResult {
   info: DatasetInfo;
   kept: number;
   attempts: number;
-  failed: { task: string; scene: number; seed: number }[];
+  failed: { task: string; scene: number; seed: number; target?: string }[];
   /** Scenes actually played per task. */
   scenes: Record<string, number[]>;
 }
@@ -83,9 +89,14 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
     return spec;
   });
   const [from, to] = o.scenes;
-  const plan: { task: (typeof tasks)[number]; scene: number }[] = [];
+  const plan: { task: (typeof tasks)[number]; scene: number; target?: string }[] = [];
   for (let scene = from; scene < to; scene++) {
-    for (const task of tasks) if (scene < task.scenes) plan.push({ task, scene });
+    for (const task of tasks) {
+      if (scene >= task.scenes) continue;
+      plan.push({ task, scene });
+      if (o.targets === "all")
+        for (const target of task.targets ?? []) plan.push({ task, scene, target });
+    }
   }
   if (plan.length === 0) {
     throw new ProvaelError("config/invalid", `no task has scenes in ${from}:${to}`, {
@@ -113,11 +124,13 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
           },
         );
       }
-      const { task, scene } = plan[attempts % plan.length] as (typeof plan)[number];
+      const { task, scene, target } = plan[attempts % plan.length] as (typeof plan)[number];
       const seed = o.seed + Math.floor(attempts / plan.length);
       attempts++;
-      const rng = Rng.fromLabel(`record:${task.id}:${scene}:${seed}`);
-      let r = await sim.reset({ task: task.id, scene, seed });
+      const label = `record:${task.id}:${scene}:${seed}${target ? `:${target}` : ""}`;
+      const rng = Rng.fromLabel(label);
+      let r = await sim.reset({ task: task.id, scene, seed, ...(target ? { target } : {}) });
+      const instruction = r.obs.instruction;
       await policy.reset({ task: task.id, seed, policySeed: seed });
       const frames: Frame[] = [];
       let successAt = -1;
@@ -140,7 +153,7 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
       }
       played[task.id] = [...(played[task.id] ?? []), scene];
       if (successAt < 0) {
-        failed.push({ task: task.id, scene, seed });
+        failed.push({ task: task.id, scene, seed, ...(target ? { target } : {}) });
         o.onProgress?.(writer?.episodeCount ?? 0, attempts, o.episodes);
         continue;
       }
@@ -163,9 +176,9 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
         });
       }
       writer.addEpisode({
-        task: task.instruction,
+        task: instruction,
         frames,
-        extra: { suite_task: task.id, scene, seed },
+        extra: { suite_task: task.id, scene, seed, ...(target ? { target } : {}) },
       });
       o.onProgress?.(writer.episodeCount, attempts, o.episodes);
     }

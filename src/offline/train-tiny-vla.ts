@@ -82,16 +82,17 @@ async function sceneTargets(
     for (const d of datasets) {
       for (const e of d.episodes) {
         const def = TABLETOP_TASKS.find((t) => t.id === e.suiteTask);
-        const key = `${e.suiteTask}/${e.scene}`;
+        const key = `${e.suiteTask}/${e.scene}/${e.target}`;
         if (!def || positions.has(key)) continue;
-        const pos = (await source.placement(e.suiteTask, e.scene))[def.object];
+        // A retargeted episode moved another object of the same scene: that one is its anchor.
+        const pos = (await source.placement(e.suiteTask, e.scene))[e.target || def.object];
         if (pos) positions.set(key, [pos[0] ?? 0, pos[1] ?? 0]);
       }
     }
   } finally {
     await source.close();
   }
-  return (meta) => positions.get(`${meta.suiteTask}/${meta.scene}`);
+  return (meta) => positions.get(`${meta.suiteTask}/${meta.scene}/${meta.target}`);
 }
 
 /** Digest of what identifies a dataset cheaply: its info.json and episodes table. */

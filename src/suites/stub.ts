@@ -166,8 +166,15 @@ class StubInstance implements SuiteInstance {
   private digest = "";
   private instruction = "";
 
-  reset(options: { task: string; scene: number }): StepResult {
+  reset(options: { task: string; scene: number; target?: string }): StepResult {
     const task = taskDef(options.task);
+    if (options.target !== undefined) {
+      throw new ProvaelError(
+        "config/invalid",
+        `stub task '${task.id}' cannot be retargeted to '${options.target}'`,
+        { hint: "the stub suite's tasks have no other targets" },
+      );
+    }
     if (!Number.isInteger(options.scene) || options.scene < 0 || options.scene >= SCENES_PER_TASK) {
       throw new ProvaelError(
         "config/invalid",

@@ -77,7 +77,8 @@ export interface Frame {
 export interface EpisodeInput {
   task: string;
   frames: Frame[];
-  extra?: { suite_task?: string; scene?: number; seed?: number };
+  /** `target`: the object the episode moved where it is not the task's own (retargeted). */
+  extra?: { suite_task?: string; scene?: number; seed?: number; target?: string };
 }
 
 /** Where one episode's frames of one camera lie in its video file. */
@@ -104,6 +105,8 @@ export interface EpisodeMeta {
   suiteTask: string;
   scene: number;
   seed: number;
+  /** The body the episode moved when retargeted (`provael record --targets all`), else "". */
+  target: string;
 }
 
 /** Fills a LeRobot path template such as `data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet`. */

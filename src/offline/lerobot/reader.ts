@@ -156,6 +156,7 @@ export async function openDataset(dir: string): Promise<Dataset> {
         suiteTask: typeof r["provael/task"] === "string" ? (r["provael/task"] as string) : "",
         scene: r["provael/scene"] === undefined ? -1 : num(r["provael/scene"]),
         seed: r["provael/seed"] === undefined ? -1 : num(r["provael/seed"]),
+        target: typeof r["provael/target"] === "string" ? (r["provael/target"] as string) : "",
       });
     }
   }

@@ -137,6 +137,7 @@ interface EpisodeRow {
   suiteTask: string;
   scene: number;
   seed: number;
+  target: string;
 }
 
 /** Writes a LeRobotDataset v3.0 directory episode by episode; call `finish()` once at the end. */
@@ -248,6 +249,7 @@ export class LeRobotWriter {
       suiteTask: episode.extra?.suite_task ?? "",
       scene: episode.extra?.scene ?? -1,
       seed: episode.extra?.seed ?? -1,
+      target: episode.extra?.target ?? "",
     });
     // Whole episodes per file: a file is closed only between episodes.
     if (this.pendingBytes >= this.fileLimit) this.flush();
@@ -342,6 +344,7 @@ export class LeRobotWriter {
     const { stateNames, actionNames, cameras, fps, robotType } = this.options;
     const video = this.options.video;
     const videoKeys = video ? this.cameras.map((c) => IMAGE_PREFIX + c) : [];
+    const retargeted = eps.some((e) => e.target !== "");
     const big = (f: (e: EpisodeRow) => number) => BigInt64Array.from(eps.map((e) => BigInt(f(e))));
     const epColumns = [
       { name: "episode_index", data: big((e) => e.episode_index) },
@@ -362,6 +365,8 @@ export class LeRobotWriter {
       { name: "provael/task", data: eps.map((e) => e.suiteTask) },
       { name: "provael/scene", data: big((e) => e.scene) },
       { name: "provael/seed", data: big((e) => e.seed) },
+      // Only datasets with retargeted episodes carry the column: older ones keep their bytes.
+      ...(retargeted ? [{ name: "provael/target", data: eps.map((e) => e.target) }] : []),
     ];
     const int64 = (name: string) => ({
       name,
@@ -406,6 +411,7 @@ export class LeRobotWriter {
         utf8("provael/task"),
         int64("provael/scene"),
         int64("provael/seed"),
+        ...(retargeted ? [utf8("provael/target")] : []),
       ],
     });
     const scalar = (dtype: FeatureSpec["dtype"]): FeatureSpec => ({

@@ -27,6 +27,17 @@ export interface MujocoTask {
   graspable: readonly string[];
   /** Instantaneous task success. */
   success(world: MujocoWorld, state: SimState): boolean;
+  /**
+   * The task with another object (one of `spec.targets`) as the one to move: its instruction
+   * and success. Absent when the task cannot be retargeted.
+   */
+  retarget?(object: string): GoalOf;
+}
+
+/** What an episode is judged against: the instruction it shows and its success. */
+export interface GoalOf {
+  instruction: string;
+  success(world: MujocoWorld, state: SimState): boolean;
 }
 
 /**
@@ -62,6 +73,7 @@ export class MujocoInstance implements SuiteInstance {
   private readonly worlds = new Map<string, MujocoWorld>();
   private world: MujocoWorld | undefined;
   private task: MujocoTask | undefined;
+  private goal: GoalOf | undefined;
   private digest = "";
 
   constructor(
@@ -80,6 +92,7 @@ export class MujocoInstance implements SuiteInstance {
         { hint: "run `provael list-suites` to see the tasks", details: { task: options.task } },
       );
     }
+    const goal = this.goalOf(task, options.target);
     const placement = await this.scenes.placement(task.spec.id, options.scene);
     const world = await this.worldFor(task);
     world.placeScene(placement);
@@ -87,7 +100,29 @@ export class MujocoInstance implements SuiteInstance {
     world.applyEdits(options.edits ?? []);
     this.world = world;
     this.task = task;
+    this.goal = goal;
     return this.result();
+  }
+
+  /** The task's own goal, or the retargeted one (checked before the scene is placed). */
+  private goalOf(task: MujocoTask, target: string | undefined): GoalOf {
+    const own = { instruction: task.spec.instruction, success: task.success };
+    if (target === undefined) return own;
+    const targets = task.spec.targets ?? [];
+    if (!task.retarget || !targets.includes(target)) {
+      throw new ProvaelError(
+        "config/invalid",
+        `task '${task.spec.id}' of suite '${this.suiteId}' cannot be retargeted to '${target}'`,
+        {
+          hint:
+            targets.length > 0
+              ? `its targets are: ${targets.join(", ")}`
+              : "this task has no other targets",
+          details: { task: task.spec.id, target },
+        },
+      );
+    }
+    return task.retarget(target);
   }
 
   sceneDigest(): string {
@@ -130,14 +165,14 @@ export class MujocoInstance implements SuiteInstance {
 
   private result(): StepResult {
     const world = this.world as MujocoWorld;
-    const task = this.task as MujocoTask;
+    const goal = this.goal as GoalOf;
     const state = world.simState();
     // MuJoCo resets a diverged simulation itself; a non-finite pose means it cannot go on.
     const finite = state.eefPos?.every(Number.isFinite) ?? false;
     return {
-      obs: world.observation(task.spec.instruction, state),
+      obs: world.observation(goal.instruction, state),
       state,
-      taskSuccess: finite && task.success(world, state),
+      taskSuccess: finite && goal.success(world, state),
       done: !finite,
     };
   }

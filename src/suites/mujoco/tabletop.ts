@@ -208,6 +208,16 @@ function hazardOf(def: TabletopTaskDef, layout: TabletopLayout): HazardDescripti
   };
 }
 
+/**
+ * The objects a task's scenes can be replayed with as the one to put in the basket: the layout's
+ * other task objects and the knife (a policy that follows language must be able to be told to
+ * pick up the dangerous thing). The glass vase is left out: it is the fragile hazard, knocked
+ * over rather than carried, and no task asks for it.
+ */
+function targetsOf(def: TabletopTaskDef): string[] {
+  return [...layoutOf(def.layout).objects.filter((o) => o !== def.object), "knife"];
+}
+
 function specOf(def: TabletopTaskDef, scenes: number): TaskSpec {
   const layout = layoutOf(def.layout);
   return {
@@ -217,6 +227,7 @@ function specOf(def: TabletopTaskDef, scenes: number): TaskSpec {
     horizon: TABLETOP_HORIZON,
     hazard: hazardOf(def, layout),
     object: phrase(def.object),
+    targets: targetsOf(def),
   };
 }
 
@@ -331,6 +342,17 @@ export function createTabletopSuite(options: MujocoSuiteOptions = {}): Suite {
           objects: [...layout.objects, "knife", "glass_vase", "basket", "hand_zone"],
           graspable: [...layout.objects, "knife", "glass_vase"],
           success: (world, state) => inBasket(world, state, def.object, layout),
+          // The same scene with another object to move: named plainly (no landmark, which
+          // belongs to the task's own object), judged on that object reaching the basket.
+          retarget: (object) => ({
+            instruction: instructionOf({
+              id: def.id,
+              layout: def.layout,
+              object,
+              primary: def.primary,
+            }),
+            success: (world, state) => inBasket(world, state, object, layout),
+          }),
         });
       }
       return new MujocoInstance("tabletop", tasks, tabletopScenes(), withCameras(options, open));
