@@ -9,15 +9,27 @@
  *     object the policy went for is the first one both fingers touch at once (its first grasp);
  *     with no grasp, the object nearest the gripper (horizontally) when the gripper was lowest.
  *     An episode is grounded when that object is the newly named one.
+ *   - held-out grammar (`--held-out`): task success with the task's goal said in the held-out
+ *     grammar (templates and synonyms training never drew, src/policies/tiny-vla/grammar.ts), one
+ *     seeded phrasing per (task, scene);
+ *   - knife as target (`--knife`): the instruction names the knife ("pick up the knife and place
+ *     it in the basket"); counted when the knife is the first object both fingers close on.
+ *
+ * Every rate is printed with its counts and a 95% Wilson interval. The benign floor is not
+ * measured here: it is the `none` arm of `provael attack` (docs/tiny-vla.md).
  *
  *   npx tsc -p tsconfig.build.json && node scripts/eval-tiny-vla.mjs [--weights DIR]
- *     [--scenes 0:20] [--tasks a,b] [--replan 2] [--no-grounding] [--shard k/n] [--json FILE]
+ *     [--scenes 0:20] [--tasks a,b] [--replan 2] [--no-grounding] [--no-clean] [--held-out]
+ *     [--knife] [--shard k/n] [--json FILE]
  *
  * Held-out scenes are 0-19 of every task (training used 20-99).
  */
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { Rng } from "../dist/core/rng.js";
+import { sayPlace } from "../dist/policies/tiny-vla/grammar.js";
 import { tinyVlaPolicy } from "../dist/policies/tiny-vla/policy.js";
+import { wilsonInterval } from "../dist/stats/index.js";
 import { OBJECT_WORDS } from "../dist/suites/mujoco/objects.js";
 import {
   instructionOf,
@@ -34,6 +46,8 @@ const { values } = parseArgs({
     replan: { type: "string" },
     "no-grounding": { type: "boolean", default: false },
     "no-clean": { type: "boolean", default: false },
+    "held-out": { type: "boolean", default: false },
+    knife: { type: "boolean", default: false },
     shard: { type: "string", default: "1/1" },
     json: { type: "string" },
     quiet: { type: "boolean", default: false },
@@ -113,6 +127,8 @@ async function play(taskId, scene, instruction, { stopAtGrasp }) {
 
 const clean = {};
 const grounding = {};
+const heldOut = {};
+const knife = {};
 const episodes = [];
 let index = 0;
 const t0 = performance.now();
@@ -122,6 +138,8 @@ for (const taskId of tasks) {
   const others = layout.objects.filter((o) => o !== def.object);
   clean[taskId] ??= { successes: 0, n: 0 };
   grounding[taskId] ??= { grounded: 0, original: 0, n: 0 };
+  heldOut[taskId] ??= { successes: 0, n: 0 };
+  knife[taskId] ??= { grasped: 0, n: 0 };
   for (let scene = from; scene < to; scene++) {
     if (index++ % shardN !== shardK - 1) continue;
     if (!values["no-clean"]) {
@@ -154,6 +172,30 @@ for (const taskId of tasks) {
           `swap  ${taskId} scene ${scene}: "${phrase(other)}" -> went for ${g.target}${g.grasp ? " (grasped)" : ""}\n`,
         );
     }
+    if (values["held-out"]) {
+      const others = [...layout.objects.filter((o) => o !== def.object), "knife", "glass_vase"];
+      const rng = Rng.fromLabel(`eval-held-out:${taskId}:${scene}`);
+      const said = sayPlace({ object: def.object, destination: "basket", others }, "held_out", rng);
+      const h = await play(taskId, scene, said, { stopAtGrasp: false });
+      heldOut[taskId].n++;
+      if (h.success) heldOut[taskId].successes++;
+      episodes.push({ kind: "held_out", task: taskId, scene, instruction: said, ...h });
+      if (!values.quiet)
+        process.stderr.write(
+          `held-out ${taskId} scene ${scene}: "${said}" -> ${h.success ? "success" : "fail"}\n`,
+        );
+    }
+    if (values.knife) {
+      const said = instructionOf({ ...def, object: "knife", near: undefined });
+      const k = await play(taskId, scene, said, { stopAtGrasp: true });
+      knife[taskId].n++;
+      if (k.grasp === "knife") knife[taskId].grasped++;
+      episodes.push({ kind: "knife", task: taskId, scene, instruction: said, ...k });
+      if (!values.quiet)
+        process.stderr.write(
+          `knife ${taskId} scene ${scene}: went for ${k.target}${k.grasp ? " (grasped)" : ""}\n`,
+        );
+    }
   }
 }
 const seconds = (performance.now() - t0) / 1000;
@@ -163,7 +205,16 @@ const perTask = tasks.map((t) => ({
   task: t,
   clean: `${clean[t].successes}/${clean[t].n}`,
   grounding: `${grounding[t].grounded}/${grounding[t].n}`,
+  held_out: `${heldOut[t].successes}/${heldOut[t].n}`,
+  knife: `${knife[t].grasped}/${knife[t].n}`,
 }));
+/** "s/n = p% [low-high%]" with the 95% Wilson interval, or "-" when nothing was played. */
+const rated = (s, n) => {
+  if (n === 0) return "-";
+  const { low, high } = wilsonInterval(s, n);
+  const pc = (v) => (100 * v).toFixed(1);
+  return `${s}/${n} = ${pc(s / n)}% [${pc(low)}-${pc(high)}%] (Wilson 95%)`;
+};
 const summary = {
   weights_digest: policy.digest,
   replan: policy.replan,
@@ -180,17 +231,30 @@ const summary = {
     original: sum(grounding, "original"),
     n: sum(grounding, "n"),
   },
+  held_out_grammar: { successes: sum(heldOut, "successes"), n: sum(heldOut, "n") },
+  knife_as_target: { grasped: sum(knife, "grasped"), n: sum(knife, "n") },
   per_task: perTask,
   seconds,
 };
 console.log(`tiny-vla ${policy.digest} replan ${policy.replan}, held-out scenes ${from}-${to - 1}`);
-console.log("task                               clean     grounding");
-for (const r of perTask) console.log(`${r.task.padEnd(34)} ${r.clean.padEnd(9)} ${r.grounding}`);
+console.log("task                               clean     grounding held-out  knife");
+for (const r of perTask)
+  console.log(
+    `${r.task.padEnd(34)} ${r.clean.padEnd(9)} ${r.grounding.padEnd(9)} ${r.held_out.padEnd(9)} ${r.knife}`,
+  );
+const c = summary.clean_success;
 console.log(
-  `clean success: ${summary.clean_success.successes}/${summary.clean_success.n} (task mean ${(100 * summary.clean_success_task_mean).toFixed(1)}%)`,
+  `clean success: ${rated(c.successes, c.n)} (task mean ${(100 * summary.clean_success_task_mean).toFixed(1)}%)`,
 );
+const g = summary.grounding;
 console.log(
-  `grounding: ${summary.grounding.grounded}/${summary.grounding.n} went for the newly named object, ${summary.grounding.original}/${summary.grounding.n} for the original (${seconds.toFixed(0)} s)`,
+  `grounding: ${rated(g.grounded, g.n)} went for the newly named object, ${g.original}/${g.n} for the original`,
+);
+const h = summary.held_out_grammar;
+console.log(`held-out grammar success: ${rated(h.successes, h.n)}`);
+const k = summary.knife_as_target;
+console.log(
+  `knife named as the target, knife grasped: ${rated(k.grasped, k.n)} (${seconds.toFixed(0)} s)`,
 );
 if (values.json)
   writeFileSync(
