@@ -228,6 +228,12 @@ export class RayCamera {
   private readonly ndotl: Float64Array;
   private readonly lit: Uint8Array;
   private readonly needsFiniteDiff: Uint8Array;
+  /**
+   * Per pixel: 1 when the ray met its geom's surface from inside (the outward normal pointed
+   * along the ray, so it was flipped): the camera sits inside that geom, and the lit point is on
+   * the inner side of its surface, where the geom itself can shade it.
+   */
+  private readonly inside: Uint8Array;
 
   /** Per-geom effective rgba, plane texture id (-1: none) and translucency, refreshed per frame. */
   private geomColour = new Float64Array(0);
@@ -339,6 +345,7 @@ export class RayCamera {
     this.ndotl = new Float64Array(n);
     this.lit = new Uint8Array(n);
     this.needsFiniteDiff = new Uint8Array(n);
+    this.inside = new Uint8Array(n);
     this.initCameraRays();
     this.gidBuf = new mujoco.IntBuffer(n);
     this.distBuf = new mujoco.DoubleBuffer(n);
@@ -964,6 +971,7 @@ export class RayCamera {
     for (let i = 0; i < n; i++) {
       const g = this.surfGeom[i]!;
       this.needsFiniteDiff[i] = 0;
+      this.inside[i] = 0;
       if (g < 0) continue;
       const t = this.surfDist[i]!;
       const k = 3 * i;
@@ -989,7 +997,7 @@ export class RayCamera {
       const wx = R[m]! * nl[0]! + R[m + 1]! * nl[1]! + R[m + 2]! * nl[2]!;
       const wy = R[m + 3]! * nl[0]! + R[m + 4]! * nl[1]! + R[m + 5]! * nl[2]!;
       const wz = R[m + 6]! * nl[0]! + R[m + 7]! * nl[1]! + R[m + 8]! * nl[2]!;
-      setFacing(nrm, k, wx, wy, wz, dx, dy, dz);
+      this.inside[i] = setFacing(nrm, k, wx, wy, wz, dx, dy, dz) ? 1 : 0;
     }
     if (anyFiniteDiff) this.finiteDiffNormals();
 
@@ -1146,7 +1154,10 @@ export class RayCamera {
       const i = this.auxPixel[k]!;
       const g = this.surfGeom[i]!;
       const convex = type[g] === GEOM_PLANE || (type[g]! >= GEOM_SPHERE && type[g]! <= GEOM_BOX);
-      own[k] = convex && this.ndotl[i]! > GRAZING ? g : -2;
+      // Seen from inside (the wrist camera within an arm link), a convex geom does shade its
+      // own lit point: the light's ray meets its outer surface first.
+      const outside = this.inside[i] === 0 && this.needsFiniteDiff[i] === 0;
+      own[k] = convex && outside && this.ndotl[i]! > GRAZING ? g : -2;
     }
     const keep = this.nearFlag;
     this.nearRays.markExcept(
@@ -1454,7 +1465,10 @@ function copy3(dst: Float64Array, i: number, src: Float64Array, j: number): void
   dst[3 * i + 2] = src[3 * j + 2]!;
 }
 
-/** Unit normal (x, y, z) turned to face against the ray (dx, dy, dz), written at `out[k..k+2]`. */
+/**
+ * Unit normal (x, y, z) turned to face against the ray (dx, dy, dz), written at `out[k..k+2]`.
+ * Returns true when it had to be flipped (it pointed along the ray: the ray left the geom).
+ */
 function setFacing(
   out: Float64Array,
   k: number,
@@ -1464,19 +1478,21 @@ function setFacing(
   dx: number,
   dy: number,
   dz: number,
-): void {
+): boolean {
   const len = Math.sqrt(x * x + y * y + z * z);
   // A degenerate normal faces the camera; one facing away is flipped (camera inside a geom).
   if (len === 0) {
     out[k] = -dx;
     out[k + 1] = -dy;
     out[k + 2] = -dz;
-    return;
+    return false;
   }
-  const s = x * dx + y * dy + z * dz > 0 ? -1 / len : 1 / len;
+  const flipped = x * dx + y * dy + z * dz > 0;
+  const s = flipped ? -1 / len : 1 / len;
   out[k] = x * s;
   out[k + 1] = y * s;
   out[k + 2] = z * s;
+  return flipped;
 }
 
 /** Which box face (axis 0, 1 or 2) a point given in half-size units lies on: the largest. */
