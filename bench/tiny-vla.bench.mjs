@@ -34,7 +34,7 @@ if (existsSync(join(SHIPPED_WEIGHTS_DIR, "weights.bin"))) {
   });
   const rt = await TinyVlaRuntime.create({
     config: cfg,
-    tokenizer: tok,
+    text: tok,
     weights: initWeights(cfg, Rng.fromLabel("bench")),
   });
   inst = new TinyVlaInstance(rt, "untrained", 1);

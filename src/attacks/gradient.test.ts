@@ -96,7 +96,7 @@ describe("gradient_patch", () => {
     );
     const rt = await TinyVlaRuntime.create({
       config: cfg,
-      tokenizer: tok,
+      text: tok,
       weights: initWeights(cfg, Rng.fromLabel("pgd")),
     });
     const policy = new TinyVlaInstance(rt, "sha256:test", 1);

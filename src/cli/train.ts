@@ -3,7 +3,9 @@ import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
 import { trainTinyVlaFromDatasets } from "../offline/train-tiny-vla.js";
 import { SHIPPED_MODEL } from "../policies/tiny-vla/model.js";
-import { integer, list } from "./parse.js";
+import { TEXT_UNITS_KINDS } from "../policies/tiny-vla/text-encoders.js";
+import type { TextUnitsKind } from "../policies/tiny-vla/text-units.js";
+import { choice, integer, list } from "./parse.js";
 
 interface TrainFlags {
   data: string[];
@@ -18,6 +20,7 @@ interface TrainFlags {
   stateNoise: number;
   locatorSteps: number;
   imageSize?: number;
+  textUnits?: TextUnitsKind;
   init?: string;
   cache?: string;
   json?: boolean;
@@ -107,6 +110,11 @@ export function registerTrain(program: Command): void {
       "network input size (default 64)",
       integer("--image-size", { min: 8 }),
     )
+    .option(
+      "--text-units <kind>",
+      "how the instruction is read: words (a vocabulary of the data's words, unknown words are <unk>) or subword (each word's hashed id and character 3- to 5-grams, 2048 buckets); default words, with --init the initial model's",
+      choice("--text-units", TEXT_UNITS_KINDS),
+    )
     .option("--init <dir>", "start from these weights (fine-tuning)")
     .option("--cache <dir>", "keep the decoded training set here and reuse it on the next run")
     .option("--json", "print a JSON summary")
@@ -143,6 +151,7 @@ export function registerTrain(program: Command): void {
             ...SHIPPED_MODEL,
             ...(flags.imageSize ? { imageSize: flags.imageSize } : {}),
           },
+          ...(flags.textUnits ? { textUnits: flags.textUnits } : {}),
           ...(flags.init ? { initFrom: flags.init } : {}),
           ...(flags.cache ? { cacheDir: flags.cache } : {}),
           clock: systemClock,

@@ -9,13 +9,13 @@
  * so the held-out scenes stay held out.
  *
  * @example
- *   const set = await buildLocatorSet(datasets, tokenizer, config);
+ *   const set = await buildLocatorSet(datasets, textUnits, config);
  */
 
 import { ProvaelError } from "../core/errors.js";
 import type { Vec3 } from "../core/types.js";
 import { locatorConfig, type TinyVlaConfig } from "../policies/tiny-vla/model.js";
-import type { Tokenizer } from "../policies/tiny-vla/tokenizer.js";
+import { encodeAll, type TextUnits, unitsLayout } from "../policies/tiny-vla/text-units.js";
 import type { LocatorSet } from "../policies/tiny-vla/train.js";
 import { projectPoint } from "../suites/mujoco/camera-model.js";
 import {
@@ -36,7 +36,7 @@ function withoutLandmark(def: TabletopTaskDef, object: string): TabletopTaskDef 
 
 export async function buildLocatorSet(
   datasets: Dataset[],
-  tokenizer: Tokenizer,
+  text: TextUnits,
   cfg: TinyVlaConfig,
   onProgress?: (done: number, total: number) => void,
 ): Promise<LocatorSet> {
@@ -63,7 +63,7 @@ export async function buildLocatorSet(
   });
   const sim = await suite.open();
   const images: Uint8Array[] = [];
-  const tokens: Int32Array[] = [];
+  const instructions: string[] = [];
   const world: number[] = [];
   const pixel: number[] = [];
   let done = 0;
@@ -83,7 +83,7 @@ export async function buildLocatorSet(
           object === def.object ? instructionOf(def) : instructionOf(withoutLandmark(def, object));
         const p = model ? projectPoint(model, [pos[0], pos[1], pos[2]] as Vec3, size, size) : null;
         images.push(img.data);
-        tokens.push(tokenizer.encode(words));
+        instructions.push(words);
         world.push(pos[0], pos[1]);
         pixel.push(p ? p.col / size : Number.NaN, p ? p.row / size : Number.NaN);
       }
@@ -97,16 +97,12 @@ export async function buildLocatorSet(
   images.forEach((d, i) => {
     all.set(d, i * S);
   });
-  const L = cfg.maxTokens;
-  const tok = new Int32Array(tokens.length * L);
-  tokens.forEach((t, i) => {
-    tok.set(t, i * L);
-  });
   return {
     size,
     count: images.length,
     images: all,
-    tokens: tok,
+    tokens: encodeAll(text, instructions),
+    text: unitsLayout(text),
     world: Float32Array.from(world),
     pixel: Float32Array.from(pixel),
   };

@@ -7,7 +7,7 @@ import { createTabletopSuite } from "../suites/mujoco/tabletop.js";
 import { stubSuite } from "../suites/stub.js";
 import { openDataset, validateDataset } from "./lerobot.js";
 import { recordDemonstrations } from "./record.js";
-import { buildTrainingSet } from "./training-data.js";
+import { buildTrainingSet, loadTrainingSet, saveTrainingSet } from "./training-data.js";
 
 describe("recording demonstrations", () => {
   it("keeps successful episodes of the given scenes and writes a valid dataset", async () => {
@@ -55,8 +55,30 @@ describe("recording demonstrations", () => {
     expect(Array.from(built.set.targets.subarray(0, A))).toEqual(
       Array.from(ep.frames[0]?.action ?? []),
     );
-    expect(built.tokenizer.vocabulary).toContain("cup");
+    expect(built.text.kind).toBe("words");
+    expect(built.text.unknown("cup")).toEqual([]);
     expect(built.stats.actionScale.every((s) => s >= 0.05)).toBe(true);
+
+    // Subword units: rows of maxWords x perWord ids, and the cache keeps which units they are.
+    const subword = { buckets: 256, minN: 3, maxN: 5, maxWords: 6, perWord: 8 };
+    const sub = await buildTrainingSet([ds], {
+      imageSize: 4,
+      chunk: 4,
+      maxTokens: 8,
+      subword,
+      cameras: ["agentview"],
+      stateFeatures: "raw",
+    });
+    expect(sub.set.text).toEqual({ kind: "subword", size: 256, slots: 6, perWord: 8 });
+    expect(sub.set.tokens.length).toBe(sub.instructions.length * 6 * 8);
+    const cache = join(tempDir(), "set.cache");
+    saveTrainingSet(cache, "k", sub);
+    const back = loadTrainingSet(cache, "k");
+    expect(back?.text.toJson()).toEqual({ kind: "subword", ...subword });
+    expect(back?.set.text).toEqual(sub.set.text);
+    expect(back?.set.tokens).toEqual(sub.set.tokens);
+    saveTrainingSet(cache, "k", built);
+    expect(loadTrainingSet(cache, "k")?.text.toJson()).toEqual(built.text.toJson());
   });
 
   it("refuses a scene range no task has", async () => {

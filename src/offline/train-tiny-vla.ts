@@ -17,13 +17,16 @@ import {
   type TinyVlaConfig,
   type Weights,
 } from "../policies/tiny-vla/model.js";
+import { SubwordEncoder } from "../policies/tiny-vla/subword.js";
+import { DEFAULT_SUBWORD } from "../policies/tiny-vla/text-encoders.js";
+import { encodeAll, type TextUnitsKind, unitsLayout } from "../policies/tiny-vla/text-units.js";
 import {
   type LossRecord,
   type TrainOptions,
   trainLocator,
   trainTinyVla,
 } from "../policies/tiny-vla/train.js";
-import { loadWeights, saveWeights } from "../policies/tiny-vla/weights.js";
+import { type LoadedWeights, loadWeights, saveWeights } from "../policies/tiny-vla/weights.js";
 import { TABLETOP_TASKS, tabletopScenes } from "../suites/mujoco/tabletop.js";
 import { type Dataset, type EpisodeMeta, openDataset } from "./lerobot.js";
 import { buildLocatorSet } from "./locator-data.js";
@@ -36,9 +39,15 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
   out: string;
   /** Network shape overrides (image size, widths, chunk). */
   model?: Partial<TinyVlaConfig>;
+  /**
+   * How the instruction is read: "words" (the v1 word tokenizer, a vocabulary of the data's
+   * words) or "subword" (hashed character n-grams, `DEFAULT_SUBWORD`). Default "words", or with
+   * `initFrom` the initial model's.
+   */
+  textUnits?: TextUnitsKind;
   /** Keep every `stride`-th frame. */
   stride?: number;
-  /** Start from the weights in this directory (fine-tuning; same vocabulary and shape). */
+  /** Start from the weights in this directory (fine-tuning; same text units and shape). */
   initFrom?: string;
   /** Directory for a cache of the decoded training set (reused when the data and shape match). */
   cacheDir?: string;
@@ -176,6 +185,23 @@ export async function trainTinyVlaFromDatasets(
     });
   }
   const t0 = o.clock.monotonic();
+  // Fine-tuning keeps the original text units, vocabulary and normalisation so the weights stay
+  // meaningful.
+  const prev: LoadedWeights | undefined = o.initFrom ? loadWeights(o.initFrom) : undefined;
+  if (prev && o.textUnits && o.textUnits !== prev.text.kind) {
+    throw new ProvaelError(
+      "config/invalid",
+      `the initial model reads ${prev.text.kind} text units, not ${o.textUnits}`,
+      { hint: "leave --text-units out when fine-tuning; the initial model's are kept" },
+    );
+  }
+  const subword = prev
+    ? prev.text instanceof SubwordEncoder
+      ? prev.text.config
+      : undefined
+    : o.textUnits === "subword"
+      ? DEFAULT_SUBWORD
+      : undefined;
   const datasets = await Promise.all(o.data.map((d) => openDataset(d)));
   const probe = defaultConfig(1, { stateMean: [], stateStd: [], actionScale: [] }, o.model ?? {});
   const buildOptions = {
@@ -185,6 +211,8 @@ export async function trainTinyVlaFromDatasets(
     cameras: probe.cameras,
     stateFeatures: probe.stateFeatures,
     stride: o.stride ?? 1,
+    // Only when chosen, so the cache keys of word-unit sets stay what they were.
+    ...(subword ? { subword } : {}),
   };
   const auxTarget = await sceneTargets(datasets);
   const key = digestJson({
@@ -206,30 +234,29 @@ export async function trainTinyVlaFromDatasets(
     }
   }
   let init: Weights | undefined;
-  let tokenizer = built.tokenizer;
+  let text = built.text;
   // Without auxiliary targets the auxiliary head would only be dead weight.
-  let config = defaultConfig(tokenizer.size, built.stats, {
+  let config = defaultConfig(text.size, built.stats, {
     ...(built.set.aux ? {} : { aux: 0 }),
     ...(o.model ?? {}),
+    maxTokens: text.slots,
   });
-  if (o.initFrom) {
-    // Fine-tuning keeps the original vocabulary and normalisation so the weights stay meaningful.
-    const prev = loadWeights(o.initFrom);
+  if (prev) {
     init = prev.weights;
-    tokenizer = prev.tokenizer;
+    text = prev.text;
     config = prev.config;
-    const unknown = built.instructions.flatMap((t) => tokenizer.unknown(t));
+    const unknown = built.instructions.flatMap((t) => prev.text.unknown(t));
     if (unknown.length > 0) {
       throw new ProvaelError(
         "config/invalid",
         `the data uses words the initial model lacks: ${[...new Set(unknown)].join(", ")}`,
       );
     }
-    const L = config.maxTokens;
-    const tokens = built.set.tokens;
-    built.instructions.forEach((t, k) => {
-      tokens.set(tokenizer.encode(t), k * L);
-    });
+    built = {
+      ...built,
+      text,
+      set: { ...built.set, tokens: encodeAll(text, built.instructions), text: unitsLayout(text) },
+    };
   }
   if ((config.auxMode === "absolute" || config.auxMode === "anchored") && built.set.aux) {
     const abs = absoluteTargets(built.set.aux, built.set.state, config.aux, config.stateDim);
@@ -270,7 +297,7 @@ export async function trainTinyVlaFromDatasets(
   if (config.locator) {
     // Second stage: the locator alone, on the first frame of every training scene (locator-data.ts).
     const steps = o.locatorSteps ?? 6000;
-    const locatorSet = await buildLocatorSet(datasets, tokenizer, config, (d, t) =>
+    const locatorSet = await buildLocatorSet(datasets, text, config, (d, t) =>
       o.onStage?.("load", d, t),
     );
     const trained = await trainLocator(locatorSet, config, weights, {
@@ -292,6 +319,7 @@ export async function trainTinyVlaFromDatasets(
     stride: o.stride ?? 1,
     shift: o.shift ?? 0,
     word_dropout: o.wordDropout ?? 0.05,
+    text_units: text.kind,
     state_noise: o.stateNoise ?? 0,
     anchor_noise: o.anchorNoise ?? null,
     datasets: o.data.map((d, i) => ({
@@ -302,9 +330,9 @@ export async function trainTinyVlaFromDatasets(
     samples: built.set.count,
     final_loss: result.history[result.history.length - 1]?.loss ?? null,
     ...(locator ? { locator } : {}),
-    ...(o.initFrom ? { init_from: loadWeights(o.initFrom).digest } : {}),
+    ...(prev ? { init_from: prev.digest } : {}),
   };
-  const digest = saveWeights(o.out, { config, tokenizer, weights, training });
+  const digest = saveWeights(o.out, { config, text, weights, training });
   const lossCurve = join(o.out, "loss-curve.svg");
   writeFileSync(
     lossCurve,

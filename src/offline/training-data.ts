@@ -1,12 +1,12 @@
 /**
  * Turns a LeRobotDataset v3.0 of demonstrations into the compact training set tiny-vla learns
- * from: both cameras area-resized to the network's input size, states, the instruction's tokens
- * and, per frame, the chunk of the next `chunk` actions (the episode's last action repeated past
- * its end).
+ * from: both cameras area-resized to the network's input size, states, the instruction's text
+ * unit ids (v1 words or subword units) and, per frame, the chunk of the next `chunk` actions
+ * (the episode's last action repeated past its end).
  *
  * @example
  *   const ds = await openDataset(dir);
- *   const { set, tokenizer, stats } = await buildTrainingSet([ds], { imageSize: 64, chunk: 4, maxTokens: 16 });
+ *   const { set, text, stats } = await buildTrainingSet([ds], { imageSize: 64, chunk: 4, maxTokens: 16 });
  */
 import { closeSync, existsSync, openSync, readSync, writeSync } from "node:fs";
 import { ProvaelError } from "../core/errors.js";
@@ -17,14 +17,25 @@ import {
   stateFeatures,
   type TinyVlaConfig,
 } from "../policies/tiny-vla/model.js";
-import { Tokenizer } from "../policies/tiny-vla/tokenizer.js";
+import type { SubwordConfig } from "../policies/tiny-vla/subword.js";
+import { buildTextUnits, textUnitsFromJson } from "../policies/tiny-vla/text-encoders.js";
+import {
+  encodeAll,
+  type TextUnits,
+  type TextUnitsJson,
+  unitsLayout,
+} from "../policies/tiny-vla/text-units.js";
+import type { TokenizerJson } from "../policies/tiny-vla/tokenizer.js";
 import type { TrainingSet } from "../policies/tiny-vla/train.js";
 import type { Dataset, EpisodeMeta } from "./lerobot.js";
 
 export interface BuildOptions {
   imageSize: number;
   chunk: number;
+  /** Words kept of an instruction by the word tokenizer. */
   maxTokens: number;
+  /** Subword text units with this config instead of the v1 word tokenizer. */
+  subword?: SubwordConfig;
   /** Cameras in network order (default: the dataset's, sorted). */
   cameras?: string[];
   /** How the network reads the state (its statistics are of these features). */
@@ -54,7 +65,7 @@ export interface TrainingStats {
 
 export interface BuiltTrainingSet {
   set: TrainingSet;
-  tokenizer: Tokenizer;
+  text: TextUnits;
   stats: TrainingStats;
   cameras: string[];
   instructions: string[];
@@ -100,7 +111,8 @@ export async function buildTrainingSet(
   const S = options.imageSize;
   const px = S * S * 3;
   const instructions = [...new Set(jobs.map(({ ds, e }) => ds.episodes[e]?.task ?? ""))].sort();
-  const tokenizer = Tokenizer.build(instructions, options.maxTokens);
+  const kind = options.subword ? "subword" : "words";
+  const text = buildTextUnits(kind, instructions, options.maxTokens, options.subword);
   const actionDim = first.info.features.action?.shape[0] ?? 7;
   const stateDim = first.info.features["observation.state"]?.shape[0] ?? 8;
   const count = jobs.reduce(
@@ -114,10 +126,7 @@ export async function buildTrainingSet(
   const episodeOf = new Int32Array(count);
   const aux = options.auxTarget ? new Float32Array(count * 2).fill(Number.NaN) : undefined;
   const auxRows: Float32Array[] = [];
-  const tokens = new Int32Array(instructions.length * options.maxTokens);
-  instructions.forEach((t, k) => {
-    tokens.set(tokenizer.encode(t), k * options.maxTokens);
-  });
+  const tokens = encodeAll(text, instructions);
   const featureCfg = { stateDim, stateFeatures: options.stateFeatures ?? "pose6d" } as const;
   const featureDim = stateFeatureDim(featureCfg);
   const states: Float32Array[] = [];
@@ -166,8 +175,18 @@ export async function buildTrainingSet(
   const a = meanStd(actions, actionDim);
   const x = meanStd(auxRows, 2);
   return {
-    set: { count: n, images, state, targets, tokens, textOf, episodeOf, ...(aux ? { aux } : {}) },
-    tokenizer,
+    set: {
+      count: n,
+      images,
+      state,
+      targets,
+      tokens,
+      text: unitsLayout(text),
+      textOf,
+      episodeOf,
+      ...(aux ? { aux } : {}),
+    },
+    text,
     stats: {
       stateMean: s.mean,
       stateStd: s.std.map((v) => Math.max(v, 1e-3)),
@@ -190,7 +209,9 @@ interface CacheHeader {
   count: number;
   cameras: string[];
   instructions: string[];
-  tokenizer: { vocabulary: string[]; maxLength: number };
+  /** Caches written before subword units: the word tokenizer. */
+  tokenizer?: TokenizerJson;
+  text?: TextUnitsJson;
   stats: TrainingStats;
   arrays: { name: string; type: "u8" | "f32" | "i32"; length: number }[];
 }
@@ -213,7 +234,7 @@ export function saveTrainingSet(path: string, key: string, built: BuiltTrainingS
     count: set.count,
     cameras: built.cameras,
     instructions: built.instructions,
-    tokenizer: built.tokenizer.toJson(),
+    text: built.text.toJson(),
     stats: built.stats,
     arrays: arrays.map(([name, a]) => ({
       name,
@@ -278,6 +299,10 @@ export function loadTrainingSet(path: string, key: string): BuiltTrainingSet | u
       );
       offset += bytes;
     }
+    const json: TextUnitsJson | undefined =
+      header.text ?? (header.tokenizer ? { kind: "words", ...header.tokenizer } : undefined);
+    if (!json) return undefined;
+    const text = textUnitsFromJson(json);
     return {
       set: {
         count: header.count,
@@ -285,11 +310,12 @@ export function loadTrainingSet(path: string, key: string): BuiltTrainingSet | u
         state: got.get("state") as Float32Array,
         targets: got.get("targets") as Float32Array,
         tokens: got.get("tokens") as Int32Array,
+        text: unitsLayout(text),
         textOf: got.get("textOf") as Int32Array,
         episodeOf: got.get("episodeOf") as Int32Array,
         ...(got.has("aux") ? { aux: got.get("aux") as Float32Array } : {}),
       },
-      tokenizer: Tokenizer.fromJson(header.tokenizer),
+      text,
       stats: header.stats,
       cameras: header.cameras,
       instructions: header.instructions,

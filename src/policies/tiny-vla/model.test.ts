@@ -144,7 +144,7 @@ describe("tiny-vla model", () => {
         }
         return out;
       }),
-      tokens: new Int32Array(3 * cfg.maxTokens),
+      text: new Float32Array(3 * cfg.vocabSize),
       state: new Float32Array(3 * stateFeatureDim(cfg)),
     };
     for (let i = 0; i < 3; i++)
@@ -184,7 +184,7 @@ describe("tiny-vla model", () => {
       const state = new Float32Array(stateFeatureDim(c));
       stateFeatures(c, set.state.subarray(0, 8), state);
       state[0] = (state[0] as number) + stateShift;
-      return { size: 1, patches, tokens: tok.encode(syntheticInstructions()[0] as string), state };
+      return { size: 1, patches, text: tok.bag(syntheticInstructions()[0] as string), state };
     };
     const w = toTensors(tf, c, weights);
     const run = (shift: number) =>
@@ -204,7 +204,7 @@ describe("tiny-vla model", () => {
     const dir = tempDir();
     const digest = saveWeights(dir, {
       config: cfg,
-      tokenizer: tok,
+      text: tok,
       weights,
       training: { note: "test" },
     });
@@ -212,7 +212,11 @@ describe("tiny-vla model", () => {
     const back = loadWeights(dir);
     expect(back.digest).toBe(digest);
     expect(back.config).toEqual(cfg);
-    expect(back.tokenizer.vocabulary).toEqual(tok.vocabulary);
+    expect(back.text.toJson()).toEqual(tok.toJson());
+    // A word model's manifest is v1's: the vocabulary as `tokenizer`, no `textUnits`.
+    const manifest = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8"));
+    expect(manifest.tokenizer).toEqual({ vocabulary: tok.vocabulary, maxLength: 16 });
+    expect(manifest.textUnits).toBeUndefined();
     for (const [name] of weightShapes(cfg))
       expect(back.weights.get(name)).toEqual(weights.get(name));
     // A flipped byte in weights.bin is caught at load.
@@ -255,7 +259,7 @@ describe("tiny-vla model", () => {
     };
     const rt = await TinyVlaRuntime.create({
       config: c,
-      tokenizer: tok,
+      text: tok,
       weights: initWeights(c, Rng.fromLabel("anchored")),
     });
     expect(rt.anchored).toBe(true);
@@ -289,7 +293,7 @@ describe("tiny-vla model", () => {
       auxScale: [1, 1],
       locator: { size: 32, patch: 2, dim: 8, hidden: 16 },
     };
-    const set = syntheticLocatorSet(c, tok, 120, 32);
+    const set = syntheticLocatorSet(tok, 120, 32);
     const base = initWeights(c, Rng.fromLabel("locator-base"));
     const { weights, history } = await trainLocator(set, c, base, {
       seed: 0,
@@ -304,7 +308,7 @@ describe("tiny-vla model", () => {
       if (name.startsWith("locator.")) expect(weights.get(name)).not.toEqual(w);
       else expect(weights.get(name)).toBe(w);
     }
-    const rt = await TinyVlaRuntime.create({ config: c, tokenizer: tok, weights });
+    const rt = await TinyVlaRuntime.create({ config: c, text: tok, weights });
     const where = rt.localise(syntheticScene("locator").obs);
     expect(where.length).toBe(2);
     expect(Array.from(where).every(Number.isFinite)).toBe(true);
@@ -314,7 +318,7 @@ describe("tiny-vla model", () => {
   it("gives finite, non-zero pixel gradients and a query that leaves the chunk alone", async () => {
     const rt = await TinyVlaRuntime.create({
       config: cfg,
-      tokenizer: tok,
+      text: tok,
       weights: initWeights(cfg, Rng.fromLabel("grad")),
     });
     const inst = new TinyVlaInstance(rt, "sha256:test", 2);
@@ -351,12 +355,12 @@ describe("tiny-vla model", () => {
     };
     // A briefly trained locator: an untrained one barely depends on the pixels.
     const { weights } = await trainLocator(
-      syntheticLocatorSet(c, tok, 60, 32),
+      syntheticLocatorSet(tok, 60, 32),
       c,
       initWeights(c, Rng.fromLabel("through-locator")),
       { seed: 0, steps: 60, batchSize: 16, learningRate: 1e-2 },
     );
-    const rt = await TinyVlaRuntime.create({ config: c, tokenizer: tok, weights });
+    const rt = await TinyVlaRuntime.create({ config: c, text: tok, weights });
     const inst = new TinyVlaInstance(rt, "sha256:test", 4);
     const { obs } = syntheticScene("through-locator");
     const dir: [number, number, number] = [0.6, -0.8, 0];
@@ -426,7 +430,7 @@ describe("tiny-vla model", () => {
   it("weight edits change the output and restoring them brings it back bit-exactly", async () => {
     const rt = await TinyVlaRuntime.create({
       config: cfg,
-      tokenizer: tok,
+      text: tok,
       weights: initWeights(cfg, Rng.fromLabel("flip")),
     });
     const inst = new TinyVlaInstance(rt, "sha256:test", 1);

@@ -2,15 +2,17 @@
  * The tiny-vla network, functional style over explicit named weights (ARCHITECTURE.md §7).
  *
  * Per camera: the image (area-resized to `imageSize`) is cut into `patch`x`patch` patches, each
- * embedded by one matrix multiply plus a learned position embedding. The instruction's word
- * embeddings (one-hot matmul: the WASM backend cannot train `tf.gather`) are mean-pooled into a
- * text vector that FiLM-modulates every patch (scale and shift), followed by a per-patch layer.
+ * embedded by one matrix multiply plus a learned position embedding. The instruction arrives as
+ * the normalised bag of its text units (text-units.ts: v1 words or subword n-grams), embedded by
+ * one matrix multiply (bag x embed: the mean of its units' embeddings, with no [B*L, vocab]
+ * one-hot, and no `tf.gather`, which the WASM backend cannot train) into a text vector that
+ * FiLM-modulates every patch (scale and shift), followed by a per-patch layer.
  * `keypoints` softmaxes over the patches give attention maps: their expected image coordinates
  * and attention-pooled features, with the text vector and the normalised state, feed an MLP head
  * that predicts a chunk of `chunk` actions: 6 continuous dims (regression) and a gripper logit.
  *
  * @example
- *   const cfg = defaultConfig(tokenizer.size, stats);
+ *   const cfg = defaultConfig(units.size, stats, { maxTokens: units.slots });
  *   const weights = initWeights(cfg, Rng.fromLabel("tiny-vla:init:0"));
  *   const out = forward(tf, toTensors(tf, weights), batchTensors(tf, cfg, batch), cfg);
  */
@@ -103,7 +105,9 @@ export interface TinyVlaConfig {
    * axis-angle flips sign near a half turn, where the gripper pointing down lives; "raw" as is.
    */
   stateFeatures: "pose6d" | "raw";
+  /** Words the text units keep of an instruction (the tokenizer's `maxLength`). */
   maxTokens: number;
+  /** Width of the text bag: the text units' `size` (v1: the vocabulary, subword: the buckets). */
   vocabSize: number;
   /** Normalisation of the state features (from the training data). */
   stateMean: number[];
@@ -495,11 +499,14 @@ export function resizeAdjoint(
   return out;
 }
 
-/** A batch in host memory: per camera patches [B, P, patch²·3], tokens [B, L], state features [B, F]. */
+/**
+ * A batch in host memory: per camera patches [B, P, patch²·3], text bags [B, vocabSize]
+ * (`TextUnits.bag`), state features [B, F].
+ */
 export interface HostBatch {
   size: number;
   patches: Float32Array[];
-  tokens: Int32Array;
+  text: Float32Array;
   state: Float32Array;
   /** "anchored" mode: the gripper-to-object offset [B, aux] in OFFSET_UNIT. */
   offset?: Float32Array;
@@ -507,7 +514,7 @@ export interface HostBatch {
 
 export interface BatchTensors {
   patches: Tensor[];
-  tokens: Tensor;
+  text: Tensor;
   state: Tensor;
   offset?: Tensor;
 }
@@ -516,7 +523,7 @@ export function batchTensors(tf: Tf, cfg: TinyVlaConfig, batch: HostBatch): Batc
   const { count, size } = patchGrid(cfg);
   return {
     patches: batch.patches.map((p) => tf.tensor3d(p, [batch.size, count, size])),
-    tokens: tf.tensor2d(batch.tokens, [batch.size, cfg.maxTokens], "int32"),
+    text: tf.tensor2d(batch.text, [batch.size, cfg.vocabSize]),
     state: tf.tensor2d(batch.state, [batch.size, stateFeatureDim(cfg)]),
     ...(batch.offset ? { offset: tf.tensor2d(batch.offset, [batch.size, cfg.aux]) } : {}),
   };
@@ -590,20 +597,15 @@ export function forward(
     if (!t) throw new Error(`missing weight '${name}'`);
     return t;
   };
-  const B = input.tokens.shape[0] as number;
+  const B = input.text.shape[0] as number;
   const { count, side } = patchGrid(cfg);
-  const { dim, keypoints, pooled, textDim, maxTokens, vocabSize } = cfg;
+  const { dim, keypoints, pooled } = cfg;
 
-  // Text: mean of the embeddings of the non-pad tokens, then one layer.
-  const onehot = tf.cast(
-    tf.oneHot(tf.reshape(input.tokens, [B * maxTokens]), vocabSize),
-    "float32",
+  // Text: the bag of units x their embeddings is the mean embedding (v1: of the non-pad
+  // tokens), then one layer.
+  const text = tf.relu(
+    dense(tf, matMul(tf, input.text, W("text.embed")), W("text.w"), W("text.b")),
   );
-  const emb = tf.reshape(matMul(tf, onehot, W("text.embed")), [B, maxTokens, textDim]);
-  const mask = tf.cast(tf.notEqual(input.tokens, 0), "float32");
-  const summed = tf.sum(tf.mul(emb, tf.expandDims(mask, 2)), 1);
-  const n = tf.maximum(tf.sum(mask, 1, true), 1);
-  const text = tf.relu(dense(tf, tf.div(summed, n), W("text.w"), W("text.b")));
 
   // Image coordinates of the patch centres in [-1, 1], for expected keypoint positions.
   const grid = patchCentres(count, side);
@@ -711,17 +713,18 @@ export function locatorConfig(cfg: TinyVlaConfig): TinyVlaConfig {
 
 /**
  * The locator (see `TinyVlaConfig.locator`): patches [B, P, patch²·3] of the first camera and
- * tokens [B, L] -> the named object's table position, normalised by auxMean/auxScale [B, aux].
+ * text bags [B, vocabSize] -> the named object's table position, normalised by
+ * auxMean/auxScale [B, aux].
  * Call inside `tf.tidy` (or `tf.grad`).
  */
 export function locatorForward(
   tf: Tf,
   w: WeightTensors,
   patches: Tensor,
-  tokens: Tensor,
+  text: Tensor,
   cfg: TinyVlaConfig,
 ): Tensor {
-  return locatorOutputs(tf, w, patches, tokens, cfg).world;
+  return locatorOutputs(tf, w, patches, text, cfg).world;
 }
 
 /** The locator's table position and its per-patch scores [B, P] (for heatmap supervision). */
@@ -729,7 +732,7 @@ export function locatorOutputs(
   tf: Tf,
   w: WeightTensors,
   patches: Tensor,
-  tokens: Tensor,
+  text: Tensor,
   cfg: TinyVlaConfig,
 ): { world: Tensor; scores: Tensor } {
   const W = (name: string): Tensor => {
@@ -740,15 +743,9 @@ export function locatorOutputs(
   const lc = locatorConfig(cfg);
   const { count, side } = patchGrid(lc);
   const dim = (cfg.locator as { dim: number }).dim;
-  const B = tokens.shape[0] as number;
-  const L = cfg.maxTokens;
-  const onehot = tf.cast(tf.oneHot(tf.reshape(tokens, [B * L]), cfg.vocabSize), "float32");
-  const emb = tf.reshape(matMul(tf, onehot, W("locator.embed")), [B, L, dim]);
-  const mask = tf.cast(tf.notEqual(tokens, 0), "float32");
-  const words = tf.div(
-    tf.sum(tf.mul(emb, tf.expandDims(mask, 2)), 1),
-    tf.maximum(tf.sum(mask, 1, true), 1),
-  );
+  const B = text.shape[0] as number;
+  // The mean of the text's unit embeddings (see `forward`).
+  const words = matMul(tf, text, W("locator.embed"));
   const query = dense(tf, words, W("locator.query.w"), W("locator.query.b"));
   const flat = tf.reshape(patches, [B * count, patches.shape[2] as number]);
   const h = tf.relu(dense(tf, flat, W("locator.patch.w"), W("locator.patch.b")));

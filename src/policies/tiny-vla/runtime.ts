@@ -29,7 +29,7 @@ import {
   type Weights,
   type WeightTensors,
 } from "./model.js";
-import type { Tokenizer } from "./tokenizer.js";
+import type { TextUnits } from "./text-units.js";
 import type { LoadedWeights } from "./weights.js";
 
 type Tf = typeof TF;
@@ -40,7 +40,8 @@ export class TinyVlaRuntime {
   private constructor(
     private readonly tf: Tf,
     readonly config: TinyVlaConfig,
-    readonly tokenizer: Tokenizer,
+    /** How instructions become the network's text input (v1 words or subword units). */
+    readonly text: TextUnits,
     /** Master copies of the weights: edits here take effect after `rebuild()`. */
     readonly weights: Weights,
   ) {
@@ -48,10 +49,16 @@ export class TinyVlaRuntime {
   }
 
   static async create(
-    loaded: Pick<LoadedWeights, "config" | "tokenizer" | "weights">,
+    loaded: Pick<LoadedWeights, "config" | "text" | "weights">,
   ): Promise<TinyVlaRuntime> {
+    if (loaded.text.size !== loaded.config.vocabSize) {
+      throw new ProvaelError(
+        "policy/load",
+        `tiny-vla text units give ${loaded.text.size}-wide bags, the network reads ${loaded.config.vocabSize}`,
+      );
+    }
     const tf = await tfReady();
-    return new TinyVlaRuntime(tf, loaded.config, loaded.tokenizer, loaded.weights);
+    return new TinyVlaRuntime(tf, loaded.config, loaded.text, loaded.weights);
   }
 
   /** Re-uploads the weight tensors from the master arrays (after in-place edits). */
@@ -82,7 +89,7 @@ export class TinyVlaRuntime {
   private locatorInput(obs: Observation): {
     img: Image;
     patches: Float32Array;
-    tokens: Int32Array;
+    text: Float32Array;
     shape: [number, number, number];
   } {
     const cfg = this.config;
@@ -98,7 +105,7 @@ export class TinyVlaRuntime {
     return {
       img,
       patches,
-      tokens: this.tokenizer.encode(obs.instruction),
+      text: this.text.bag(obs.instruction),
       shape: [1, count, size],
     };
   }
@@ -106,13 +113,13 @@ export class TinyVlaRuntime {
   /** `localise` through the locator (see `TinyVlaConfig.locator`). */
   private locate(obs: Observation): Float32Array {
     const cfg = this.config;
-    const { patches, tokens, shape } = this.locatorInput(obs);
+    const { patches, text, shape } = this.locatorInput(obs);
     const out = this.tf.tidy(() =>
       locatorForward(
         this.tf,
         this.tensors,
         this.tf.tensor3d(patches, shape),
-        this.tf.tensor2d(tokens, [1, cfg.maxTokens], "int32"),
+        this.tf.tensor2d(text, [1, cfg.vocabSize]),
         cfg,
       ),
     );
@@ -155,12 +162,12 @@ export class TinyVlaRuntime {
     }
     const state = new Float32Array(stateFeatureDim(cfg));
     stateFeatures(cfg, obs.state, state);
-    const tokens = this.tokenizer.encode(obs.instruction);
-    if (!anchor) return { size: 1, patches, tokens, state };
+    const text = this.text.bag(obs.instruction);
+    if (!anchor) return { size: 1, patches, text, state };
     const offset = new Float32Array(cfg.aux);
     for (let k = 0; k < cfg.aux; k++)
       offset[k] = ((anchor[k] as number) - (state[k] as number)) / OFFSET_UNIT;
-    return { size: 1, patches, tokens, state, offset };
+    return { size: 1, patches, text, state, offset };
   }
 
   /** The anchor to use: the given one, or (anchored models) this observation's localisation. */
@@ -280,13 +287,13 @@ export class TinyVlaRuntime {
   private locatorGradient(obs: Observation, dOffset: Float32Array): Float32Array {
     const tf = this.tf;
     const cfg = this.config;
-    const { img, patches, tokens, shape } = this.locatorInput(obs);
+    const { img, patches, text, shape } = this.locatorInput(obs);
     // The locator outputs the anchor normalised: anchor = raw * auxScale + auxMean.
     const weight = Float32Array.from(dOffset, (g, k) => (g * (cfg.auxScale[k] ?? 1)) / OFFSET_UNIT);
     const g = tf.tidy(() => {
-      const tok = tf.tensor2d(tokens, [1, cfg.maxTokens], "int32");
+      const bag = tf.tensor2d(text, [1, cfg.vocabSize]);
       const w = tf.tensor2d(weight, [1, cfg.aux]);
-      const f = (x: TF.Tensor) => tf.sum(tf.mul(locatorForward(tf, this.tensors, x, tok, cfg), w));
+      const f = (x: TF.Tensor) => tf.sum(tf.mul(locatorForward(tf, this.tensors, x, bag, cfg), w));
       return tf.grad(f)(tf.tensor3d(patches, shape));
     });
     const raw = new Float32Array(g.dataSync() as Float32Array);

@@ -3,13 +3,15 @@
  * character n-grams (of `<word>`, the brackets marking its ends), so a word never seen in
  * training still shares units with the words it resembles ("fetching" with "fetch", "mugs" with
  * "mug") where the v1 vocabulary gave it `<unk>`. Ids are buckets of a 32-bit FNV-1a hash; id 0
- * is padding. The model averages a word's unit embeddings into the word's vector.
+ * is padding. As `TextUnits` (text-units.ts) a word's units share its weight equally, so the
+ * model's bag x embed averages a word's unit embeddings into the word's vector, then the words.
  *
  * @example
  *   const enc = new SubwordEncoder({ buckets: 2048, minN: 3, maxN: 5, maxWords: 24, perWord: 16 });
  *   enc.encode("pick up the mug"); // maxWords x perWord ids, 0 where padded
  */
 import { ProvaelError } from "../../core/errors.js";
+import { bagInto, type TextUnits } from "./text-units.js";
 import { words } from "./tokenizer.js";
 
 export interface SubwordConfig {
@@ -37,7 +39,9 @@ function fnv1a(s: string): number {
   return h >>> 0;
 }
 
-export class SubwordEncoder {
+export class SubwordEncoder implements TextUnits {
+  readonly kind = "subword" as const;
+
   constructor(readonly config: SubwordConfig) {
     const { buckets, minN, maxN, maxWords, perWord } = config;
     const ok =
@@ -57,6 +61,40 @@ export class SubwordEncoder {
         hint: "buckets >= 2, 1 <= minN <= maxN, maxWords >= 1 and perWord >= 1, all integers",
       });
     }
+  }
+
+  static fromJson(json: SubwordConfig): SubwordEncoder {
+    const { buckets, minN, maxN, maxWords, perWord } = json;
+    return new SubwordEncoder({ buckets, minN, maxN, maxWords, perWord });
+  }
+
+  toJson(): { kind: "subword" } & SubwordConfig {
+    const { buckets, minN, maxN, maxWords, perWord } = this.config;
+    return { kind: "subword", buckets, minN, maxN, maxWords, perWord };
+  }
+
+  get size(): number {
+    return this.config.buckets;
+  }
+
+  get slots(): number {
+    return this.config.maxWords;
+  }
+
+  get perWord(): number {
+    return this.config.perWord;
+  }
+
+  /** Each word's units at 1/(its unit count), divided by the number of words. */
+  bag(text: string): Float32Array {
+    const out = new Float32Array(this.size);
+    bagInto(this, this.encode(text), out);
+    return out;
+  }
+
+  /** Nothing: every word has units (its n-grams), seen in training or not. */
+  unknown(_text: string): string[] {
+    return [];
   }
 
   /** The bucket of one unit: 1..buckets-1 (0 is padding). */

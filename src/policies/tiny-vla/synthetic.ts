@@ -6,7 +6,7 @@
 import { Rng } from "../../core/rng.js";
 import type { Image, Observation } from "../../core/types.js";
 import { resizeArea, type TinyVlaConfig } from "./model.js";
-import type { Tokenizer } from "./tokenizer.js";
+import { encodeAll, type TextUnits, unitsLayout } from "./text-units.js";
 import type { LocatorSet, TrainingSet } from "./train.js";
 
 export const SYNTHETIC_COLOURS: Record<string, [number, number, number]> = {
@@ -94,7 +94,7 @@ export function syntheticScene(label: string, size = 128): SyntheticScene {
 /** A training set of `n` synthetic scenes (each its own episode; the chunk repeats the action). */
 export function syntheticTrainingSet(
   cfg: TinyVlaConfig,
-  tokenizer: Tokenizer,
+  text: TextUnits,
   n: number,
   prefix = "train",
 ): TrainingSet {
@@ -122,23 +122,20 @@ export function syntheticTrainingSet(
     }
     textOf[i] = t;
   }
-  const tokens = new Int32Array(texts.length * cfg.maxTokens);
-  texts.forEach((t, k) => {
-    tokens.set(tokenizer.encode(t), k * cfg.maxTokens);
-  });
   return {
     count: n,
     images,
     state,
     targets,
-    tokens,
+    tokens: encodeAll(text, texts),
+    text: unitsLayout(text),
     textOf,
     episodeOf: Int32Array.from({ length: n }, (_, i) => i),
     aux,
   };
 }
 
-/** The instructions synthetic scenes use (to build a tokenizer). */
+/** The instructions synthetic scenes use (to build a word tokenizer). */
 export function syntheticInstructions(): string[] {
   return Object.keys(SYNTHETIC_COLOURS).map((c) => `pick up the ${c} block`);
 }
@@ -152,25 +149,28 @@ export function goldenObservations(): { label: string; obs: Observation }[] {
 }
 
 /** Locator samples from `n` synthetic scenes: agent view, words, the named block's place. */
-export function syntheticLocatorSet(
-  cfg: TinyVlaConfig,
-  tokenizer: Tokenizer,
-  n: number,
-  size = 128,
-): LocatorSet {
+export function syntheticLocatorSet(text: TextUnits, n: number, size = 128): LocatorSet {
   const S = size * size * 3;
   const images = new Uint8Array(n * S);
-  const tokens = new Int32Array(n * cfg.maxTokens);
+  const instructions: string[] = [];
   const world = new Float32Array(n * 2);
   const pixel = new Float32Array(n * 2);
   for (let i = 0; i < n; i++) {
     const s = syntheticScene(`locator:${i}`, size);
     images.set((s.obs.images.agentview as Image).data, i * S);
-    tokens.set(tokenizer.encode(s.obs.instruction), i * cfg.maxTokens);
+    instructions.push(s.obs.instruction);
     const x = s.relative[0] + (s.obs.state[0] as number);
     const y = s.relative[1] + (s.obs.state[1] as number);
     world.set([x, y], i * 2);
     pixel.set([(x + 1) / 2, (y + 1) / 2], i * 2);
   }
-  return { size, count: n, images, tokens, world, pixel };
+  return {
+    size,
+    count: n,
+    images,
+    tokens: encodeAll(text, instructions),
+    text: unitsLayout(text),
+    world,
+    pixel,
+  };
 }

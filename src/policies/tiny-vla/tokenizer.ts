@@ -1,13 +1,15 @@
 /**
  * The tiny-vla word tokenizer: lowercase words, a fixed vocabulary built from the training
  * instructions, `<pad>` (id 0) and `<unk>` (id 1). Any text tokenizes: unknown words map to
- * `<unk>`, long texts are cut to `maxLength` tokens.
+ * `<unk>`, long texts are cut to `maxLength` tokens. As `TextUnits` (text-units.ts) each word is
+ * one unit, its id.
  *
  * @example
  *   const tok = Tokenizer.build(["pick up the red block"], 16);
  *   tok.encode("pick up the KNIFE"); // ids with <unk> for "knife", padded to 16
  */
 import { ProvaelError } from "../../core/errors.js";
+import { bagInto, type TextUnits } from "./text-units.js";
 
 export const PAD = "<pad>";
 export const UNK = "<unk>";
@@ -34,7 +36,10 @@ export interface TokenizerJson {
   maxLength: number;
 }
 
-export class Tokenizer {
+export class Tokenizer implements TextUnits {
+  readonly kind = "words" as const;
+  readonly perWord = 1;
+
   private readonly ids: Map<string, number>;
 
   private constructor(
@@ -58,12 +63,16 @@ export class Tokenizer {
     return new Tokenizer(json.vocabulary, json.maxLength);
   }
 
-  toJson(): TokenizerJson {
-    return { vocabulary: [...this.vocabulary], maxLength: this.maxLength };
+  toJson(): { kind: "words" } & TokenizerJson {
+    return { kind: "words", vocabulary: [...this.vocabulary], maxLength: this.maxLength };
   }
 
   get size(): number {
     return this.vocabulary.length;
+  }
+
+  get slots(): number {
+    return this.maxLength;
   }
 
   /** Token ids of a text, `<unk>` for unknown words, padded with `<pad>` to `maxLength`. */
@@ -73,6 +82,13 @@ export class Tokenizer {
     ws.forEach((w, i) => {
       out[i] = this.ids.get(w) ?? UNK_ID;
     });
+    return out;
+  }
+
+  /** Each id's count over the text's tokens divided by their number (`<unk>` counted, pad not). */
+  bag(text: string): Float32Array {
+    const out = new Float32Array(this.size);
+    bagInto(this, this.encode(text), out);
     return out;
   }
 

@@ -5,7 +5,7 @@
  *
  * @example
  *   const result = await trainTinyVla(set, config, { seed: 0, steps: 3000 });
- *   saveWeights(out, { config, tokenizer, weights: result.weights });
+ *   saveWeights(out, { config, text: units, weights: result.weights });
  */
 import { ProvaelError } from "../../core/errors.js";
 import { Rng } from "../../core/rng.js";
@@ -27,7 +27,7 @@ import {
   type Weights,
   weightShapes,
 } from "./model.js";
-import { UNK_ID } from "./tokenizer.js";
+import { bagInto, type TextLayout } from "./text-units.js";
 
 /**
  * Training samples in compact host memory. Sample i has images `images[c]` at
@@ -39,8 +39,10 @@ export interface TrainingSet {
   images: Uint8Array[];
   state: Float32Array;
   targets: Float32Array;
-  /** Token rows, `maxTokens` ids each. */
+  /** Unit id rows of the instructions, `text.slots` x `text.perWord` ids each (`TextUnits.encode`). */
   tokens: Int32Array;
+  /** The text units' layout (absent: v1 words, `maxTokens` ids a row). */
+  text?: TextLayout;
   textOf: Int32Array;
   /** Episode of each sample (validation split by episode). */
   episodeOf: Int32Array;
@@ -64,7 +66,10 @@ export interface TrainOptions {
   gripWeight?: number;
   /** Weight of the auxiliary localisation loss (when the set has auxiliary targets). */
   auxWeight?: number;
-  /** Probability of replacing a word by `<unk>` in a sample, so unknown words mean "no word". */
+  /**
+   * Probability of dropping a word in a sample (v1 words: replaced by `<unk>`, so unknown words
+   * mean "no word"; subword units: left out of the bag).
+   */
   wordDropout?: number;
   /** Random image translation in pixels (at `imageSize`), per sample and camera. */
   shift?: number;
@@ -103,9 +108,27 @@ export interface TrainResult {
   validationSamples: number;
 }
 
+/** The text layout of a set's id rows, checked against the network's bag width. */
+export function textLayoutOf(cfg: TinyVlaConfig, text: TextLayout | undefined): TextLayout {
+  const layout: TextLayout = text ?? {
+    kind: "words",
+    size: cfg.vocabSize,
+    slots: cfg.maxTokens,
+    perWord: 1,
+  };
+  if (layout.size !== cfg.vocabSize) {
+    throw new ProvaelError(
+      "config/invalid",
+      `the training text units give ${layout.size}-wide bags, the network reads ${cfg.vocabSize}`,
+    );
+  }
+  return layout;
+}
+
 /** Copies sample `i` into row `row` of a host batch, with an optional random shift. */
 function fillRow(
   cfg: TinyVlaConfig,
+  layout: TextLayout,
   set: TrainingSet,
   i: number,
   row: number,
@@ -140,13 +163,10 @@ function fillRow(
       }
     }
   });
-  const L = cfg.maxTokens;
+  const L = layout.slots * layout.perWord;
   const t = set.textOf[i] as number;
-  for (let k = 0; k < L; k++) {
-    let id = set.tokens[t * L + k] as number;
-    if (rng && id > UNK_ID && opts.wordDropout > 0 && rng.bernoulli(opts.wordDropout)) id = UNK_ID;
-    batch.tokens[row * L + k] = id;
-  }
+  const drop = rng && opts.wordDropout > 0 ? () => rng.bernoulli(opts.wordDropout) : undefined;
+  bagInto(layout, set.tokens.subarray(t * L, (t + 1) * L), batch.text, row * cfg.vocabSize, drop);
   if (batch.aux && batch.auxMask) {
     for (let k = 0; k < cfg.aux; k++) {
       const v = set.aux?.[i * cfg.aux + k] ?? Number.NaN;
@@ -188,7 +208,7 @@ function emptyBatch(cfg: TinyVlaConfig, n: number, withAux: boolean): TrainBatch
   return {
     size: n,
     patches: cfg.cameras.map(() => new Float32Array(n * count * size)),
-    tokens: new Int32Array(n * cfg.maxTokens),
+    text: new Float32Array(n * cfg.vocabSize),
     state: new Float32Array(n * stateFeatureDim(cfg)),
     ...(withAux
       ? { aux: new Float32Array(n * cfg.aux), auxMask: new Float32Array(n * cfg.aux) }
@@ -221,6 +241,7 @@ export async function trainTinyVla(
     anchorNoise: options.anchorNoise ?? 0.015,
   };
   const root = Rng.fromLabel(`tiny-vla:train:${options.seed}`);
+  const layout = textLayoutOf(cfg, set.text);
 
   // Validation split by whole episodes, chosen by the seed.
   const episodes = [...new Set(set.episodeOf)].sort((a, b) => a - b);
@@ -295,7 +316,7 @@ export async function trainTinyVla(
       const b = emptyBatch(cfg, idx.length, withAux);
       const t = new Float32Array(idx.length * T);
       idx.forEach((i, r) => {
-        fillRow(cfg, set, i, r, b, undefined, aug);
+        fillRow(cfg, layout, set, i, r, b, undefined, aug);
         t.set(set.targets.subarray(i * T, (i + 1) * T), r * T);
       });
       sum += tf.tidy(() => lossOf(b, t).total.dataSync()[0] as number) * idx.length;
@@ -309,7 +330,7 @@ export async function trainTinyVla(
       lrEnd + 0.5 * (lr0 - lrEnd) * (1 + Math.cos(Math.PI * progress));
     for (let r = 0; r < batchSize; r++) {
       const i = train[rng.int(train.length)] as number;
-      fillRow(cfg, set, i, r, batch, rng, aug);
+      fillRow(cfg, layout, set, i, r, batch, rng, aug);
       targets.set(set.targets.subarray(i * T, (i + 1) * T), r * T);
     }
     let parts: [number, number, number] = [0, 0, 0];
@@ -364,14 +385,17 @@ export async function trainTinyVla(
 
 /**
  * What the locator learns from: full-resolution first-camera images (`size`x`size` RGB), the
- * instruction tokens of each sample, the named object's table (x, y), and where that object
- * appears in the image ((column, row) in [0, 1), NaN when unknown or out of view).
+ * instruction's unit ids of each sample (rows as in `TrainingSet.tokens`), the named object's
+ * table (x, y), and where that object appears in the image ((column, row) in [0, 1), NaN when
+ * unknown or out of view).
  */
 export interface LocatorSet {
   size: number;
   count: number;
   images: Uint8Array;
   tokens: Int32Array;
+  /** The text units' layout (absent: v1 words). */
+  text?: TextLayout;
   world: Float32Array;
   pixel: Float32Array;
 }
@@ -443,7 +467,9 @@ export async function trainLocator(
   if (set.count === 0)
     throw new ProvaelError("config/invalid", "no samples to train the locator on");
   const { count, size, side } = patchGrid(lc);
-  const L = cfg.maxTokens;
+  const layout = textLayoutOf(cfg, set.text);
+  const L = layout.slots * layout.perWord;
+  const V = cfg.vocabSize;
   const root = Rng.fromLabel(`tiny-vla:locator:${options.seed}`);
   const init = initWeights(cfg, root.fork("init"));
   const vars: Record<string, TF.Variable> = {};
@@ -461,7 +487,7 @@ export async function trainLocator(
   const optimizer = tf.train.adam(lr0);
   const S = set.size * set.size * 3;
   const patches = new Float32Array(B * count * size);
-  const tokens = new Int32Array(B * L);
+  const bags = new Float32Array(B * V);
   const target = new Float32Array(B * cfg.aux);
   const cell = new Float32Array(B * count);
   const rng = root.fork("batches");
@@ -477,7 +503,7 @@ export async function trainLocator(
     for (let r = 0; r < B; r++) {
       const i = rng.int(set.count);
       patchify(lc, set.images.subarray(i * S, (i + 1) * S), patches, r * count * size);
-      tokens.set(set.tokens.subarray(i * L, (i + 1) * L), r * L);
+      bagInto(layout, set.tokens.subarray(i * L, (i + 1) * L), bags, r * V);
       for (let k = 0; k < cfg.aux; k++) {
         const v = set.world[i * cfg.aux + k] as number;
         target[r * cfg.aux + k] = (v - (cfg.auxMean?.[k] ?? 0)) / (cfg.auxScale[k] ?? 1);
@@ -497,7 +523,7 @@ export async function trainLocator(
           tf,
           vars,
           tf.tensor3d(patches, [B, count, size]),
-          tf.tensor2d(tokens, [B, L], "int32"),
+          tf.tensor2d(bags, [B, V]),
           cfg,
         );
         const mse = tf.mean(tf.square(tf.sub(out.world, tf.tensor2d(target, [B, cfg.aux]))));

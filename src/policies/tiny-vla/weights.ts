@@ -1,11 +1,15 @@
 /**
  * The tiny-vla weight directory: `weights.bin` (every weight as little-endian float32, in
  * `weightShapes` order) and `manifest.json` (names, shapes, byte offsets, the network config,
- * the tokenizer vocabulary, training provenance and the SHA-256 of `weights.bin`). The SHA-256 of
+ * the text units, training provenance and the SHA-256 of `weights.bin`). The SHA-256 of
  * `weights.bin` is the policy digest every report records.
  *
+ * Text units: v1 word models record their vocabulary as `tokenizer` and nothing else, as the
+ * shipped weights do; other encoders record themselves as `textUnits` (kind and config). A
+ * manifest without `textUnits` is a v1 word model.
+ *
  * @example
- *   saveWeights(dir, { config, tokenizer, weights, training: { seed: 0 } });
+ *   saveWeights(dir, { config, text: tokenizer, weights, training: { seed: 0 } });
  *   const loaded = loadWeights(dir); // checks shapes and the digest
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -14,6 +18,8 @@ import { type Digest, sha256 } from "../../core/digest.js";
 import { ProvaelError } from "../../core/errors.js";
 import { PACKAGE_ROOT } from "../../core/package-root.js";
 import { type TinyVlaConfig, type Weights, weightShapes } from "./model.js";
+import { textUnitsFromJson } from "./text-encoders.js";
+import type { TextUnits, TextUnitsJson } from "./text-units.js";
 import { Tokenizer, type TokenizerJson } from "./tokenizer.js";
 
 export const MANIFEST_SCHEMA = "provael.tiny-vla/1";
@@ -37,7 +43,10 @@ export interface Manifest {
   digest: Digest;
   parameters: number;
   config: TinyVlaConfig;
-  tokenizer: TokenizerJson;
+  /** v1 word models: the vocabulary. */
+  tokenizer?: TokenizerJson;
+  /** The text units when they are not v1 words (absent: `tokenizer`'s words). */
+  textUnits?: TextUnitsJson;
   weights: WeightEntry[];
   /** Provenance: dataset digest, seed, steps, loss (free-form, not used to run). */
   training: Record<string, unknown>;
@@ -46,7 +55,7 @@ export interface Manifest {
 export interface LoadedWeights {
   manifest: Manifest;
   config: TinyVlaConfig;
-  tokenizer: Tokenizer;
+  text: TextUnits;
   weights: Weights;
   digest: Digest;
 }
@@ -83,19 +92,23 @@ export function saveWeights(
   dir: string,
   model: {
     config: TinyVlaConfig;
-    tokenizer: Tokenizer;
+    text: TextUnits;
     weights: Weights;
     training?: Record<string, unknown>;
   },
 ): Digest {
   const { bytes, entries } = weightBytes(model.config, model.weights);
   const digest = sha256(bytes);
+  const units = model.text.toJson();
   const manifest: Manifest = {
     schema: MANIFEST_SCHEMA,
     digest,
     parameters: bytes.byteLength / 4,
     config: model.config,
-    tokenizer: model.tokenizer.toJson(),
+    // Word models keep v1's manifest exactly, so older readers load them.
+    ...(units.kind === "words"
+      ? { tokenizer: { vocabulary: units.vocabulary, maxLength: units.maxLength } }
+      : { textUnits: units }),
     weights: entries,
     training: model.training ?? {},
   };
@@ -158,8 +171,23 @@ export function loadWeights(dir: string): LoadedWeights {
   return {
     manifest,
     config: manifest.config,
-    tokenizer: Tokenizer.fromJson(manifest.tokenizer),
+    text: manifestText(manifest, mPath),
     weights,
     digest,
   };
+}
+
+/** The text units a manifest records (see the module doc), checked against the network's width. */
+function manifestText(manifest: Manifest, path: string): TextUnits {
+  let text: TextUnits;
+  if (manifest.textUnits) text = textUnitsFromJson(manifest.textUnits);
+  else if (manifest.tokenizer) text = Tokenizer.fromJson(manifest.tokenizer);
+  else throw new ProvaelError("policy/load", `${path} records no tokenizer or text units`);
+  if (text.size !== manifest.config.vocabSize) {
+    throw new ProvaelError(
+      "policy/load",
+      `${path}: the text units give ${text.size}-wide bags, the config reads ${manifest.config.vocabSize}`,
+    );
+  }
+  return text;
 }

@@ -1,0 +1,107 @@
+/**
+ * How tiny-vla reads an instruction: a text encoder turns it into unit ids (`slots` words of
+ * `perWord` units each, 0 for padding), and the network sees their normalised bag, a float
+ * vector of `size` (one entry per unit id) embedded by one matrix multiply. Two encoders
+ * implement it: the v1 word `Tokenizer` (one unit per word, its vocabulary id) and the
+ * `SubwordEncoder` (each word's own hashed id and its hashed character n-grams).
+ *
+ * The bag weights every word equally: a word's units share the word's weight 1 equally (k units:
+ * 1/k each), then the bag is divided by the number of words. For the word tokenizer (k = 1) that
+ * is the count of each id over the text divided by the number of non-pad tokens, so bag x embed
+ * is exactly the masked mean of the word embeddings that v1 computed.
+ *
+ * @example
+ *   const units: TextUnits = Tokenizer.build(["pick up the mug"], 16);
+ *   units.bag("pick up the mug"); // Float32Array(units.size), 1/4 at each word's id
+ */
+import type { SubwordConfig } from "./subword.js";
+import type { TokenizerJson } from "./tokenizer.js";
+
+export type TextUnitsKind = "words" | "subword";
+
+/** The shape of an encoder's ids: enough to turn them into bags (training sets carry it). */
+export interface TextLayout {
+  readonly kind: TextUnitsKind;
+  /** Width of a bag: every unit id, padding (0) included. */
+  readonly size: number;
+  /** Words kept from a text (later ones are cut). */
+  readonly slots: number;
+  /** Unit ids per word. */
+  readonly perWord: number;
+}
+
+/** What each encoder records in the weights manifest to be rebuilt. */
+export type TextUnitsJson =
+  | ({ kind: "words" } & TokenizerJson)
+  | ({ kind: "subword" } & SubwordConfig);
+
+export interface TextUnits extends TextLayout {
+  /** `slots` x `perWord` unit ids of a text (row-major), 0 where a word or unit is absent. */
+  encode(text: string): Int32Array;
+  /** The normalised bag of a text (`size` floats; all 0 for a text with no words). */
+  bag(text: string): Float32Array;
+  /** Words of a text the encoder has nothing learned for (words: not in the vocabulary). */
+  unknown(text: string): string[];
+  toJson(): TextUnitsJson;
+}
+
+/** The layout alone (for training sets and caches). */
+export function unitsLayout(units: TextLayout): TextLayout {
+  return { kind: units.kind, size: units.size, slots: units.slots, perWord: units.perWord };
+}
+
+/** Id of `<unk>` in the word tokenizer (tokenizer.ts; repeated to keep this module leaf). */
+const WORDS_UNK_ID = 1;
+
+/**
+ * Writes the bag of one text's ids (`slots` x `perWord`, as `encode` gives them) into `out` at
+ * `offset` (`size` floats, overwritten). `drop`, when given, is asked about every word that can
+ * be dropped and returns whether to drop it (word dropout in training): a word tokenizer's word
+ * then reads as `<unk>` (known words only, as v1 did), a subword word leaves the text (it has no
+ * `<unk>`: an unseen word still has its n-grams, so dropping is what "no usable word" means).
+ */
+export function bagInto(
+  layout: TextLayout,
+  ids: ArrayLike<number>,
+  out: Float32Array,
+  offset = 0,
+  drop?: () => boolean,
+): void {
+  const { size, slots, perWord, kind } = layout;
+  out.fill(0, offset, offset + size);
+  let words = 0;
+  for (let s = 0; s < slots; s++) {
+    const base = s * perWord;
+    let k = 0;
+    for (let u = 0; u < perWord; u++) if ((ids[base + u] as number) !== 0) k++;
+    if (k === 0) continue;
+    if (kind === "words") {
+      let id = ids[base] as number;
+      if (drop && id > WORDS_UNK_ID && drop()) id = WORDS_UNK_ID;
+      out[offset + id] = (out[offset + id] as number) + 1;
+      words++;
+      continue;
+    }
+    if (drop?.()) continue;
+    const share = 1 / k;
+    for (let u = 0; u < perWord; u++) {
+      const id = ids[base + u] as number;
+      if (id !== 0) out[offset + id] = (out[offset + id] as number) + share;
+    }
+    words++;
+  }
+  if (words > 1) {
+    const inv = 1 / words;
+    for (let i = offset; i < offset + size; i++) out[i] = (out[i] as number) * inv;
+  }
+}
+
+/** The id rows of several texts, one after another (`slots` x `perWord` each). */
+export function encodeAll(units: TextUnits, texts: readonly string[]): Int32Array {
+  const width = units.slots * units.perWord;
+  const out = new Int32Array(texts.length * width);
+  texts.forEach((t, k) => {
+    out.set(units.encode(t), k * width);
+  });
+  return out;
+}
