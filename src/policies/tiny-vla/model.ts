@@ -2,11 +2,11 @@
  * The tiny-vla network, functional style over explicit named weights (ARCHITECTURE.md §7).
  *
  * Per camera: the image (area-resized to `imageSize`) is cut into `patch`x`patch` patches, each
- * embedded by one matrix multiply plus a learned position embedding. The instruction arrives as
- * the normalised bag of its text units (text-units.ts: v1 words or subword n-grams), embedded by
- * one matrix multiply (bag x embed: the mean of its units' embeddings, with no [B*L, vocab]
- * one-hot, and no `tf.gather`, which the WASM backend cannot train) into a text vector that
- * FiLM-modulates every patch (scale and shift), followed by a per-patch layer.
+ * embedded by one matrix multiply plus a learned position embedding. The instruction's text
+ * units (text-units.ts) are mean-embedded (`meanEmbedding`: v1 word ids by a one-hot matmul and a
+ * masked mean, subword n-grams as a bag by one matmul; never `tf.gather`, which the WASM backend
+ * cannot train) into a text vector that FiLM-modulates every patch (scale and shift), followed
+ * by a per-patch layer.
  * `keypoints` softmaxes over the patches give attention maps: their expected image coordinates
  * and attention-pooled features, with the text vector and the normalised state, feed an MLP head
  * that predicts a chunk of `chunk` actions: 6 continuous dims (regression) and a gripper logit.
@@ -500,13 +500,14 @@ export function resizeAdjoint(
 }
 
 /**
- * A batch in host memory: per camera patches [B, P, patch²·3], text bags [B, vocabSize]
- * (`TextUnits.bag`), state features [B, F].
+ * A batch in host memory: per camera patches [B, P, patch²·3], the text as the units' network
+ * input (`TextInput`: word ids [B, maxTokens] int32, or subword bags [B, vocabSize] float32),
+ * state features [B, F].
  */
 export interface HostBatch {
   size: number;
   patches: Float32Array[];
-  text: Float32Array;
+  text: Int32Array | Float32Array;
   state: Float32Array;
   /** "anchored" mode: the gripper-to-object offset [B, aux] in OFFSET_UNIT. */
   offset?: Float32Array;
@@ -519,11 +520,41 @@ export interface BatchTensors {
   offset?: Tensor;
 }
 
+/** The text rows of a batch as a tensor: word ids [B, maxTokens] int32 or bags [B, vocabSize]. */
+export function textTensor(
+  tf: Tf,
+  cfg: TinyVlaConfig,
+  text: Int32Array | Float32Array,
+  rows: number,
+): Tensor {
+  return text instanceof Int32Array
+    ? tf.tensor2d(text, [rows, cfg.maxTokens], "int32")
+    : tf.tensor2d(text, [rows, cfg.vocabSize]);
+}
+
+/**
+ * The mean embedding of a text's units [B, width]. Word ids [B, L] (int32) take v1's path, a
+ * one-hot matmul (the WASM backend cannot train `tf.gather`) then the mean over the non-pad
+ * tokens, in v1's order of operations, so the shipped weights give v1's bytes; subword bags
+ * [B, vocabSize] are one matmul (bag x embed is the same mean, summed in id order).
+ */
+function meanEmbedding(tf: Tf, text: Tensor, embed: Tensor, cfg: TinyVlaConfig): Tensor {
+  if (text.dtype !== "int32") return matMul(tf, text, embed);
+  const B = text.shape[0] as number;
+  const L = cfg.maxTokens;
+  const width = embed.shape[1] as number;
+  const onehot = tf.cast(tf.oneHot(tf.reshape(text, [B * L]), cfg.vocabSize), "float32");
+  const emb = tf.reshape(matMul(tf, onehot, embed), [B, L, width]);
+  const mask = tf.cast(tf.notEqual(text, 0), "float32");
+  const summed = tf.sum(tf.mul(emb, tf.expandDims(mask, 2)), 1);
+  return tf.div(summed, tf.maximum(tf.sum(mask, 1, true), 1));
+}
+
 export function batchTensors(tf: Tf, cfg: TinyVlaConfig, batch: HostBatch): BatchTensors {
   const { count, size } = patchGrid(cfg);
   return {
     patches: batch.patches.map((p) => tf.tensor3d(p, [batch.size, count, size])),
-    text: tf.tensor2d(batch.text, [batch.size, cfg.vocabSize]),
+    text: textTensor(tf, cfg, batch.text, batch.size),
     state: tf.tensor2d(batch.state, [batch.size, stateFeatureDim(cfg)]),
     ...(batch.offset ? { offset: tf.tensor2d(batch.offset, [batch.size, cfg.aux]) } : {}),
   };
@@ -601,10 +632,9 @@ export function forward(
   const { count, side } = patchGrid(cfg);
   const { dim, keypoints, pooled } = cfg;
 
-  // Text: the bag of units x their embeddings is the mean embedding (v1: of the non-pad
-  // tokens), then one layer.
+  // Text: the mean embedding of its units, then one layer.
   const text = tf.relu(
-    dense(tf, matMul(tf, input.text, W("text.embed")), W("text.w"), W("text.b")),
+    dense(tf, meanEmbedding(tf, input.text, W("text.embed"), cfg), W("text.w"), W("text.b")),
   );
 
   // Image coordinates of the patch centres in [-1, 1], for expected keypoint positions.
@@ -744,8 +774,7 @@ export function locatorOutputs(
   const { count, side } = patchGrid(lc);
   const dim = (cfg.locator as { dim: number }).dim;
   const B = text.shape[0] as number;
-  // The mean of the text's unit embeddings (see `forward`).
-  const words = matMul(tf, text, W("locator.embed"));
+  const words = meanEmbedding(tf, text, W("locator.embed"), cfg);
   const query = dense(tf, words, W("locator.query.w"), W("locator.query.b"));
   const flat = tf.reshape(patches, [B * count, patches.shape[2] as number]);
   const h = tf.relu(dense(tf, flat, W("locator.patch.w"), W("locator.patch.b")));

@@ -24,12 +24,13 @@ import {
   stateFeatureDim,
   stateFeatures,
   type TinyVlaConfig,
+  textTensor,
   toTensors,
   unpatchify,
   type Weights,
   type WeightTensors,
 } from "./model.js";
-import type { TextUnits } from "./text-units.js";
+import type { TextInput, TextUnits } from "./text-units.js";
 import type { LoadedWeights } from "./weights.js";
 
 type Tf = typeof TF;
@@ -89,7 +90,7 @@ export class TinyVlaRuntime {
   private locatorInput(obs: Observation): {
     img: Image;
     patches: Float32Array;
-    text: Float32Array;
+    text: TextInput;
     shape: [number, number, number];
   } {
     const cfg = this.config;
@@ -105,7 +106,7 @@ export class TinyVlaRuntime {
     return {
       img,
       patches,
-      text: this.text.bag(obs.instruction),
+      text: this.text.input(obs.instruction),
       shape: [1, count, size],
     };
   }
@@ -119,7 +120,7 @@ export class TinyVlaRuntime {
         this.tf,
         this.tensors,
         this.tf.tensor3d(patches, shape),
-        this.tf.tensor2d(text, [1, cfg.vocabSize]),
+        textTensor(this.tf, cfg, text, 1),
         cfg,
       ),
     );
@@ -162,7 +163,7 @@ export class TinyVlaRuntime {
     }
     const state = new Float32Array(stateFeatureDim(cfg));
     stateFeatures(cfg, obs.state, state);
-    const text = this.text.bag(obs.instruction);
+    const text = this.text.input(obs.instruction);
     if (!anchor) return { size: 1, patches, text, state };
     const offset = new Float32Array(cfg.aux);
     for (let k = 0; k < cfg.aux; k++)
@@ -291,7 +292,7 @@ export class TinyVlaRuntime {
     // The locator outputs the anchor normalised: anchor = raw * auxScale + auxMean.
     const weight = Float32Array.from(dOffset, (g, k) => (g * (cfg.auxScale[k] ?? 1)) / OFFSET_UNIT);
     const g = tf.tidy(() => {
-      const bag = tf.tensor2d(text, [1, cfg.vocabSize]);
+      const bag = textTensor(tf, cfg, text, 1);
       const w = tf.tensor2d(weight, [1, cfg.aux]);
       const f = (x: TF.Tensor) => tf.sum(tf.mul(locatorForward(tf, this.tensors, x, bag, cfg), w));
       return tf.grad(f)(tf.tensor3d(patches, shape));

@@ -92,6 +92,11 @@ export class SubwordEncoder implements TextUnits {
     return out;
   }
 
+  /** Subword units reach the network as their bag (`TextInput`). */
+  input(text: string): Float32Array {
+    return this.bag(text);
+  }
+
   /** Nothing: every word has units (its n-grams), seen in training or not. */
   unknown(_text: string): string[] {
     return [];

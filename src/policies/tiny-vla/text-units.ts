@@ -1,14 +1,18 @@
 /**
  * How tiny-vla reads an instruction: a text encoder turns it into unit ids (`slots` words of
- * `perWord` units each, 0 for padding), and the network sees their normalised bag, a float
- * vector of `size` (one entry per unit id) embedded by one matrix multiply. Two encoders
+ * `perWord` units each, 0 for padding), and the network takes the mean of their embeddings:
+ * from the ids themselves for word units (v1's one-hot masked mean, in v1's order of
+ * operations), from their normalised bag for subword units, a float vector of `size` (one entry
+ * per unit id) embedded by one matrix multiply (`TextInput`). Two encoders
  * implement it: the v1 word `Tokenizer` (one unit per word, its vocabulary id) and the
  * `SubwordEncoder` (each word's own hashed id and its hashed character n-grams).
  *
  * The bag weights every word equally: a word's units share the word's weight 1 equally (k units:
  * 1/k each), then the bag is divided by the number of words. For the word tokenizer (k = 1) that
  * is the count of each id over the text divided by the number of non-pad tokens, so bag x embed
- * is exactly the masked mean of the word embeddings that v1 computed.
+ * is the masked mean of the word embeddings that v1 computed, up to float rounding (a matmul sums
+ * in id order, v1 in word order): word units therefore reach the network as ids, which keeps the
+ * shipped model's outputs to the bit.
  *
  * @example
  *   const units: TextUnits = Tokenizer.build(["pick up the mug"], 16);
@@ -35,11 +39,21 @@ export type TextUnitsJson =
   | ({ kind: "words" } & TokenizerJson)
   | ({ kind: "subword" } & SubwordConfig);
 
+/**
+ * What the network reads of a text: word units as their ids ([slots] int32, embedded by the
+ * one-hot masked mean v1 computes, so the shipped weights give v1's bytes), subword units as
+ * their bag ([size] float32, one matmul). Both are the same mean of unit embeddings; the ids
+ * path keeps v1's order of operations, which a bag matmul cannot (it sums in id order).
+ */
+export type TextInput = Int32Array | Float32Array;
+
 export interface TextUnits extends TextLayout {
   /** `slots` x `perWord` unit ids of a text (row-major), 0 where a word or unit is absent. */
   encode(text: string): Int32Array;
   /** The normalised bag of a text (`size` floats; all 0 for a text with no words). */
   bag(text: string): Float32Array;
+  /** The network's input for a text (`TextInput`: ids for words, the bag for subword). */
+  input(text: string): TextInput;
   /** Words of a text the encoder has nothing learned for (words: not in the vocabulary). */
   unknown(text: string): string[];
   toJson(): TextUnitsJson;
@@ -93,6 +107,41 @@ export function bagInto(
   if (words > 1) {
     const inv = 1 / words;
     for (let i = offset; i < offset + size; i++) out[i] = (out[i] as number) * inv;
+  }
+}
+
+/** Length of one text's network input: `slots` ids (words) or a `size`-wide bag (subword). */
+export function inputWidth(layout: TextLayout): number {
+  return layout.kind === "words" ? layout.slots * layout.perWord : layout.size;
+}
+
+/** A zeroed batch of `n` network inputs of the layout's kind. */
+export function emptyInputs(layout: TextLayout, n: number): TextInput {
+  const width = inputWidth(layout);
+  return layout.kind === "words" ? new Int32Array(n * width) : new Float32Array(n * width);
+}
+
+/**
+ * Writes one text's network input from its ids into `out` at row `row`: the ids themselves for
+ * word units (a dropped known word becomes `<unk>`, drawing `drop` as `bagInto` does), the bag
+ * for subword units.
+ */
+export function inputInto(
+  layout: TextLayout,
+  ids: ArrayLike<number>,
+  out: TextInput,
+  row: number,
+  drop?: () => boolean,
+): void {
+  const width = inputWidth(layout);
+  if (layout.kind !== "words") {
+    bagInto(layout, ids, out as Float32Array, row * width, drop);
+    return;
+  }
+  for (let s = 0; s < width; s++) {
+    let id = ids[s] as number;
+    if (drop && id > WORDS_UNK_ID && drop()) id = WORDS_UNK_ID;
+    out[row * width + s] = id;
   }
 }
 

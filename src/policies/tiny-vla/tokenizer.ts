@@ -92,6 +92,11 @@ export class Tokenizer implements TextUnits {
     return out;
   }
 
+  /** Word units reach the network as their ids (`TextInput`). */
+  input(text: string): Int32Array {
+    return this.encode(text);
+  }
+
   /** Words of a text that the vocabulary lacks. */
   unknown(text: string): string[] {
     return words(text).filter((w) => !this.ids.has(w));

@@ -24,10 +24,11 @@ import {
   stateFeatureDim,
   stateFeatures,
   type TinyVlaConfig,
+  textTensor,
   type Weights,
   weightShapes,
 } from "./model.js";
-import { bagInto, type TextLayout } from "./text-units.js";
+import { emptyInputs, inputInto, type TextLayout } from "./text-units.js";
 
 /**
  * Training samples in compact host memory. Sample i has images `images[c]` at
@@ -166,7 +167,7 @@ function fillRow(
   const L = layout.slots * layout.perWord;
   const t = set.textOf[i] as number;
   const drop = rng && opts.wordDropout > 0 ? () => rng.bernoulli(opts.wordDropout) : undefined;
-  bagInto(layout, set.tokens.subarray(t * L, (t + 1) * L), batch.text, row * cfg.vocabSize, drop);
+  inputInto(layout, set.tokens.subarray(t * L, (t + 1) * L), batch.text, row, drop);
   if (batch.aux && batch.auxMask) {
     for (let k = 0; k < cfg.aux; k++) {
       const v = set.aux?.[i * cfg.aux + k] ?? Number.NaN;
@@ -203,12 +204,17 @@ function fillRow(
 /** A host batch plus the auxiliary targets (normalised) and their validity mask. */
 type TrainBatch = HostBatch & { aux?: Float32Array; auxMask?: Float32Array };
 
-function emptyBatch(cfg: TinyVlaConfig, n: number, withAux: boolean): TrainBatch {
+function emptyBatch(
+  cfg: TinyVlaConfig,
+  layout: TextLayout,
+  n: number,
+  withAux: boolean,
+): TrainBatch {
   const { count, size } = patchGrid(cfg);
   return {
     size: n,
     patches: cfg.cameras.map(() => new Float32Array(n * count * size)),
-    text: new Float32Array(n * cfg.vocabSize),
+    text: emptyInputs(layout, n),
     state: new Float32Array(n * stateFeatureDim(cfg)),
     ...(withAux
       ? { aux: new Float32Array(n * cfg.aux), auxMask: new Float32Array(n * cfg.aux) }
@@ -294,7 +300,7 @@ export async function trainTinyVla(
     return { move, grip, aux, total };
   };
 
-  const batch = emptyBatch(cfg, batchSize, withAux);
+  const batch = emptyBatch(cfg, layout, batchSize, withAux);
   const targets = new Float32Array(batchSize * cfg.chunk * A);
   const rng = root.fork("batches");
   const history: LossRecord[] = [];
@@ -313,7 +319,7 @@ export async function trainTinyVla(
     let sum = 0;
     for (let s = 0; s < pick.length; s += batchSize) {
       const idx = pick.slice(s, s + batchSize);
-      const b = emptyBatch(cfg, idx.length, withAux);
+      const b = emptyBatch(cfg, layout, idx.length, withAux);
       const t = new Float32Array(idx.length * T);
       idx.forEach((i, r) => {
         fillRow(cfg, layout, set, i, r, b, undefined, aug);
@@ -469,7 +475,6 @@ export async function trainLocator(
   const { count, size, side } = patchGrid(lc);
   const layout = textLayoutOf(cfg, set.text);
   const L = layout.slots * layout.perWord;
-  const V = cfg.vocabSize;
   const root = Rng.fromLabel(`tiny-vla:locator:${options.seed}`);
   const init = initWeights(cfg, root.fork("init"));
   const vars: Record<string, TF.Variable> = {};
@@ -487,7 +492,7 @@ export async function trainLocator(
   const optimizer = tf.train.adam(lr0);
   const S = set.size * set.size * 3;
   const patches = new Float32Array(B * count * size);
-  const bags = new Float32Array(B * V);
+  const texts = emptyInputs(layout, B);
   const target = new Float32Array(B * cfg.aux);
   const cell = new Float32Array(B * count);
   const rng = root.fork("batches");
@@ -503,7 +508,7 @@ export async function trainLocator(
     for (let r = 0; r < B; r++) {
       const i = rng.int(set.count);
       patchify(lc, set.images.subarray(i * S, (i + 1) * S), patches, r * count * size);
-      bagInto(layout, set.tokens.subarray(i * L, (i + 1) * L), bags, r * V);
+      inputInto(layout, set.tokens.subarray(i * L, (i + 1) * L), texts, r);
       for (let k = 0; k < cfg.aux; k++) {
         const v = set.world[i * cfg.aux + k] as number;
         target[r * cfg.aux + k] = (v - (cfg.auxMean?.[k] ?? 0)) / (cfg.auxScale[k] ?? 1);
@@ -523,7 +528,7 @@ export async function trainLocator(
           tf,
           vars,
           tf.tensor3d(patches, [B, count, size]),
-          tf.tensor2d(bags, [B, V]),
+          textTensor(tf, cfg, texts, B),
           cfg,
         );
         const mse = tf.mean(tf.square(tf.sub(out.world, tf.tensor2d(target, [B, cfg.aux]))));
