@@ -31,6 +31,25 @@ function close(actual: ArrayLike<number>, expected: number[]): void {
 }
 
 describe("tiny-vla shipped weights", () => {
+  // The golden file was written on x86-64, where the WASM kernels give the same bits every run:
+  // there a change in the order of operations (a bag matmul for the v1 masked mean once moved
+  // outputs by 4.8e-6, well inside 1e-5, and every episode's trajectory with them) fails here.
+  it.runIf(process.arch === "x64")(
+    "reproduce the golden outputs bit for bit on x86-64",
+    async () => {
+      const inst = (await tinyVlaPolicy.load({})) as TinyVlaInstance;
+      try {
+        goldenObservations().forEach(({ obs }, i) => {
+          const raw = inst.runtime.raw(obs);
+          expect(Array.from(raw.move)).toEqual(golden.raw[i]?.move);
+          expect(Array.from(raw.grip)).toEqual(golden.raw[i]?.grip);
+        });
+      } finally {
+        inst.close();
+      }
+    },
+  );
+
   it("ship with the package", () => {
     expect(existsSync(join(PACKAGE_ROOT, "assets", "tiny-vla", "weights.bin"))).toBe(true);
   });
