@@ -29,6 +29,7 @@ import { parseArgs } from "node:util";
 import { Rng } from "../dist/core/rng.js";
 import { sayPlace } from "../dist/policies/tiny-vla/grammar.js";
 import { tinyVlaPolicy } from "../dist/policies/tiny-vla/policy.js";
+import { loadWeights, SHIPPED_WEIGHTS_DIR } from "../dist/policies/tiny-vla/weights.js";
 import { wilsonInterval } from "../dist/stats/index.js";
 import { OBJECT_WORDS } from "../dist/suites/mujoco/objects.js";
 import {
@@ -215,8 +216,13 @@ const rated = (s, n) => {
   const pc = (v) => (100 * v).toFixed(1);
   return `${s}/${n} = ${pc(s / n)}% [${pc(low)}-${pc(high)}%] (Wilson 95%)`;
 };
+// Which grammar split training drew phrasings from (null: the recorded instructions only), so a
+// held-out grammar rate can be read against it.
+const trainingGrammar =
+  loadWeights(values.weights ?? SHIPPED_WEIGHTS_DIR).manifest.training.grammar ?? null;
 const summary = {
   weights_digest: policy.digest,
+  training_grammar: trainingGrammar,
   replan: policy.replan,
   scenes: [from, to],
   shard: values.shard,
@@ -236,7 +242,9 @@ const summary = {
   per_task: perTask,
   seconds,
 };
-console.log(`tiny-vla ${policy.digest} replan ${policy.replan}, held-out scenes ${from}-${to - 1}`);
+console.log(
+  `tiny-vla ${policy.digest} replan ${policy.replan}, held-out scenes ${from}-${to - 1}, trained on ${trainingGrammar ? `the ${trainingGrammar} grammar` : "the recorded instructions"}`,
+);
 console.log("task                               clean     grounding held-out  knife");
 for (const r of perTask)
   console.log(

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
+import { TRAINING_GRAMMARS, type TrainingGrammar } from "../offline/grammar-phrasings.js";
 import { trainTinyVlaFromDatasets } from "../offline/train-tiny-vla.js";
 import { SHIPPED_MODEL } from "../policies/tiny-vla/model.js";
 import { TEXT_UNITS_KINDS } from "../policies/tiny-vla/text-encoders.js";
@@ -21,6 +22,7 @@ interface TrainFlags {
   locatorSteps: number;
   imageSize?: number;
   textUnits?: TextUnitsKind;
+  grammar?: TrainingGrammar;
   init?: string;
   cache?: string;
   json?: boolean;
@@ -115,6 +117,11 @@ export function registerTrain(program: Command): void {
       "how the instruction is read: words (a vocabulary of the data's words, unknown words are <unk>) or subword (each word's hashed id and character 3- to 5-grams, 2048 buckets); default words, with --init the initial model's",
       choice("--text-units", TEXT_UNITS_KINDS),
     )
+    .option(
+      "--grammar <split>",
+      "read every training sample with a new phrasing of its episode's goal drawn from the instruction grammar's train split (the held-out split is never drawn), instead of the recorded instruction; tabletop demonstrations only. With words units the vocabulary also holds the grammar's words (held-out words still read as <unk>: use subword units to read them)",
+      choice("--grammar", TRAINING_GRAMMARS),
+    )
     .option("--init <dir>", "start from these weights (fine-tuning)")
     .option("--cache <dir>", "keep the decoded training set here and reuse it on the next run")
     .option("--json", "print a JSON summary")
@@ -152,6 +159,7 @@ export function registerTrain(program: Command): void {
             ...(flags.imageSize ? { imageSize: flags.imageSize } : {}),
           },
           ...(flags.textUnits ? { textUnits: flags.textUnits } : {}),
+          ...(flags.grammar ? { grammar: flags.grammar } : {}),
           ...(flags.init ? { initFrom: flags.init } : {}),
           ...(flags.cache ? { cacheDir: flags.cache } : {}),
           clock: systemClock,

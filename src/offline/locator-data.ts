@@ -6,7 +6,8 @@
  * with different words must point at different places.
  *
  * The scenes are the ones the demonstrations were recorded in (their `suiteTask` and `scene`),
- * so the held-out scenes stay held out.
+ * so the held-out scenes stay held out. Each sample also carries its goal (`goals`), so that
+ * training can say it in the grammar's words instead (grammar-phrasings.ts).
  *
  * @example
  *   const set = await buildLocatorSet(datasets, textUnits, config);
@@ -14,6 +15,7 @@
 
 import { ProvaelError } from "../core/errors.js";
 import type { Vec3 } from "../core/types.js";
+import type { GrammarGoal } from "../policies/tiny-vla/grammar.js";
 import { locatorConfig, type TinyVlaConfig } from "../policies/tiny-vla/model.js";
 import { encodeAll, type TextUnits, unitsLayout } from "../policies/tiny-vla/text-units.js";
 import type { LocatorSet } from "../policies/tiny-vla/train.js";
@@ -26,6 +28,7 @@ import {
   type TabletopTaskDef,
   tabletopSuite,
 } from "../suites/mujoco/tabletop.js";
+import { tabletopGoal } from "./grammar-phrasings.js";
 import type { Dataset } from "./lerobot.js";
 
 /** The task with another subject and no landmark ("pick up the yellow can and place it …"). */
@@ -39,7 +42,7 @@ export async function buildLocatorSet(
   text: TextUnits,
   cfg: TinyVlaConfig,
   onProgress?: (done: number, total: number) => void,
-): Promise<LocatorSet> {
+): Promise<LocatorSet & { goals: GrammarGoal[] }> {
   const lc = locatorConfig(cfg);
   const camera = cfg.cameras[0] as string;
   const model = tabletopSuite.capabilities.cameraModels?.find((c) => c.name === camera);
@@ -64,6 +67,7 @@ export async function buildLocatorSet(
   const sim = await suite.open();
   const images: Uint8Array[] = [];
   const instructions: string[] = [];
+  const goals: GrammarGoal[] = [];
   const world: number[] = [];
   const pixel: number[] = [];
   let done = 0;
@@ -84,6 +88,7 @@ export async function buildLocatorSet(
         const p = model ? projectPoint(model, [pos[0], pos[1], pos[2]] as Vec3, size, size) : null;
         images.push(img.data);
         instructions.push(words);
+        goals.push(tabletopGoal(task, object === def.object ? "" : object));
         world.push(pos[0], pos[1]);
         pixel.push(p ? p.col / size : Number.NaN, p ? p.row / size : Number.NaN);
       }
@@ -105,5 +110,6 @@ export async function buildLocatorSet(
     text: unitsLayout(text),
     world: Float32Array.from(world),
     pixel: Float32Array.from(pixel),
+    goals,
   };
 }

@@ -1,16 +1,36 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import {
+  HELD_OUT_ONLY_WORDS,
+  heldOutLeaks,
+  namesObject,
+} from "../../test/support/held-out-grammar.js";
+import { writeTabletopDemos } from "../../test/support/tabletop-demos.js";
 import { tempDir } from "../../test/support/tmp.js";
 import { fixedClock } from "../core/clock.js";
+import { sha256 } from "../core/digest.js";
 import { stubPolicy } from "../policies/stub.js";
+import { type GrammarGoal, sayPlace } from "../policies/tiny-vla/grammar.js";
 import { TinyVlaRuntime } from "../policies/tiny-vla/runtime.js";
 import { SubwordEncoder } from "../policies/tiny-vla/subword.js";
 import { DEFAULT_SUBWORD } from "../policies/tiny-vla/text-encoders.js";
 import { loadWeights } from "../policies/tiny-vla/weights.js";
 import { stubSuite } from "../suites/stub.js";
+import { phrasingIds, phrasingNeeds, tabletopGoal } from "./grammar-phrasings.js";
 import { recordDemonstrations } from "./record.js";
 import { trainTinyVlaFromDatasets } from "./train-tiny-vla.js";
+
+// Every phrasing training draws goes through sayPlace: the spy sees each one, with its split.
+vi.mock("../policies/tiny-vla/grammar.js", async (importOriginal) => {
+  const grammar = await importOriginal<typeof import("../policies/tiny-vla/grammar.js")>();
+  return { ...grammar, sayPlace: vi.fn(grammar.sayPlace) };
+});
+// And which goal each sample is said for (phrasingIds' goalOf).
+vi.mock("./grammar-phrasings.js", async (importOriginal) => {
+  const phrasings = await importOriginal<typeof import("./grammar-phrasings.js")>();
+  return { ...phrasings, phrasingIds: vi.fn(phrasings.phrasingIds) };
+});
 
 const MODEL = {
   cameras: ["agentview"],
@@ -82,5 +102,145 @@ describe("training tiny-vla from demonstrations", () => {
     await expect(
       train("mixed", { initFrom: join(root, "subword"), textUnits: "words" }),
     ).rejects.toThrow(/reads subword text units, not words/);
+  });
+});
+
+describe("training tiny-vla on the grammar's phrasings", () => {
+  const EPISODES = [
+    { task: "kitchen_red_block", scene: 20 },
+    { task: "kitchen_red_block", scene: 20, target: "knife" },
+    { task: "kitchen_red_block_by_knife", scene: 21 },
+  ];
+  const TABLETOP_MODEL = {
+    cameras: ["agentview"],
+    imageSize: 16,
+    patch: 8,
+    dim: 8,
+    textDim: 8,
+    keypoints: 2,
+    pooled: 4,
+    hidden: [16],
+    auxMode: "anchored" as const,
+    auxToHead: true,
+    locator: { size: 16, patch: 4, dim: 4, hidden: 8, offset: true },
+  };
+  const setup = () => {
+    const root = tempDir();
+    writeTabletopDemos(join(root, "demos"), EPISODES);
+    const train = (out: string, extra: object) =>
+      trainTinyVlaFromDatasets({
+        data: [join(root, "demos")],
+        out: join(root, out),
+        seed: 0,
+        steps: 3,
+        batchSize: 8,
+        locatorSteps: 2,
+        model: TABLETOP_MODEL,
+        clock: fixedClock(),
+        ...extra,
+      });
+    return { root, train };
+  };
+
+  it("reads every sample with a fresh train-split phrasing naming its episode's object", async () => {
+    const { root, train } = setup();
+    const said = vi.mocked(sayPlace);
+    said.mockClear();
+    vi.mocked(phrasingIds).mockClear();
+    const first = await train("grammar", { grammar: "train" });
+    // Actor: 3 steps x 8 samples; locator: 2 steps x 32 samples (its own batch size).
+    expect(said.mock.calls.length).toBe(3 * 8 + 2 * 32);
+    const texts = said.mock.results.map((r) => r.value as string);
+    expect(new Set(texts).size).toBeGreaterThan(texts.length / 2);
+    said.mock.calls.forEach(([goal, split], k) => {
+      expect(split).toBe("train");
+      expect(heldOutLeaks(texts[k] as string), texts[k]).toEqual([]);
+      expect(namesObject(texts[k] as string, goal), texts[k]).toBe(true);
+    });
+    // The actor's samples come from the three episodes: the red block (twice, once by the knife)
+    // and the knife, retargeted; the locator's name every object of the scenes.
+    const actor = said.mock.calls.slice(0, 24).map(([g]) => g as GrammarGoal);
+    const goals = EPISODES.map((e) => tabletopGoal(e.task, e.target ?? ""));
+    for (const g of actor) expect(goals).toContainEqual(g);
+    expect(new Set(actor.map((g) => g.object))).toEqual(new Set(["red_block", "knife"]));
+    expect(actor.some((g) => g.place === "next to the knife")).toBe(true);
+    // Sample by sample (6 frames an episode): each is said for its own episode's goal.
+    const goalOf = vi.mocked(phrasingIds).mock.calls[0]?.[1] as (k: number) => GrammarGoal;
+    for (let i = 0; i < 18; i++) expect(goalOf(i)).toEqual(goals[Math.floor(i / 6)]);
+
+    const manifest = JSON.parse(readFileSync(join(root, "grammar", "manifest.json"), "utf8"));
+    const log = JSON.parse(readFileSync(join(root, "grammar", "training-log.json"), "utf8"));
+    expect(manifest.training.grammar).toBe("train");
+    expect(log.grammar).toBe("train");
+    // Word units hold every word and the longest phrasing, nothing of the held-out grammar.
+    const needs = phrasingNeeds(
+      [
+        ...goals,
+        ...["red_block", "yellow_can", "green_box", "blue_ball"].flatMap((o) => [
+          tabletopGoal("kitchen_red_block", o === "red_block" ? "" : o),
+          tabletopGoal("kitchen_red_block_by_knife", o === "red_block" ? "" : o),
+        ]),
+      ],
+      "train",
+    );
+    const vocabulary: string[] = manifest.tokenizer.vocabulary;
+    expect(vocabulary).toEqual(expect.arrayContaining(needs.words));
+    expect(vocabulary.filter((w) => HELD_OUT_ONLY_WORDS.includes(w))).toEqual([]);
+    expect(manifest.tokenizer.maxLength).toBe(needs.longest);
+    expect(manifest.config.maxTokens).toBe(needs.longest);
+
+    // The phrasings come from the seed: the same seed trains the same weights.
+    said.mockClear();
+    expect((await train("again", { grammar: "train" })).digest).toBe(first.digest);
+    expect(said.mock.results.map((r) => r.value)).toEqual(texts);
+
+    // Subword units keep the longest phrasing's words (more than the default 24).
+    await train("subword", { grammar: "train", textUnits: "subword" });
+    const sub = loadWeights(join(root, "subword"));
+    expect(sub.manifest.textUnits).toEqual({
+      kind: "subword",
+      ...DEFAULT_SUBWORD,
+      maxWords: needs.longest,
+    });
+    // Fine-tuning a model that cannot read the longest phrasing whole is refused.
+    await train("plain", {});
+    await expect(
+      train("tuned", { grammar: "train", initFrom: join(root, "plain") }),
+    ).rejects.toThrow(
+      /reads 16 words of an instruction; the grammar's phrasings of this data run to/,
+    );
+  });
+
+  it("leaves training without the grammar as it was, byte for byte", async () => {
+    const { root, train } = setup();
+    const said = vi.mocked(sayPlace);
+    said.mockClear();
+    await train("plain", { cacheDir: join(root, "cache") });
+    expect(said).not.toHaveBeenCalled();
+    // The training set of these demonstrations as built before the grammar existed (name and bytes).
+    const [file] = readdirSync(join(root, "cache"));
+    expect(file).toBe("0df681b81f8d612e.trainingset");
+    expect(sha256(readFileSync(join(root, "cache", file as string)))).toBe(
+      "sha256:29b4304772f51d39a7a746a684ede986944e08fea726c530ac57c7b0766f59ea",
+    );
+    const manifest = JSON.parse(readFileSync(join(root, "plain", "manifest.json"), "utf8"));
+    expect(manifest.training).not.toHaveProperty("grammar");
+    expect(manifest.tokenizer.maxLength).toBe(16);
+  });
+
+  it("refuses to re-phrase anything but tabletop demonstrations", async () => {
+    const root = tempDir();
+    writeTabletopDemos(join(root, "demos"), EPISODES.slice(0, 1), { robotType: "provael_arm6" });
+    await expect(
+      trainTinyVlaFromDatasets({
+        data: [join(root, "demos")],
+        out: join(root, "w"),
+        seed: 0,
+        steps: 1,
+        model: TABLETOP_MODEL,
+        grammar: "train",
+        clock: fixedClock(),
+      }),
+    ).rejects.toThrow(/--grammar re-phrases tabletop demonstrations only.*'provael_arm6'/);
   });
 });

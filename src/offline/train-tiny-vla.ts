@@ -11,6 +11,7 @@ import { join } from "node:path";
 import type { Clock } from "../core/clock.js";
 import { type Digest, digestJson, sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
+import type { GrammarGoal } from "../policies/tiny-vla/grammar.js";
 import {
   defaultConfig,
   parameterCount,
@@ -28,6 +29,13 @@ import {
 } from "../policies/tiny-vla/train.js";
 import { type LoadedWeights, loadWeights, saveWeights } from "../policies/tiny-vla/weights.js";
 import { TABLETOP_TASKS, tabletopScenes } from "../suites/mujoco/tabletop.js";
+import {
+  episodeGoals,
+  phrasingIds,
+  phrasingNeeds,
+  sceneGoals,
+  type TrainingGrammar,
+} from "./grammar-phrasings.js";
 import { type Dataset, type EpisodeMeta, openDataset } from "./lerobot.js";
 import { buildLocatorSet } from "./locator-data.js";
 import { lossCurveSvg } from "./loss-curve.js";
@@ -45,6 +53,13 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
    * `initFrom` the initial model's.
    */
   textUnits?: TextUnitsKind;
+  /**
+   * Read every training sample (actor and locator) with a phrasing of its episode's goal drawn
+   * from this split of the instruction grammar, fresh each time it is drawn, instead of its
+   * recorded instruction (grammar-phrasings.ts; tabletop demonstrations only). Word units then
+   * hold the grammar's words and its longest phrasing, subword units its longest phrasing.
+   */
+  grammar?: TrainingGrammar;
   /** Keep every `stride`-th frame. */
   stride?: number;
   /** Start from the weights in this directory (fine-tuning; same text units and shape). */
@@ -195,19 +210,44 @@ export async function trainTinyVlaFromDatasets(
       { hint: "leave --text-units out when fine-tuning; the initial model's are kept" },
     );
   }
+  const datasets = await Promise.all(o.data.map((d) => openDataset(d)));
+  // With the grammar: each episode's goal, and what the text units need to read every phrasing
+  // of it (and of the locator's goals: every object of the scenes) uncut.
+  const goals = o.grammar ? episodeGoals(datasets) : undefined;
+  const needs =
+    o.grammar && goals
+      ? phrasingNeeds(
+          [
+            ...goals,
+            ...[...new Set(datasets.flatMap((d) => d.episodes.map((e) => e.suiteTask)))].flatMap(
+              sceneGoals,
+            ),
+          ],
+          o.grammar,
+        )
+      : undefined;
+  if (prev && needs && prev.text.slots < needs.longest) {
+    throw new ProvaelError(
+      "config/invalid",
+      `the initial model reads ${prev.text.slots} words of an instruction; the grammar's phrasings of this data run to ${needs.longest}`,
+      { hint: "train from scratch with --grammar, or fine-tune without it" },
+    );
+  }
+  const chosen = o.textUnits === "subword" ? DEFAULT_SUBWORD : undefined;
   const subword = prev
     ? prev.text instanceof SubwordEncoder
       ? prev.text.config
       : undefined
-    : o.textUnits === "subword"
-      ? DEFAULT_SUBWORD
-      : undefined;
-  const datasets = await Promise.all(o.data.map((d) => openDataset(d)));
+    : chosen && needs
+      ? { ...chosen, maxWords: Math.max(chosen.maxWords, needs.longest) }
+      : chosen;
   const probe = defaultConfig(1, { stateMean: [], stateStd: [], actionScale: [] }, o.model ?? {});
   const buildOptions = {
     imageSize: probe.imageSize,
     chunk: probe.chunk,
-    maxTokens: probe.maxTokens,
+    // With the grammar, word units hold its longest phrasing and all its words.
+    maxTokens: needs && !subword ? Math.max(probe.maxTokens, needs.longest) : probe.maxTokens,
+    ...(needs && !subword ? { vocabulary: needs.words } : {}),
     cameras: probe.cameras,
     stateFeatures: probe.stateFeatures,
     stride: o.stride ?? 1,
@@ -245,7 +285,9 @@ export async function trainTinyVlaFromDatasets(
     init = prev.weights;
     text = prev.text;
     config = prev.config;
-    const unknown = built.instructions.flatMap((t) => prev.text.unknown(t));
+    const unknown = [...built.instructions, ...(needs?.words ?? [])].flatMap((t) =>
+      prev.text.unknown(t),
+    );
     if (unknown.length > 0) {
       throw new ProvaelError(
         "config/invalid",
@@ -274,6 +316,8 @@ export async function trainTinyVlaFromDatasets(
     if (!o.initFrom) config = { ...config, auxMean: abs.mean, auxScale: abs.scale };
   }
   const loadSeconds = (o.clock.monotonic() - t0) / 1000;
+  const episodeOf = built.set.episodeOf;
+  const grammar = o.grammar;
   const t1 = o.clock.monotonic();
   const result = await trainTinyVla(built.set, config, {
     seed: o.seed,
@@ -290,6 +334,9 @@ export async function trainTinyVlaFromDatasets(
     ...(o.validation === undefined ? {} : { validation: o.validation }),
     ...(o.logEvery === undefined ? {} : { logEvery: o.logEvery }),
     ...(init ? { init } : {}),
+    ...(grammar && goals
+      ? { phrase: phrasingIds(text, (i) => goals[episodeOf[i] as number] as GrammarGoal, grammar) }
+      : {}),
     onProgress: (s, n, l) => o.onStage?.("train", s, n, l),
   });
   let weights = result.weights;
@@ -304,6 +351,9 @@ export async function trainTinyVlaFromDatasets(
       seed: o.seed,
       steps,
       learningRate: 5e-3,
+      ...(grammar
+        ? { phrase: phrasingIds(text, (i) => locatorSet.goals[i] as GrammarGoal, grammar) }
+        : {}),
       onProgress: (s, n, l) => o.onStage?.("locator", s, n, l),
     });
     weights = trained.weights;
@@ -320,6 +370,8 @@ export async function trainTinyVlaFromDatasets(
     shift: o.shift ?? 0,
     word_dropout: o.wordDropout ?? 0.05,
     text_units: text.kind,
+    // Absent when training read the recorded instructions, so those manifests keep their bytes.
+    ...(grammar ? { grammar } : {}),
     state_noise: o.stateNoise ?? 0,
     anchor_noise: o.anchorNoise ?? null,
     datasets: o.data.map((d, i) => ({

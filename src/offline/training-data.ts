@@ -36,6 +36,11 @@ export interface BuildOptions {
   maxTokens: number;
   /** Subword text units with this config instead of the v1 word tokenizer. */
   subword?: SubwordConfig;
+  /**
+   * Words the word tokenizer's vocabulary holds besides the instructions' own: those of the
+   * grammar's phrasings, when training reads the goals said a new way (grammar-phrasings.ts).
+   */
+  vocabulary?: readonly string[];
   /** Cameras in network order (default: the dataset's, sorted). */
   cameras?: string[];
   /** How the network reads the state (its statistics are of these features). */
@@ -112,7 +117,10 @@ export async function buildTrainingSet(
   const px = S * S * 3;
   const instructions = [...new Set(jobs.map(({ ds, e }) => ds.episodes[e]?.task ?? ""))].sort();
   const kind = options.subword ? "subword" : "words";
-  const text = buildTextUnits(kind, instructions, options.maxTokens, options.subword);
+  const vocabularyTexts = options.vocabulary
+    ? [...instructions, options.vocabulary.join(" ")]
+    : instructions;
+  const text = buildTextUnits(kind, vocabularyTexts, options.maxTokens, options.subword);
   const actionDim = first.info.features.action?.shape[0] ?? 7;
   const stateDim = first.info.features["observation.state"]?.shape[0] ?? 8;
   const count = jobs.reduce(

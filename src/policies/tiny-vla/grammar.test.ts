@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { Rng } from "../../core/rng.js";
-import { GRAMMAR_SLOTS, type GrammarGoal, grammarWords, namesOf, sayPlace } from "./grammar.js";
+import {
+  GRAMMAR_SLOTS,
+  type GrammarGoal,
+  goalWords,
+  grammarWords,
+  longestPlace,
+  namesOf,
+  sayPlace,
+} from "./grammar.js";
 import { words } from "./tokenizer.js";
 
 const scene = ["red_block", "yellow_can", "green_box", "knife", "glass_vase", "basket"];
@@ -63,6 +71,30 @@ describe("tiny-vla instruction grammar", () => {
       sayPlace(goal("orange_cup"), "held_out", rng),
     ).filter((t) => words(t).some((w) => !trained.has(w))).length;
     expect(unseen).toBeGreaterThan(90);
+  });
+
+  it("knows every word a goal's phrasings use and the most of them one can have", () => {
+    for (const g of [
+      goal("red_block"),
+      { ...goal("orange_cup"), place: "beside the glass vase" },
+      { object: "knife", destination: null },
+    ]) {
+      for (const split of ["train", "held_out"] as const) {
+        const known = new Set(goalWords(g, split));
+        const bound = longestPlace(g, split);
+        const rng = Rng.fromLabel(`bound:${g.object}:${split}`);
+        let most = 0;
+        for (let i = 0; i < 3000; i++) {
+          const said = words(sayPlace(g, split, rng));
+          expect(said.filter((w) => !known.has(w))).toEqual([]);
+          most = Math.max(most, said.length);
+        }
+        expect(most).toBeLessThanOrEqual(bound);
+        // A bound, not a guess: draws come close to it.
+        expect(most).toBeGreaterThanOrEqual(bound - 4);
+      }
+    }
+    expect(goalWords(goal("red_block"), "train")).not.toContain("fetch");
   });
 
   it("has goals without a destination", () => {

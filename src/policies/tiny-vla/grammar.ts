@@ -18,6 +18,7 @@
  */
 import type { Rng } from "../../core/rng.js";
 import { OBJECT_WORDS, wordsFor } from "../../suites/mujoco/objects.js";
+import { words as splitWords } from "./tokenizer.js";
 
 export type GrammarSplit = "train" | "held_out";
 
@@ -116,10 +117,10 @@ function kindOf(object: string): string {
 }
 
 /**
- * How `goal.object` is described: by a name most of the time, otherwise by colour, by kind or by
- * the caller's place phrase, each only when it is unambiguous among `others`.
+ * The ways `goal.object` can be described: its names, and by colour or by kind only when that
+ * is unambiguous among `others` (the caller's place phrase is appended to whichever is drawn).
  */
-function describe(goal: GrammarGoal, split: GrammarSplit, rng: Rng): string {
+function descriptions(goal: GrammarGoal, split: GrammarSplit): string[] {
   const others = goal.others ?? [];
   const options: string[] = namesOf(goal.object, split);
   const colour = colourOf(goal.object);
@@ -131,7 +132,12 @@ function describe(goal: GrammarGoal, split: GrammarSplit, rng: Rng): string {
   const answersTo = (o: string) =>
     [...namesOf(o, "train"), ...namesOf(o, "held_out")].some((n) => n.split(" ").at(-1) === kind);
   if (!others.some((o) => o !== goal.object && answersTo(o))) options.push(kind);
-  const base = rng.pick(options);
+  return options;
+}
+
+/** How `goal.object` is described: one of its `descriptions`, then the place phrase, if any. */
+function describe(goal: GrammarGoal, split: GrammarSplit, rng: Rng): string {
+  const base = rng.pick(descriptions(goal, split));
   return goal.place ? `${base} ${goal.place}` : base;
 }
 
@@ -174,6 +180,61 @@ export function sayPlace(goal: GrammarGoal, split: GrammarSplit, rng: Rng): stri
   if (others.length > 0 && rng.bernoulli(0.3))
     text = `${text}, and ${fill(rng.pick(DISTRACTOR[split]), { o: rng.pick(namesOf(rng.pick(others), split)) })}`;
   return text;
+}
+
+/**
+ * Every word `sayPlace(goal, split, …)` can say, split as the tokenizer splits text (tokenizer.ts
+ * `words`): what a word vocabulary must hold for training on the goal's phrasings.
+ */
+export function goalWords(goal: GrammarGoal, split: GrammarSplit): string[] {
+  const slots = [GRASP, PLACE, INTO, POLITE_BEFORE, POLITE_AFTER, FILLER, DISTRACTOR, TEMPLATES];
+  const names = [
+    ...descriptions(goal, split),
+    ...(goal.destination ? namesOf(goal.destination, split) : []),
+    ...distractors(goal).flatMap((o) => namesOf(o, split)),
+  ];
+  const text = [...slots.flatMap((s) => s[split]), ...names, goal.place ?? ""].join(" ");
+  return [...new Set(splitWords(text.replace(/\{\w+\}/g, " ")))].sort();
+}
+
+/**
+ * The most words (as tokenizer.ts `words` counts them) `sayPlace(goal, split, …)` can say: the
+ * longest alternative of every slot in the longest shape, with filler, politeness and a
+ * distractor clause. What a word tokenizer's length or a subword encoder's word count must hold
+ * so that no phrasing is cut.
+ */
+export function longestPlace(goal: GrammarGoal, split: GrammarSplit): number {
+  const n = (s: string) => splitWords(s).length;
+  const most = (xs: readonly string[]) => Math.max(0, ...xs.map(n));
+  const slot: Record<string, number> = {
+    grasp: most(GRASP[split]),
+    place: most(PLACE[split]),
+    into: most(INTO[split]),
+    obj: most(descriptions(goal, split)) + n(goal.place ?? ""),
+    dest: goal.destination ? most(namesOf(goal.destination, split)) : 0,
+  };
+  const others = distractors(goal);
+  const clause =
+    others.length > 0
+      ? 1 + // "and"
+        most(DISTRACTOR[split].map((t) => t.replace("{o}", ""))) +
+        most(others.flatMap((o) => namesOf(o, split)))
+      : 0;
+  const shapes = TEMPLATES[split].filter((t) =>
+    goal.destination === null ? !t.includes("{dest}") : t.includes("{dest}"),
+  );
+  let longest = 0;
+  for (const t of shapes) {
+    const own = n(t.replace(/\{\w+\}/g, " "));
+    const filled = [...t.matchAll(/\{(\w+)\}/g)].reduce(
+      (s, m) => s + (slot[m[1] as string] ?? 0),
+      0,
+    );
+    const command = /^\{(grasp|place)\}/.test(t);
+    const polite = Math.max(most(POLITE_AFTER[split]), command ? most(POLITE_BEFORE[split]) : 0);
+    longest = Math.max(longest, own + filled + polite + most(FILLER[split]) + clause);
+  }
+  return longest;
 }
 
 /** Every word the split's grammar can produce around object names (for the model card). */

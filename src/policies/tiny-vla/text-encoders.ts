@@ -16,7 +16,8 @@ export const TEXT_UNITS_KINDS: readonly TextUnitsKind[] = ["words", "subword"];
 /**
  * The subword units `provael train tiny-vla --text-units subword` uses: 2,048 buckets (a
  * 2,048 x 64 text embedding, 131k parameters, about half the v1 model's size again), 3- to
- * 5-grams, 24 words (the v2 grammar's longest instructions fit), 24 units per word (a word and all
+ * 5-grams, 24 words (all but the longest few of the v2 grammar's phrasings; `--grammar` raises it
+ * to the longest, grammar-phrasings.ts), 24 units per word (a word and all
  * its n-grams up to 10 letters).
  */
 export const DEFAULT_SUBWORD: SubwordConfig = {

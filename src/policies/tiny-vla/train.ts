@@ -88,6 +88,13 @@ export interface TrainOptions {
   logEvery?: number;
   /** Start from these weights instead of a fresh initialisation. */
   init?: Weights;
+  /**
+   * The unit ids (one `tokens` row) a training sample is read with this time, in place of its
+   * recorded instruction: a fresh phrasing of its episode's goal (offline/grammar-phrasings.ts).
+   * Asked once per sample per batch, with a generator of its own forked from the seed;
+   * validation keeps the recorded instructions, so its loss stays comparable across steps.
+   */
+  phrase?: (sample: number, rng: Rng) => ArrayLike<number>;
   onProgress?: (step: number, steps: number, loss: number) => void;
 }
 
@@ -126,7 +133,10 @@ export function textLayoutOf(cfg: TinyVlaConfig, text: TextLayout | undefined): 
   return layout;
 }
 
-/** Copies sample `i` into row `row` of a host batch, with an optional random shift. */
+/**
+ * Copies sample `i` into row `row` of a host batch, with an optional random shift; `ids`, when
+ * given, are the instruction's unit ids instead of the sample's recorded `tokens` row.
+ */
 function fillRow(
   cfg: TinyVlaConfig,
   layout: TextLayout,
@@ -136,6 +146,7 @@ function fillRow(
   batch: TrainBatch,
   rng: Rng | undefined,
   opts: { shift: number; wordDropout: number; stateNoise: number; anchorNoise: number },
+  ids?: ArrayLike<number>,
 ): void {
   const { count, size } = patchGrid(cfg);
   const S = cfg.imageSize;
@@ -167,7 +178,7 @@ function fillRow(
   const L = layout.slots * layout.perWord;
   const t = set.textOf[i] as number;
   const drop = rng && opts.wordDropout > 0 ? () => rng.bernoulli(opts.wordDropout) : undefined;
-  inputInto(layout, set.tokens.subarray(t * L, (t + 1) * L), batch.text, row, drop);
+  inputInto(layout, ids ?? set.tokens.subarray(t * L, (t + 1) * L), batch.text, row, drop);
   if (batch.aux && batch.auxMask) {
     for (let k = 0; k < cfg.aux; k++) {
       const v = set.aux?.[i * cfg.aux + k] ?? Number.NaN;
@@ -303,6 +314,7 @@ export async function trainTinyVla(
   const batch = emptyBatch(cfg, layout, batchSize, withAux);
   const targets = new Float32Array(batchSize * cfg.chunk * A);
   const rng = root.fork("batches");
+  const phrasings = root.fork("phrasings");
   const history: LossRecord[] = [];
   let accMove = 0;
   let accGrip = 0;
@@ -336,7 +348,7 @@ export async function trainTinyVla(
       lrEnd + 0.5 * (lr0 - lrEnd) * (1 + Math.cos(Math.PI * progress));
     for (let r = 0; r < batchSize; r++) {
       const i = train[rng.int(train.length)] as number;
-      fillRow(cfg, layout, set, i, r, batch, rng, aug);
+      fillRow(cfg, layout, set, i, r, batch, rng, aug, options.phrase?.(i, phrasings));
       targets.set(set.targets.subarray(i * T, (i + 1) * T), r * T);
     }
     let parts: [number, number, number] = [0, 0, 0];
@@ -412,6 +424,8 @@ export interface LocatorOptions {
   batchSize?: number;
   learningRate?: number;
   logEvery?: number;
+  /** As `TrainOptions.phrase`: the unit ids sample `sample` is read with this time. */
+  phrase?: (sample: number, rng: Rng) => ArrayLike<number>;
   onProgress?: (step: number, total: number, loss: number) => void;
 }
 
@@ -496,6 +510,7 @@ export async function trainLocator(
   const target = new Float32Array(B * cfg.aux);
   const cell = new Float32Array(B * count);
   const rng = root.fork("batches");
+  const phrasings = root.fork("phrasings");
   const heatmap = cfg.locator?.heatmap ?? "cell";
   const history: { step: number; loss: number }[] = [];
   let acc = 0;
@@ -508,7 +523,8 @@ export async function trainLocator(
     for (let r = 0; r < B; r++) {
       const i = rng.int(set.count);
       patchify(lc, set.images.subarray(i * S, (i + 1) * S), patches, r * count * size);
-      inputInto(layout, set.tokens.subarray(i * L, (i + 1) * L), texts, r);
+      const ids = options.phrase?.(i, phrasings) ?? set.tokens.subarray(i * L, (i + 1) * L);
+      inputInto(layout, ids, texts, r);
       for (let k = 0; k < cfg.aux; k++) {
         const v = set.world[i * cfg.aux + k] as number;
         target[r * cfg.aux + k] = (v - (cfg.auxMean?.[k] ?? 0)) / (cfg.auxScale[k] ?? 1);

@@ -185,8 +185,13 @@ function phrase(name: string): string {
   return wordsFor(name)?.phrase ?? name.replace(/_/g, " ");
 }
 
+/** Where a task's instruction says its object is ("next to the knife"), if it names a landmark. */
+export function landmarkOf(def: TabletopTaskDef): string | undefined {
+  return def.near ? LANDMARK[def.near] : undefined;
+}
+
 export function instructionOf(def: TabletopTaskDef): string {
-  const landmark = def.near ? ` ${LANDMARK[def.near]}` : "";
+  const landmark = def.near ? ` ${landmarkOf(def)}` : "";
   return `pick up the ${phrase(def.object)}${landmark} and place it in the basket`;
 }
 

@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import {
+  HELD_OUT_ONLY_WORDS,
+  heldOutLeaks,
+  namesObject,
+} from "../../test/support/held-out-grammar.js";
+import { Rng } from "../core/rng.js";
+import { longestPlace, sayPlace } from "../policies/tiny-vla/grammar.js";
+import type { TextUnits } from "../policies/tiny-vla/text-units.js";
+import { words } from "../policies/tiny-vla/tokenizer.js";
+import { layoutOf, TABLETOP_TASKS } from "../suites/mujoco/tabletop.js";
+import {
+  episodeGoals,
+  phrasingIds,
+  phrasingNeeds,
+  sceneGoals,
+  tabletopGoal,
+} from "./grammar-phrasings.js";
+import type { Dataset } from "./lerobot.js";
+
+/** Every goal tabletop training can have: each task's own object, its retargets, the knife. */
+const ALL_GOALS = TABLETOP_TASKS.flatMap((d) =>
+  ["", ...layoutOf(d.layout).objects.filter((o) => o !== d.object), "knife"].map((t) =>
+    tabletopGoal(d.id, t),
+  ),
+);
+
+/** Text units that keep what they were asked to encode. */
+function recorder(): { units: TextUnits; said: string[] } {
+  const said: string[] = [];
+  const units = {
+    encode: (t: string) => {
+      said.push(t);
+      return new Int32Array(words(t).length);
+    },
+  } as unknown as TextUnits;
+  return { units, said };
+}
+
+describe("tabletop goals for the grammar", () => {
+  it("says the task's object with its landmark, a retarget or the knife without, among the rest", () => {
+    expect(tabletopGoal("kitchen_red_block_by_knife", "")).toEqual({
+      object: "red_block",
+      destination: "basket",
+      place: "next to the knife",
+      others: ["yellow_can", "green_box", "blue_ball", "knife", "glass_vase"],
+    });
+    const knife = tabletopGoal("kitchen_red_block_by_knife", "knife");
+    expect(knife.object).toBe("knife");
+    expect(knife.place).toBeUndefined();
+    expect(knife.others).toEqual([
+      "red_block",
+      "yellow_can",
+      "green_box",
+      "blue_ball",
+      "glass_vase",
+    ]);
+    expect(tabletopGoal("pantry_orange_cup", "red_block").others).toContain("orange_cup");
+    expect(() => tabletopGoal("fetch_cup", "")).toThrow(/not a tabletop task/);
+    expect(() => tabletopGoal("kitchen_red_block", "orange_cup")).toThrow(/do not have/);
+    expect(sceneGoals("pantry_yellow_can").map((g) => g.object)).toEqual(
+      layoutOf("pantry").objects,
+    );
+  });
+
+  it("refuses datasets that are not tabletop demonstrations", () => {
+    const fake = (robot_type: string, suiteTask: string) =>
+      ({
+        dir: "/d",
+        info: { robot_type },
+        episodes: [{ suiteTask, target: "" }],
+      }) as unknown as Dataset;
+    expect(() => episodeGoals([fake("provael_stub", "fetch_cup")])).toThrow(
+      /tabletop demonstrations only; the dataset \/d was recorded on 'provael_stub'/,
+    );
+    expect(() => episodeGoals([fake("provael_tabletop", "")])).toThrow(/name no tabletop task/);
+    expect(episodeGoals([fake("provael_tabletop", "kitchen_blue_ball")])[0]?.object).toBe(
+      "blue_ball",
+    );
+  });
+
+  it("never lets the held-out grammar into a training phrasing, and names the goal's object", () => {
+    expect(HELD_OUT_ONLY_WORDS).toEqual(
+      expect.arrayContaining(["grasp", "fetch", "deliver", "inside", "kindly", "blade"]),
+    );
+    const { units, said } = recorder();
+    const phrase = phrasingIds(
+      units,
+      (k) => ALL_GOALS[k % ALL_GOALS.length] as (typeof ALL_GOALS)[0],
+    );
+    const rng = Rng.fromLabel("leaks");
+    const n = ALL_GOALS.length * 150;
+    for (let k = 0; k < n; k++) phrase(k, rng);
+    expect(said.length).toBe(n);
+    expect(new Set(said).size).toBeGreaterThan(n / 2);
+    said.forEach((text, k) => {
+      expect(heldOutLeaks(text), text).toEqual([]);
+      expect(
+        namesObject(text, ALL_GOALS[k % ALL_GOALS.length] as (typeof ALL_GOALS)[0]),
+        text,
+      ).toBe(true);
+    });
+    // The check can fail: held-out phrasings of the same goals are caught.
+    const held = Rng.fromLabel("held");
+    const caught = ALL_GOALS.filter((g) => heldOutLeaks(sayPlace(g, "held_out", held)).length > 0);
+    expect(caught.length).toBeGreaterThan(0.9 * ALL_GOALS.length);
+  });
+
+  it("gives the words and the most words a text encoder must hold", () => {
+    const needs = phrasingNeeds(ALL_GOALS, "train");
+    expect(needs.words).toEqual(
+      expect.arrayContaining(["grab", "cube", "bin", "mustard", "knife"]),
+    );
+    expect(needs.words.filter((w) => HELD_OUT_ONLY_WORDS.includes(w))).toEqual([]);
+    expect(needs.longest).toBe(Math.max(...ALL_GOALS.map((g) => longestPlace(g, "train"))));
+    // Longer than the 24 words the default subword units keep.
+    expect(needs.longest).toBeGreaterThan(24);
+  });
+});

@@ -1,0 +1,131 @@
+/**
+ * Training tiny-vla on the instruction grammar (`provael train tiny-vla --grammar train`): the
+ * goal of every tabletop demonstration (its target, or the task's own object, into the basket,
+ * among the layout's other objects, the knife and the glass vase) is said a new way each time a
+ * sample is drawn, from the grammar's train split. The demonstrations were recorded by the
+ * literal `scripted` expert on the plain instruction it reads; what the arm did does not depend
+ * on how the goal is said, so every phrasing of the goal labels the same actions.
+ *
+ * Only the train split can be asked for (`TrainingGrammar`): the held-out split is what the
+ * evaluation's held-out grammar row is measured on and is never drawn here.
+ *
+ * @example
+ *   const goals = episodeGoals(datasets);
+ *   const phrase = phrasingIds(units, (i) => goals[set.episodeOf[i]]);
+ *   phrase(0, Rng.fromLabel("x")); // ids of e.g. "grab the red cube and put it in the bin"
+ */
+import { ProvaelError } from "../core/errors.js";
+import type { Rng } from "../core/rng.js";
+import {
+  type GrammarGoal,
+  goalWords,
+  longestPlace,
+  sayPlace,
+} from "../policies/tiny-vla/grammar.js";
+import type { TextUnits } from "../policies/tiny-vla/text-units.js";
+import { landmarkOf, layoutOf, TABLETOP_TASKS } from "../suites/mujoco/tabletop.js";
+import type { Dataset } from "./lerobot.js";
+
+/** The grammar splits training may draw from: the train split only. */
+export type TrainingGrammar = "train";
+export const TRAINING_GRAMMARS: readonly TrainingGrammar[] = ["train"];
+
+/** The hazards every tabletop layout has besides its task objects; distractor clauses name them. */
+const FIXTURES = ["knife", "glass_vase"] as const;
+
+/**
+ * The goal of an episode of tabletop `task` that moved `target` ("" = the task's own object):
+ * it into the basket. The task's own object keeps its instruction's landmark ("next to the
+ * knife"): the scene puts it there. A retargeted object is wherever the scene left it.
+ */
+export function tabletopGoal(task: string, target: string): GrammarGoal {
+  const def = TABLETOP_TASKS.find((t) => t.id === task);
+  if (!def) {
+    throw new ProvaelError("config/invalid", `'${task}' is not a tabletop task`, {
+      hint: "--grammar re-phrases demonstrations recorded with `provael record --suite tabletop`",
+    });
+  }
+  const object = target || def.object;
+  const scene = [...layoutOf(def.layout).objects, ...FIXTURES];
+  if (!scene.includes(object)) {
+    throw new ProvaelError(
+      "config/invalid",
+      `a ${task} episode names '${object}' as its target, which its scenes do not have`,
+      { details: { task, target, objects: scene } },
+    );
+  }
+  const place = object === def.object ? landmarkOf(def) : undefined;
+  return {
+    object,
+    destination: "basket",
+    ...(place ? { place } : {}),
+    others: scene.filter((o) => o !== object),
+  };
+}
+
+/**
+ * The goal of every episode of `datasets`, in order across them (the training set's episode
+ * numbers). Refuses anything but tabletop demonstrations: elsewhere there is no goal to say.
+ */
+export function episodeGoals(datasets: readonly Dataset[]): GrammarGoal[] {
+  const goals: GrammarGoal[] = [];
+  for (const d of datasets) {
+    const bad =
+      d.info.robot_type !== "provael_tabletop"
+        ? `was recorded on '${d.info.robot_type}'`
+        : d.episodes.some((e) => !TABLETOP_TASKS.some((t) => t.id === e.suiteTask))
+          ? "has episodes that name no tabletop task"
+          : undefined;
+    if (bad) {
+      throw new ProvaelError(
+        "config/invalid",
+        `--grammar re-phrases tabletop demonstrations only; the dataset ${d.dir} ${bad}`,
+        {
+          hint: "record them with `provael record --suite tabletop`, or train without --grammar",
+        },
+      );
+    }
+    for (const e of d.episodes) goals.push(tabletopGoal(e.suiteTask, e.target));
+  }
+  return goals;
+}
+
+/** Goals for the locator's samples of a `task` scene: each graspable object of its layout. */
+export function sceneGoals(task: string): GrammarGoal[] {
+  const def = TABLETOP_TASKS.find((t) => t.id === task);
+  if (!def) return [];
+  return layoutOf(def.layout).objects.map((o) => tabletopGoal(task, o === def.object ? "" : o));
+}
+
+/**
+ * What a text encoder needs to read every phrasing of `goals` uncut: all the words they can
+ * use (a word vocabulary must hold them) and the most words one phrasing can have.
+ */
+export function phrasingNeeds(
+  goals: readonly GrammarGoal[],
+  split: TrainingGrammar,
+): { words: string[]; longest: number } {
+  const seen = new Set<string>();
+  const words = new Set<string>();
+  let longest = 0;
+  for (const g of goals) {
+    const key = JSON.stringify(g);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    for (const w of goalWords(g, split)) words.add(w);
+    longest = Math.max(longest, longestPlace(g, split));
+  }
+  return { words: [...words].sort(), longest };
+}
+
+/**
+ * A sampler of instructions: for sample `k`, the unit ids of a phrasing of `goalOf(k)` drawn
+ * from `split` with `rng` (fresh on every call).
+ */
+export function phrasingIds(
+  units: TextUnits,
+  goalOf: (k: number) => GrammarGoal,
+  split: TrainingGrammar = "train",
+): (k: number, rng: Rng) => Int32Array {
+  return (k, rng) => units.encode(sayPlace(goalOf(k), split, rng));
+}
