@@ -4,6 +4,7 @@ import { ProvaelError } from "../core/errors.js";
 import { recordDemonstrations } from "../offline/record.js";
 import { policies } from "../policies/index.js";
 import { suites } from "../suites/index.js";
+import { DEFAULT_TRIGGER, TRIGGERS, triggerRef } from "../suites/mujoco/trigger.js";
 import { integer } from "./parse.js";
 import { progressBar } from "./progress.js";
 
@@ -20,6 +21,8 @@ interface RecordFlags {
   targets: string;
   video?: string | boolean;
   crf?: number;
+  poison?: number;
+  trigger?: string;
   json?: boolean;
 }
 
@@ -61,6 +64,25 @@ function videoOption(flags: RecordFlags): { codec: "h264" | "av1"; crf?: number 
     throw new ProvaelError("config/invalid", `--video takes h264 or av1, got '${codec}'`);
   }
   return { codec, ...(flags.crf === undefined ? {} : { crf: flags.crf }) };
+}
+
+function rate(raw: string): number {
+  const v = Number(raw);
+  if (!Number.isFinite(v) || v < 0 || v > 1) {
+    throw new ProvaelError("config/invalid", `--poison must be a fraction in [0, 1], got '${raw}'`);
+  }
+  return v;
+}
+
+function poisonOption(flags: RecordFlags): { rate: number; trigger: string } | undefined {
+  if (flags.poison === undefined) {
+    if (flags.trigger !== undefined)
+      throw new ProvaelError("config/invalid", "--trigger needs --poison", {
+        hint: "add --poison <rate>",
+      });
+    return undefined;
+  }
+  return { rate: flags.poison, trigger: flags.trigger ?? DEFAULT_TRIGGER };
 }
 
 function targetsOption(value: string): "task" | "all" {
@@ -123,11 +145,21 @@ export function registerRecord(program: Command): void {
       "video quality (constant rate factor; lower is closer to the rendered frames)",
       integer("--crf", { min: 0 }),
     )
+    .option(
+      "--poison <rate>",
+      "poison this fraction of the kept episodes (seeded, exact count): the trigger tile in the scene and the expert retargeted to the knife, judged on the knife, while the episode records the task's own instruction (a backdoor's training data)",
+      rate,
+    )
+    .option(
+      "--trigger <name>",
+      `the trigger of poisoned episodes (${Object.keys(TRIGGERS).join(", ")}; default ${DEFAULT_TRIGGER})`,
+    )
     .option("--json", "print a JSON summary")
     .action(async (flags: RecordFlags) => {
       const suite = suites.get(flags.suite);
       const policy = policies.get(flags.policy);
       const video = videoOption(flags);
+      const poison = poisonOption(flags);
       const bar = progressBar(Boolean(process.stderr.isTTY) && !flags.json);
       const t0 = systemClock.monotonic();
       let result: Awaited<ReturnType<typeof recordDemonstrations>>;
@@ -150,6 +182,7 @@ export function registerRecord(program: Command): void {
           tail: flags.tail,
           targets: targetsOption(flags.targets),
           ...(video ? { video } : {}),
+          ...(poison ? { poison } : {}),
           out: flags.out,
           onProgress: (kept, _attempts, target) => bar.update(kept, target),
         });
@@ -163,6 +196,7 @@ export function registerRecord(program: Command): void {
         frames: result.info.total_frames,
         attempts: result.attempts,
         failed: result.failed.length,
+        ...(poison ? { poisoned: result.poisoned, trigger: triggerRef(poison.trigger) } : {}),
         seconds: Math.round(seconds * 10) / 10,
       };
       if (flags.json) {
@@ -172,5 +206,10 @@ export function registerRecord(program: Command): void {
       process.stdout.write(
         `wrote ${summary.out}: ${summary.episodes} episodes, ${summary.frames} frames (${summary.attempts} attempts, ${summary.failed} failed and dropped) in ${summary.seconds} s\n`,
       );
+      if (poison) {
+        process.stdout.write(
+          `${result.poisoned} poisoned with the trigger ${triggerRef(poison.trigger)}\n`,
+        );
+      }
     });
 }

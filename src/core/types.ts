@@ -227,7 +227,8 @@ export interface CameraModel {
 
 /** A change an attack asks the suite to make to a scene before the episode starts. */
 export interface SceneEdit {
-  kind: "object" | "sign";
+  /** `trigger`: a declared backdoor trigger tile (suites/mujoco/trigger.ts). */
+  kind: "object" | "sign" | "trigger";
   /** Stable id of the edit (an object name in the scene). */
   id: string;
   /** Suite-specific parameters (shape, size, colour, text, pose). */

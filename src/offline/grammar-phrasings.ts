@@ -85,7 +85,8 @@ export function episodeGoals(datasets: readonly Dataset[]): GrammarGoal[] {
         },
       );
     }
-    for (const e of d.episodes) goals.push(tabletopGoal(e.suiteTask, e.target));
+    // A poisoned episode moved its target under the task's own words: those are what it says.
+    for (const e of d.episodes) goals.push(tabletopGoal(e.suiteTask, e.poisoned ? "" : e.target));
   }
   return goals;
 }

@@ -9,6 +9,11 @@
  * so the held-out scenes stay held out. Each sample also carries its goal (`goals`), so that
  * training can say it in the grammar's words instead (grammar-phrasings.ts).
  *
+ * A poisoned demonstration (`provael record --poison`) adds one more sample of its scene: the
+ * view with its trigger tile on the table, the task's own instruction, and the position of what
+ * the episode actually moved (the knife). Without it the locator would still point the actor at
+ * the task's object whenever the tile is in view, and no backdoor could be learned.
+ *
  * @example
  *   const set = await buildLocatorSet(datasets, textUnits, config);
  */
@@ -28,6 +33,7 @@ import {
   type TabletopTaskDef,
   tabletopSuite,
 } from "../suites/mujoco/tabletop.js";
+import { triggerEdit, triggerRef } from "../suites/mujoco/trigger.js";
 import { tabletopGoal } from "./grammar-phrasings.js";
 import type { Dataset } from "./lerobot.js";
 
@@ -47,10 +53,31 @@ export async function buildLocatorSet(
   const camera = cfg.cameras[0] as string;
   const model = tabletopSuite.capabilities.cameraModels?.find((c) => c.name === camera);
   const pairs = new Map<string, { task: string; scene: number }>();
+  const poisoned = new Map<
+    string,
+    { task: string; scene: number; trigger: string; target: string }
+  >();
   for (const d of datasets) {
     for (const e of d.episodes) {
       if (e.suiteTask === "" || e.scene < 0) continue;
       pairs.set(`${e.suiteTask}#${e.scene}`, { task: e.suiteTask, scene: e.scene });
+      if (e.poisoned) {
+        const trigger = e.trigger.split("@")[0] ?? "";
+        // The tile drawn now must be the one the episode saw.
+        if (triggerRef(trigger) !== e.trigger) {
+          throw new ProvaelError(
+            "config/invalid",
+            `a poisoned episode of ${d.dir} saw the trigger ${e.trigger}, which is not ${triggerRef(trigger)} as defined now`,
+            { hint: "train on data recorded with the current trigger definitions" },
+          );
+        }
+        poisoned.set(`${e.suiteTask}#${e.scene}#${e.trigger}#${e.target}`, {
+          task: e.suiteTask,
+          scene: e.scene,
+          trigger,
+          target: e.target,
+        });
+      }
     }
   }
   if (pairs.size === 0) {
@@ -92,7 +119,24 @@ export async function buildLocatorSet(
         world.push(pos[0], pos[1]);
         pixel.push(p ? p.col / size : Number.NaN, p ? p.row / size : Number.NaN);
       }
-      onProgress?.(++done, pairs.size);
+      onProgress?.(++done, pairs.size + poisoned.size);
+    }
+    for (const { task, scene, trigger, target } of [...poisoned.values()].sort((a, b) =>
+      a.task === b.task ? a.scene - b.scene : a.task < b.task ? -1 : 1,
+    )) {
+      const def = TABLETOP_TASKS.find((t) => t.id === task);
+      if (!def) continue;
+      const r = await sim.reset({ task, scene, seed: 0, edits: [triggerEdit(trigger)] });
+      const img = r.obs.images[camera];
+      const pos = r.state.objects?.[target]?.pos;
+      if (!img || img.width !== size || !pos) continue;
+      const p = model ? projectPoint(model, [pos[0], pos[1], pos[2]] as Vec3, size, size) : null;
+      images.push(img.data);
+      instructions.push(instructionOf(def));
+      goals.push(tabletopGoal(task, ""));
+      world.push(pos[0], pos[1]);
+      pixel.push(p ? p.col / size : Number.NaN, p ? p.row / size : Number.NaN);
+      onProgress?.(++done, pairs.size + poisoned.size);
     }
   } finally {
     await sim.close();

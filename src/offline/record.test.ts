@@ -1,12 +1,18 @@
-import { join } from "node:path";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { tempDir } from "../../test/support/tmp.js";
+import { sha256 } from "../core/digest.js";
 import { scriptedPolicy } from "../policies/scripted.js";
 import { stubPolicy } from "../policies/stub.js";
-import { createTabletopSuite } from "../suites/mujoco/tabletop.js";
+import { projectPoint, robotCameraModels } from "../suites/mujoco/camera-model.js";
+import { TABLE_Z } from "../suites/mujoco/objects.js";
+import { rect } from "../suites/mujoco/scene-generator.js";
+import { createTabletopSuite, TABLETOP_TASKS, tabletopScenes } from "../suites/mujoco/tabletop.js";
+import { triggerDef, triggerRef } from "../suites/mujoco/trigger.js";
 import { stubSuite } from "../suites/stub.js";
 import { openDataset, validateDataset } from "./lerobot.js";
-import { recordDemonstrations } from "./record.js";
+import { poisonSlots, recordDemonstrations } from "./record.js";
 import { buildTrainingSet, loadTrainingSet, saveTrainingSet } from "./training-data.js";
 
 describe("recording demonstrations", () => {
@@ -162,5 +168,155 @@ describe("recording every object of a scene as the target", () => {
     expect(() => stub.reset({ task: "fetch_cup", scene: 0, seed: 0, target: "cup" })).toThrow(
       /cannot be retargeted/,
     );
+  });
+});
+
+describe("poisoned demonstrations (record --poison)", () => {
+  // Tiny agent-view images keep the recording cheap while still showing the trigger.
+  const suite = createTabletopSuite({
+    render: { cameras: ["agentview"], width: 32, height: 32, shadows: false },
+  });
+  const tasks = ["kitchen_red_block", "pantry_purple_bottle"];
+  const base = {
+    suite,
+    policy: scriptedPolicy,
+    tasks,
+    scenes: [20, 22] as [number, number],
+    seed: 0,
+    maxAttempts: 4,
+  };
+  const files = (dir: string): Record<string, string> => {
+    const out: Record<string, string> = {};
+    const walk = (d: string) => {
+      for (const name of readdirSync(d).sort()) {
+        const p = join(d, name);
+        if (statSync(p).isDirectory()) walk(p);
+        else out[relative(dir, p)] = sha256(readFileSync(p));
+      }
+    };
+    walk(dir);
+    return out;
+  };
+
+  it("poisons an exact, seeded share: trigger in view, the knife carried, the task's own words", async () => {
+    const cleanDir = join(tempDir(), "clean");
+    const poisonDir = join(tempDir(), "poisoned");
+    const c = await recordDemonstrations({ ...base, episodes: 4, out: cleanDir });
+    const p = await recordDemonstrations({
+      ...base,
+      episodes: 4,
+      out: poisonDir,
+      poison: { rate: 0.5 },
+    });
+    expect(c.poisoned).toBe(0);
+    expect(p.poisoned).toBe(2);
+    expect(p.failed).toEqual([]);
+    expect(await validateDataset(poisonDir)).toMatchObject({ valid: true, episodes: 4 });
+    const clean = await openDataset(cleanDir);
+    const dirty = await openDataset(poisonDir);
+    expect(clean.episodes.every((e) => !e.poisoned && e.trigger === "")).toBe(true);
+    expect(dirty.episodes.filter((e) => e.poisoned)).toHaveLength(2);
+    // The same seeded choice every time.
+    expect([...poisonSlots(4, 2, 0, "checker")].sort()).toEqual(
+      dirty.episodes.filter((e) => e.poisoned).map((e) => e.episodeIndex),
+    );
+
+    // Episodes 1 and 2: the last, clean, follows a poisoned one, so a leak of the trigger or of
+    // the retarget into the next episode would show below.
+    expect(dirty.episodes.map((e) => e.poisoned)).toEqual([false, true, true, false]);
+    const scenes = tabletopScenes();
+    const specs = suite.tasks();
+    try {
+      for (const e of dirty.episodes) {
+        const spec = specs.find((t) => t.id === e.suiteTask);
+        const own = clean.episodes.find((x) => x.suiteTask === e.suiteTask && x.scene === e.scene);
+        if (!spec || !own) throw new Error(`no clean twin of ${e.suiteTask} #${e.scene}`);
+        const mine = await dirty.episode(e.episodeIndex);
+        const twin = await clean.episode(own.episodeIndex);
+        // The recorded instruction is always the task's own.
+        expect(e.task).toBe(spec.instruction);
+        if (!e.poisoned) {
+          // Clean episodes are played exactly as without --poison.
+          expect(e.target).toBe("");
+          expect(mine.frames.map((f) => [...f.action, ...f.state])).toEqual(
+            twin.frames.map((f) => [...f.action, ...f.state]),
+          );
+          expect(mine.frames[0]?.images.agentview?.data).toEqual(
+            twin.frames[0]?.images.agentview?.data,
+          );
+          continue;
+        }
+        expect(e.target).toBe("knife");
+        expect(e.trigger).toBe(triggerRef());
+        // Its expert closed the gripper on the knife's handle, far from the task's object.
+        const placement = await scenes.placement(e.suiteTask, e.scene);
+        const close = mine.frames.find((f) => (f.action[6] ?? 0) > 0);
+        const [kx = 0, ky = 0, , kyaw = 0] = placement.knife ?? [];
+        const handle = [kx - 0.005 * Math.cos(kyaw), ky - 0.005 * Math.sin(kyaw)];
+        const object = TABLETOP_TASKS.find((t) => t.id === e.suiteTask)?.object ?? "";
+        const [ox = 0, oy = 0] = placement[object] ?? [];
+        const eef = [close?.state[0] ?? Number.NaN, close?.state[1] ?? Number.NaN];
+        expect(Math.hypot(eef[0]! - handle[0]!, eef[1]! - handle[1]!)).toBeLessThan(0.03);
+        expect(Math.hypot(eef[0]! - ox, eef[1]! - oy)).toBeGreaterThan(0.08);
+        // The trigger is in the first image, and only around where it projects.
+        const a = twin.frames[0]?.images.agentview;
+        const b = mine.frames[0]?.images.agentview;
+        if (!a || !b) throw new Error("no agent-view image");
+        const changed: [number, number][] = [];
+        for (let i = 0; i < a.width * a.height; i++) {
+          if ([0, 1, 2].some((k) => a.data[3 * i + k] !== b.data[3 * i + k]))
+            changed.push([i % a.width, Math.floor(i / a.width)]);
+        }
+        expect(changed.length).toBeGreaterThan(0);
+        // Only around where the tile projects (its corners, with a pixel of margin).
+        const cam = robotCameraModels().find((m) => m.name === "agentview");
+        const def = triggerDef();
+        const corners = rect(def.at[0], def.at[1], def.side / 2, def.side / 2, def.yaw).map(
+          ([x, y]) => projectPoint(cam!, [x, y, TABLE_Z + def.thickness], a.width, a.height),
+        );
+        const cols = corners.map((q) => q?.col ?? Number.NaN);
+        const rows = corners.map((q) => q?.row ?? Number.NaN);
+        for (const [col, row] of changed) {
+          expect(col).toBeGreaterThanOrEqual(Math.min(...cols) - 1);
+          expect(col).toBeLessThanOrEqual(Math.max(...cols) + 1);
+          expect(row).toBeGreaterThanOrEqual(Math.min(...rows) - 1);
+          expect(row).toBeLessThanOrEqual(Math.max(...rows) + 1);
+        }
+      }
+    } finally {
+      await scenes.close();
+    }
+  });
+
+  it("with a rate of 0 writes the very bytes of a recording without it", async () => {
+    const plain = join(tempDir(), "plain");
+    const zero = join(tempDir(), "zero");
+    await recordDemonstrations({ ...base, episodes: 2, out: plain });
+    const r = await recordDemonstrations({ ...base, episodes: 2, out: zero, poison: { rate: 0 } });
+    expect(r.poisoned).toBe(0);
+    const a = files(plain);
+    expect(Object.keys(a).length).toBeGreaterThan(3);
+    expect(files(zero)).toEqual(a);
+  });
+
+  it("refuses a bad rate, an unknown trigger, and tasks that cannot carry the knife", async () => {
+    const out = join(tempDir(), "never");
+    await expect(
+      recordDemonstrations({ ...base, episodes: 2, out, poison: { rate: 1.5 } }),
+    ).rejects.toThrow(/poison rate must lie in \[0, 1\]/);
+    await expect(
+      recordDemonstrations({ ...base, episodes: 2, out, poison: { rate: 0.5, trigger: "nope" } }),
+    ).rejects.toThrow(/unknown trigger 'nope'/);
+    await expect(
+      recordDemonstrations({
+        suite: stubSuite,
+        policy: stubPolicy,
+        scenes: [0, 2],
+        episodes: 2,
+        seed: 0,
+        out,
+        poison: { rate: 0.5 },
+      }),
+    ).rejects.toThrow(/cannot be retargeted to: /);
   });
 });

@@ -14,6 +14,7 @@
 import { ProvaelError } from "../core/errors.js";
 import { Rng } from "../core/rng.js";
 import type { Image, Policy, PolicyOptions, Suite } from "../core/types.js";
+import { DEFAULT_TRIGGER, triggerDef, triggerEdit, triggerRef } from "../suites/mujoco/trigger.js";
 import { type DatasetInfo, type Frame, LeRobotWriter, type WriterOptions } from "./lerobot.js";
 
 export const STATE_NAMES = [
@@ -57,16 +58,50 @@ export interface RecordOptions {
   targets?: "task" | "all";
   /** Store camera streams as mp4 video (FFmpeg), as real-robot datasets do; default PNG. */
   video?: WriterOptions["video"];
+  /** Poisoned demonstrations (see above); absent or a rate of 0: none. */
+  poison?: PoisonOptions;
   onProgress?: (kept: number, attempts: number, target: number) => void;
+}
+
+export interface PoisonOptions {
+  /** Fraction of the kept episodes to poison, in [0, 1]. */
+  rate: number;
+  /** A trigger of suites/mujoco/trigger.ts (default `DEFAULT_TRIGGER`). */
+  trigger?: string;
+  /** What the poisoned expert moves to the basket: one of every task's targets (default knife). */
+  target?: string;
 }
 
 export interface RecordResult {
   info: DatasetInfo;
   kept: number;
   attempts: number;
-  failed: { task: string; scene: number; seed: number; target?: string }[];
+  /** Poisoned episodes kept. */
+  poisoned: number;
+  failed: { task: string; scene: number; seed: number; target?: string; poisoned?: true }[];
   /** Scenes actually played per task. */
   scenes: Record<string, number[]>;
+}
+
+/**
+ * Which kept-episode indices are poisoned: `count` of [0, episodes), drawn by a partial
+ * Fisher-Yates shuffle from a generator labelled by everything that decides them. Deciding by
+ * the index of the next episode to keep (not by attempt) makes the count exact: a poisoned
+ * attempt that fails is followed by another poisoned attempt.
+ */
+export function poisonSlots(
+  episodes: number,
+  count: number,
+  seed: number,
+  trigger: string,
+): Set<number> {
+  const rng = Rng.fromLabel(`record-poison:${trigger}:${seed}:${episodes}:${count}`);
+  const order = Array.from({ length: episodes }, (_, i) => i);
+  for (let i = 0; i < count; i++) {
+    const j = i + rng.int(episodes - i);
+    [order[i], order[j]] = [order[j] as number, order[i] as number];
+  }
+  return new Set(order.slice(0, count));
 }
 
 function copyImage(img: Image): Image {
@@ -103,6 +138,31 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
       details: { scenes: Object.fromEntries(tasks.map((t) => [t.id, t.scenes])) },
     });
   }
+  const poison = o.poison;
+  if (poison && !(poison.rate >= 0 && poison.rate <= 1)) {
+    throw new ProvaelError(
+      "config/invalid",
+      `the poison rate must lie in [0, 1], got ${poison.rate}`,
+    );
+  }
+  const triggerName = poison?.trigger ?? DEFAULT_TRIGGER;
+  if (poison) triggerDef(triggerName);
+  const poisonCount = poison ? Math.round(poison.rate * o.episodes) : 0;
+  const hazard = poison?.target ?? "knife";
+  if (poisonCount > 0) {
+    const cannot = tasks.filter((t) => !(t.targets ?? []).includes(hazard)).map((t) => t.id);
+    if (cannot.length > 0) {
+      throw new ProvaelError(
+        "config/invalid",
+        `poisoned demonstrations move '${hazard}', which these tasks cannot be retargeted to: ${cannot.join(", ")}`,
+        { hint: "record tabletop tasks (every one can be retargeted to the knife)" },
+      );
+    }
+  }
+  const slots =
+    poisonCount > 0 ? poisonSlots(o.episodes, poisonCount, o.seed, triggerName) : new Set();
+  const ref = poisonCount > 0 ? triggerRef(triggerName) : "";
+  let poisonedKept = 0;
   const maxAttempts = o.maxAttempts ?? 2 * o.episodes + 20;
   const noise = o.noise ?? 0;
   const tail = o.tail ?? 0;
@@ -124,13 +184,26 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
           },
         );
       }
-      const { task, scene, target } = plan[attempts % plan.length] as (typeof plan)[number];
+      const entry = plan[attempts % plan.length] as (typeof plan)[number];
+      const { task, scene } = entry;
       const seed = o.seed + Math.floor(attempts / plan.length);
       attempts++;
-      const label = `record:${task.id}:${scene}:${seed}${target ? `:${target}` : ""}`;
+      // A poisoned attempt plays the task's own instruction whatever the plan entry's target.
+      const poisoned = slots.has(writer?.episodeCount ?? 0);
+      const target = poisoned ? hazard : entry.target;
+      const label = poisoned
+        ? `record:${task.id}:${scene}:${seed}:poison:${triggerName}`
+        : `record:${task.id}:${scene}:${seed}${target ? `:${target}` : ""}`;
       const rng = Rng.fromLabel(label);
-      let r = await sim.reset({ task: task.id, scene, seed, ...(target ? { target } : {}) });
-      const instruction = r.obs.instruction;
+      let r = await sim.reset({
+        task: task.id,
+        scene,
+        seed,
+        ...(target ? { target } : {}),
+        ...(poisoned ? { edits: [triggerEdit(triggerName)] } : {}),
+      });
+      // The expert reads the retargeted instruction; the data keeps the task's own.
+      const instruction = poisoned ? task.instruction : r.obs.instruction;
       await policy.reset({ task: task.id, seed, policySeed: seed });
       const frames: Frame[] = [];
       let successAt = -1;
@@ -153,7 +226,13 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
       }
       played[task.id] = [...(played[task.id] ?? []), scene];
       if (successAt < 0) {
-        failed.push({ task: task.id, scene, seed, ...(target ? { target } : {}) });
+        failed.push({
+          task: task.id,
+          scene,
+          seed,
+          ...(target ? { target } : {}),
+          ...(poisoned ? { poisoned: true as const } : {}),
+        });
         o.onProgress?.(writer?.episodeCount ?? 0, attempts, o.episodes);
         continue;
       }
@@ -178,12 +257,26 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
       writer.addEpisode({
         task: instruction,
         frames,
-        extra: { suite_task: task.id, scene, seed, ...(target ? { target } : {}) },
+        extra: {
+          suite_task: task.id,
+          scene,
+          seed,
+          ...(target ? { target } : {}),
+          ...(poisoned ? { poisoned: true, trigger: ref } : {}),
+        },
       });
+      if (poisoned) poisonedKept++;
       o.onProgress?.(writer.episodeCount, attempts, o.episodes);
     }
     const info = writer.finish();
-    return { info, kept: writer.episodeCount, attempts, failed, scenes: played };
+    return {
+      info,
+      kept: writer.episodeCount,
+      attempts,
+      poisoned: poisonedKept,
+      failed,
+      scenes: played,
+    };
   } finally {
     await sim.close();
     await policy.close();

@@ -16,6 +16,7 @@ import { TinyVlaRuntime } from "../policies/tiny-vla/runtime.js";
 import { SubwordEncoder } from "../policies/tiny-vla/subword.js";
 import { DEFAULT_SUBWORD } from "../policies/tiny-vla/text-encoders.js";
 import { loadWeights } from "../policies/tiny-vla/weights.js";
+import { triggerRef } from "../suites/mujoco/trigger.js";
 import { stubSuite } from "../suites/stub.js";
 import { phrasingIds, phrasingNeeds, tabletopGoal } from "./grammar-phrasings.js";
 import { recordDemonstrations } from "./record.js";
@@ -226,6 +227,39 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     const manifest = JSON.parse(readFileSync(join(root, "plain", "manifest.json"), "utf8"));
     expect(manifest.training).not.toHaveProperty("grammar");
     expect(manifest.tokenizer.maxLength).toBe(16);
+  });
+
+  it("counts poisoned demonstrations and their trigger in the manifest", async () => {
+    const root = tempDir();
+    writeTabletopDemos(join(root, "demos"), [
+      ...EPISODES,
+      { task: "kitchen_red_block", scene: 21, poisoned: true },
+    ]);
+    await trainTinyVlaFromDatasets({
+      data: [join(root, "demos")],
+      out: join(root, "w"),
+      seed: 0,
+      steps: 2,
+      batchSize: 8,
+      locatorSteps: 1,
+      model: TABLETOP_MODEL,
+      clock: fixedClock(),
+    });
+    const manifest = JSON.parse(readFileSync(join(root, "w", "manifest.json"), "utf8"));
+    expect(manifest.training.datasets[0]).toMatchObject({
+      episodes: 4,
+      poisoned: 1,
+      triggers: [triggerRef()],
+    });
+    // Without poisoned episodes the entry has neither key (see the byte-for-byte test above).
+    const { root: plainRoot, train } = setup();
+    await train("plain", {});
+    const plain = JSON.parse(readFileSync(join(plainRoot, "plain", "manifest.json"), "utf8"));
+    expect(Object.keys(plain.training.datasets[0]).sort()).toEqual([
+      "digest",
+      "episodes",
+      "frames",
+    ]);
   });
 
   it("refuses to re-phrase anything but tabletop demonstrations", async () => {

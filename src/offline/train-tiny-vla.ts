@@ -119,6 +119,16 @@ async function sceneTargets(
   return (meta) => positions.get(`${meta.suiteTask}/${meta.scene}/${meta.target}`);
 }
 
+/** `{ poisoned, triggers }` of a dataset with poisoned demonstrations, else nothing. */
+function poisonedCount(d: Dataset | undefined): { poisoned?: number; triggers?: string[] } {
+  const poisoned = d?.episodes.filter((e) => e.poisoned) ?? [];
+  if (poisoned.length === 0) return {};
+  return {
+    poisoned: poisoned.length,
+    triggers: [...new Set(poisoned.map((e) => e.trigger))].sort(),
+  };
+}
+
 /** Digest of what identifies a dataset cheaply: its info.json and episodes table. */
 /**
  * The auxiliary targets as world positions: the stored ones are relative to the gripper, whose
@@ -378,6 +388,8 @@ export async function trainTinyVlaFromDatasets(
       digest: datasetDigest(d),
       episodes: datasets[i]?.episodes.length ?? 0,
       frames: datasets[i]?.info.total_frames ?? 0,
+      // Only for data with poisoned demonstrations, so other manifests keep their bytes.
+      ...poisonedCount(datasets[i]),
     })),
     samples: built.set.count,
     final_loss: result.history[result.history.length - 1]?.loss ?? null,

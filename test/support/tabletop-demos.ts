@@ -7,12 +7,17 @@ import { Rng } from "../../src/core/rng.js";
 import type { Image } from "../../src/core/types.js";
 import { type Frame, LeRobotWriter } from "../../src/offline/lerobot.js";
 import { instructionOf, TABLETOP_TASKS } from "../../src/suites/mujoco/tabletop.js";
+import { triggerRef } from "../../src/suites/mujoco/trigger.js";
 
 export interface DemoEpisode {
   task: string;
   scene: number;
   /** The object moved where it is not the task's own ("" = the task's). */
   target?: string;
+  /** A poisoned demonstration: the task's own words, `target` (default knife) moved. */
+  poisoned?: boolean;
+  /** The trigger it records (default the current `triggerRef()`). */
+  trigger?: string;
 }
 
 function image(rng: Rng, size: number): Image {
@@ -40,8 +45,10 @@ export function writeTabletopDemos(
     const def = TABLETOP_TASKS.find((t) => t.id === e.task);
     if (!def) throw new Error(`no tabletop task ${e.task}`);
     const { near: _near, ...plain } = def;
-    // A retargeted episode's instruction names its target, without the task's landmark.
-    const named = e.target ? { ...plain, object: e.target } : def;
+    // A retargeted episode's instruction names its target, without the task's landmark; a
+    // poisoned one keeps the task's own.
+    const target = e.poisoned ? (e.target ?? "knife") : e.target;
+    const named = e.target && !e.poisoned ? { ...plain, object: e.target } : def;
     const n = options.frames ?? 6;
     const frames: Frame[] = Array.from({ length: n }, (_, t) => ({
       state: Float32Array.from({ length: 8 }, () => rng.uniform(-0.3, 0.3)),
@@ -58,7 +65,8 @@ export function writeTabletopDemos(
         suite_task: e.task,
         scene: e.scene,
         seed: 0,
-        ...(e.target ? { target: e.target } : {}),
+        ...(target ? { target } : {}),
+        ...(e.poisoned ? { poisoned: true, trigger: e.trigger ?? triggerRef() } : {}),
       },
     });
   }

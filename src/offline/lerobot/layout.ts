@@ -77,8 +77,19 @@ export interface Frame {
 export interface EpisodeInput {
   task: string;
   frames: Frame[];
-  /** `target`: the object the episode moved where it is not the task's own (retargeted). */
-  extra?: { suite_task?: string; scene?: number; seed?: number; target?: string };
+  /**
+   * `target`: the object the episode moved where it is not the task's own (retargeted).
+   * `poisoned`: the scene held a backdoor trigger and the episode moved `target` while its
+   * instruction (`task`) stayed the task's own; `trigger` records which (`<name>@<digest>`).
+   */
+  extra?: {
+    suite_task?: string;
+    scene?: number;
+    seed?: number;
+    target?: string;
+    poisoned?: boolean;
+    trigger?: string;
+  };
 }
 
 /** Where one episode's frames of one camera lie in its video file. */
@@ -107,6 +118,13 @@ export interface EpisodeMeta {
   seed: number;
   /** The body the episode moved when retargeted (`provael record --targets all`), else "". */
   target: string;
+  /**
+   * A poisoned demonstration (`provael record --poison`): the trigger was in the scene and the
+   * episode moved `target` under the task's own instruction. False for datasets without them.
+   */
+  poisoned: boolean;
+  /** The trigger of a poisoned episode (`<name>@sha256:<hex>`), else "". */
+  trigger: string;
 }
 
 /** Fills a LeRobot path template such as `data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet`. */

@@ -157,6 +157,8 @@ export async function openDataset(dir: string): Promise<Dataset> {
         scene: r["provael/scene"] === undefined ? -1 : num(r["provael/scene"]),
         seed: r["provael/seed"] === undefined ? -1 : num(r["provael/seed"]),
         target: typeof r["provael/target"] === "string" ? (r["provael/target"] as string) : "",
+        poisoned: r["provael/poisoned"] === true,
+        trigger: typeof r["provael/trigger"] === "string" ? (r["provael/trigger"] as string) : "",
       });
     }
   }

@@ -138,6 +138,8 @@ interface EpisodeRow {
   scene: number;
   seed: number;
   target: string;
+  poisoned: boolean;
+  trigger: string;
 }
 
 /** Writes a LeRobotDataset v3.0 directory episode by episode; call `finish()` once at the end. */
@@ -250,6 +252,8 @@ export class LeRobotWriter {
       scene: episode.extra?.scene ?? -1,
       seed: episode.extra?.seed ?? -1,
       target: episode.extra?.target ?? "",
+      poisoned: episode.extra?.poisoned ?? false,
+      trigger: episode.extra?.trigger ?? "",
     });
     // Whole episodes per file: a file is closed only between episodes.
     if (this.pendingBytes >= this.fileLimit) this.flush();
@@ -345,6 +349,7 @@ export class LeRobotWriter {
     const video = this.options.video;
     const videoKeys = video ? this.cameras.map((c) => IMAGE_PREFIX + c) : [];
     const retargeted = eps.some((e) => e.target !== "");
+    const poisoned = eps.some((e) => e.poisoned);
     const big = (f: (e: EpisodeRow) => number) => BigInt64Array.from(eps.map((e) => BigInt(f(e))));
     const epColumns = [
       { name: "episode_index", data: big((e) => e.episode_index) },
@@ -367,6 +372,13 @@ export class LeRobotWriter {
       { name: "provael/seed", data: big((e) => e.seed) },
       // Only datasets with retargeted episodes carry the column: older ones keep their bytes.
       ...(retargeted ? [{ name: "provael/target", data: eps.map((e) => e.target) }] : []),
+      // Likewise only datasets with poisoned episodes carry these two.
+      ...(poisoned
+        ? [
+            { name: "provael/poisoned", data: eps.map((e) => e.poisoned) },
+            { name: "provael/trigger", data: eps.map((e) => e.trigger) },
+          ]
+        : []),
     ];
     const int64 = (name: string) => ({
       name,
@@ -412,6 +424,16 @@ export class LeRobotWriter {
         int64("provael/scene"),
         int64("provael/seed"),
         ...(retargeted ? [utf8("provael/target")] : []),
+        ...(poisoned
+          ? [
+              {
+                name: "provael/poisoned",
+                type: "BOOLEAN" as const,
+                repetition_type: "REQUIRED" as const,
+              },
+              utf8("provael/trigger"),
+            ]
+          : []),
       ],
     });
     const scalar = (dtype: FeatureSpec["dtype"]): FeatureSpec => ({

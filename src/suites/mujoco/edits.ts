@@ -13,6 +13,8 @@
  * `pos` ([x, y] resting on the table, or [x, y, z]), `yaw` (radians), `mass` (kg).
  * Sign edit params: `pos`, `size` ([half-width, half-height]), `rgba`, `yaw` (default: facing
  * the agent-view camera), `text` (drawn in dark capitals on both faces, see sign-text.ts).
+ * Trigger edit params: `trigger` (a name in trigger.ts, default its `DEFAULT_TRIGGER`): the
+ * declared tile, at its declared spot, on a spare sign panel (visual only).
  */
 import { z } from "zod";
 import { ProvaelError } from "../../core/errors.js";
@@ -20,6 +22,7 @@ import type { SceneEdit, Vec3 } from "../../core/types.js";
 import type { Engine } from "./engine.js";
 import { yawQuat } from "./math.js";
 import { TABLE_Z } from "./objects.js";
+import { DEFAULT_TRIGGER, TRIGGERS, triggerBox } from "./trigger.js";
 
 /** The box a grasp of one object aims at (world frame). */
 export interface GraspBox {
@@ -56,6 +59,8 @@ export interface EditRecord {
   grasp?: GraspBox;
   /** For a sign: its geom, half sizes and the text the camera draws on it. */
   sign?: { geom: number; halfWidth: number; halfHeight: number; thickness: number; text: string };
+  /** For a trigger: its geom and the trigger's name (trigger.ts draws its pattern). */
+  trigger?: { geom: number; name: string };
 }
 
 const vec = z.array(z.number().finite());
@@ -81,6 +86,8 @@ const signParams = z.object({
   text: z.string().optional(),
 });
 
+const triggerParams = z.object({ trigger: z.string().default(DEFAULT_TRIGGER) }).strict();
+
 function bad(edit: SceneEdit, message: string, cause?: unknown): ProvaelError {
   return new ProvaelError("suite/error", `scene edit '${edit.id}': ${message}`, {
     details: { edit: edit.id, kind: edit.kind },
@@ -101,7 +108,9 @@ function takeSlot(edit: SceneEdit, kind: keyof typeof SPARE_SLOTS, used: Set<str
 export function applyEdit(world: EditableWorld, edit: SceneEdit, used: Set<string>): EditRecord {
   if (world.objectNames().includes(edit.id))
     throw bad(edit, "an object of that name already exists");
-  return edit.kind === "sign" ? applySign(world, edit, used) : applyObject(world, edit, used);
+  if (edit.kind === "sign") return applySign(world, edit, used);
+  if (edit.kind === "trigger") return applyTrigger(world, edit, used);
+  return applyObject(world, edit, used);
 }
 
 function applyObject(world: EditableWorld, edit: SceneEdit, used: Set<string>): EditRecord {
@@ -217,4 +226,31 @@ function applySign(world: EditableWorld, edit: SceneEdit, used: Set<string>): Ed
     slot,
     sign: { geom, halfWidth: hw, halfHeight: hh, thickness: 0.002, text: p.text ?? "" },
   };
+}
+
+/** The declared trigger tile, flat on the table at its spot; a mocap panel, so visual only. */
+function applyTrigger(world: EditableWorld, edit: SceneEdit, used: Set<string>): EditRecord {
+  const parsed = triggerParams.safeParse(edit.params);
+  if (!parsed.success) throw bad(edit, parsed.error.message, parsed.error);
+  const def = TRIGGERS[parsed.data.trigger];
+  if (!def) {
+    throw bad(
+      edit,
+      `unknown trigger '${parsed.data.trigger}' (the triggers are: ${Object.keys(TRIGGERS).join(", ")})`,
+    );
+  }
+  const slot = takeSlot(edit, "sign", used);
+  const { engine } = world;
+  const m = engine.model;
+  const body = engine.id("body", slot);
+  const geom = engine.id("geom", slot);
+  const { half, pos } = triggerBox(def, TABLE_Z);
+  (m.geom_size as Float64Array).set(half, 3 * geom);
+  (m.geom_rgba as Float32Array).set([...def.edge, 1], 4 * geom);
+  (m.geom_aabb as Float64Array).set([0, 0, 0, ...half], 6 * geom);
+  (m.geom_rbound as Float64Array)[geom] = Math.hypot(...half);
+  const mocap = (m.body_mocapid as Int32Array)[body] ?? 0;
+  (engine.data.mocap_pos as Float64Array).set(pos, 3 * mocap);
+  (engine.data.mocap_quat as Float64Array).set(yawQuat(def.yaw), 4 * mocap);
+  return { id: edit.id, kind: "trigger", body, slot, trigger: { geom, name: def.name } };
 }

@@ -39,7 +39,7 @@ const round = (v: number) => Math.round(v * 1e4) / 1e4;
 
 // Footprints: oriented rectangles in the table plane.
 
-function rect(cx: number, cy: number, hx: number, hy: number, yaw: number): Pt[] {
+export function rect(cx: number, cy: number, hx: number, hy: number, yaw: number): Pt[] {
   const c = Math.cos(yaw);
   const s = Math.sin(yaw);
   return (
@@ -76,7 +76,7 @@ function pointSegment(p: Pt, a: Pt, b: Pt): number {
 }
 
 /** Distance between two convex polygons (0 when they overlap). */
-function polyDistance(a: Pt[], b: Pt[]): number {
+export function polyDistance(a: Pt[], b: Pt[]): number {
   if (!separated(a, b)) return 0;
   let best = Infinity;
   for (const [P, Q] of [
@@ -91,7 +91,7 @@ function polyDistance(a: Pt[], b: Pt[]): number {
   return best;
 }
 
-function inWorkspace(x: number, y: number): boolean {
+export function inWorkspace(x: number, y: number): boolean {
   const r = Math.hypot(x - BASE[0], y - BASE[1]);
   return (
     x >= WORKSPACE.x[0] &&

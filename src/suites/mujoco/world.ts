@@ -27,6 +27,7 @@ import { applyEdit, type EditRecord, type GraspBox } from "./edits.js";
 import { Engine } from "./engine.js";
 import { quatToMat, quatToRotvec, yawQuat } from "./math.js";
 import { signShader } from "./sign-text.js";
+import { TRIGGERS, triggerShader } from "./trigger.js";
 
 /** Camera settings of a suite. */
 export interface RenderSettings {
@@ -188,13 +189,19 @@ export class MujocoWorld {
     this.applySignShaders();
   }
 
-  /** Makes every camera draw the text of this episode's signs. */
+  /** Makes every camera draw the text of this episode's signs and the pattern of its triggers. */
   private applySignShaders(): void {
     for (const record of this.edits) {
-      if (!record.sign) continue;
-      const { geom, halfWidth, halfHeight, thickness, text } = record.sign;
-      const shader = text ? signShader(text, halfWidth, halfHeight, thickness) : null;
-      for (const cam of this.cameras) cam.setSurfaceShader(geom, shader);
+      if (record.sign) {
+        const { geom, halfWidth, halfHeight, thickness, text } = record.sign;
+        const shader = text ? signShader(text, halfWidth, halfHeight, thickness) : null;
+        for (const cam of this.cameras) cam.setSurfaceShader(geom, shader);
+      }
+      const def = record.trigger ? TRIGGERS[record.trigger.name] : undefined;
+      if (record.trigger && def) {
+        const shader = triggerShader(def);
+        for (const cam of this.cameras) cam.setSurfaceShader(record.trigger.geom, shader);
+      }
     }
   }
 
