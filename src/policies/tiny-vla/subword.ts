@@ -11,20 +11,11 @@
  *   enc.encode("pick up the mug"); // maxWords x perWord ids, 0 where padded
  */
 import { ProvaelError } from "../../core/errors.js";
-import { bagInto, type TextUnits } from "./text-units.js";
+import { bagInto, type SubwordConfig, type TextUnits } from "./text-units.js";
 import { words } from "./tokenizer.js";
 
-export interface SubwordConfig {
-  /** Hash buckets, id 0 (padding) included. */
-  buckets: number;
-  /** Shortest and longest character n-gram (of the word with its end markers). */
-  minN: number;
-  maxN: number;
-  /** Words kept from a text; later ones are cut. */
-  maxWords: number;
-  /** Units kept per word: the word's own id first, then its n-grams, shortest first. */
-  perWord: number;
-}
+// The config is declared with the other text-unit shapes (text-units.ts, a leaf module).
+export type { SubwordConfig } from "./text-units.js";
 
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;

@@ -18,10 +18,27 @@
  *   const units: TextUnits = Tokenizer.build(["pick up the mug"], 16);
  *   units.bag("pick up the mug"); // Float32Array(units.size), 1/4 at each word's id
  */
-import type { SubwordConfig } from "./subword.js";
-import type { TokenizerJson } from "./tokenizer.js";
 
 export type TextUnitsKind = "words" | "subword";
+
+/** The v1 word tokenizer as the weights manifest records it (tokenizer.ts). */
+export interface TokenizerJson {
+  vocabulary: string[];
+  maxLength: number;
+}
+
+/** The subword encoder's settings (subword.ts). */
+export interface SubwordConfig {
+  /** Hash buckets, id 0 (padding) included. */
+  buckets: number;
+  /** Shortest and longest character n-gram (of the word with its end markers). */
+  minN: number;
+  maxN: number;
+  /** Words kept from a text; later ones are cut. */
+  maxWords: number;
+  /** Units kept per word: the word's own id first, then its n-grams, shortest first. */
+  perWord: number;
+}
 
 /** The shape of an encoder's ids: enough to turn them into bags (training sets carry it). */
 export interface TextLayout {

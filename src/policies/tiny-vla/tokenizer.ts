@@ -9,7 +9,10 @@
  *   tok.encode("pick up the KNIFE"); // ids with <unk> for "knife", padded to 16
  */
 import { ProvaelError } from "../../core/errors.js";
-import { bagInto, type TextUnits } from "./text-units.js";
+import { bagInto, type TextUnits, type TokenizerJson } from "./text-units.js";
+
+// The manifest shape is declared with the other text-unit shapes (text-units.ts, a leaf module).
+export type { TokenizerJson } from "./text-units.js";
 
 export const PAD = "<pad>";
 export const UNK = "<unk>";
@@ -29,11 +32,6 @@ export function words(text: string): string[] {
       .replace(/['’]/g, "")
       .match(/[a-z0-9]+/g) ?? []
   );
-}
-
-export interface TokenizerJson {
-  vocabulary: string[];
-  maxLength: number;
 }
 
 export class Tokenizer implements TextUnits {
