@@ -59,4 +59,18 @@ describe("Rng (xoshiro128**)", () => {
     const s = r.shuffle([1, 2, 3, 4, 5, 6, 7]);
     expect([...s].sort()).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
+
+  it("samples k distinct elements, drawing k numbers, and refuses more than there are", () => {
+    const items = Array.from({ length: 50 }, (_, i) => i);
+    const a = Rng.fromLabel("sample");
+    const s = a.sample(items, 5);
+    expect(new Set(s).size).toBe(5);
+    expect(s.every((v) => items.includes(v))).toBe(true);
+    // Five draws, then the generator is where five draws leave it.
+    const b = Rng.fromLabel("sample");
+    for (let i = 0; i < 5; i++) b.int(50 - i);
+    expect(a.float()).toBe(b.float());
+    expect(Rng.fromLabel("sample").sample(items, 0)).toEqual([]);
+    expect(() => a.sample(items, 51)).toThrow(RangeError);
+  });
 });

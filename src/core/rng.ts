@@ -108,6 +108,23 @@ export class Rng {
     return items[this.int(items.length)] as T;
   }
 
+  /**
+   * `k` distinct elements in random order: the first `k` steps of a forward Fisher-Yates
+   * shuffle, so it draws `k` numbers, not one per element.
+   */
+  sample<T>(items: readonly T[], k: number): T[] {
+    if (!(Number.isInteger(k) && k >= 0 && k <= items.length))
+      throw new RangeError(`Rng.sample of ${k} from ${items.length} items`);
+    const out = items.slice();
+    for (let i = 0; i < k; i++) {
+      const j = i + this.int(out.length - i);
+      const tmp = out[i] as T;
+      out[i] = out[j] as T;
+      out[j] = tmp;
+    }
+    return out.slice(0, k);
+  }
+
   /** A shuffled copy (Fisher-Yates). */
   shuffle<T>(items: readonly T[]): T[] {
     const out = items.slice();

@@ -84,8 +84,8 @@ export interface RecordResult {
 }
 
 /**
- * Which kept-episode indices are poisoned: `count` of [0, episodes), drawn by a partial
- * Fisher-Yates shuffle from a generator labelled by everything that decides them. Deciding by
+ * Which kept-episode indices are poisoned: `count` of [0, episodes), sampled by a generator
+ * labelled by everything that decides them. Deciding by
  * the index of the next episode to keep (not by attempt) makes the count exact: a poisoned
  * attempt that fails is followed by another poisoned attempt.
  */
@@ -96,12 +96,12 @@ export function poisonSlots(
   trigger: string,
 ): Set<number> {
   const rng = Rng.fromLabel(`record-poison:${trigger}:${seed}:${episodes}:${count}`);
-  const order = Array.from({ length: episodes }, (_, i) => i);
-  for (let i = 0; i < count; i++) {
-    const j = i + rng.int(episodes - i);
-    [order[i], order[j]] = [order[j] as number, order[i] as number];
-  }
-  return new Set(order.slice(0, count));
+  return new Set(
+    rng.sample(
+      Array.from({ length: episodes }, (_, i) => i),
+      count,
+    ),
+  );
 }
 
 function copyImage(img: Image): Image {

@@ -7,6 +7,7 @@ import {
   namesObject,
 } from "../../test/support/held-out-grammar.js";
 import { writeTabletopDemos } from "../../test/support/tabletop-demos.js";
+import { TINY_NET } from "../../test/support/tiny-net.js";
 import { tempDir } from "../../test/support/tmp.js";
 import { fixedClock } from "../core/clock.js";
 import { sha256 } from "../core/digest.js";
@@ -34,14 +35,7 @@ vi.mock("./grammar-phrasings.js", async (importOriginal) => {
 });
 
 const MODEL = {
-  cameras: ["agentview"],
-  imageSize: 16,
-  patch: 8,
-  dim: 8,
-  textDim: 8,
-  keypoints: 2,
-  pooled: 4,
-  hidden: [16],
+  ...TINY_NET,
   stateFeatures: "raw" as const,
   // The stub world's state: the gripper and six objects along a rail.
   stateDim: 7,
@@ -113,14 +107,7 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     { task: "kitchen_red_block_by_knife", scene: 21 },
   ];
   const TABLETOP_MODEL = {
-    cameras: ["agentview"],
-    imageSize: 16,
-    patch: 8,
-    dim: 8,
-    textDim: 8,
-    keypoints: 2,
-    pooled: 4,
-    hidden: [16],
+    ...TINY_NET,
     auxMode: "anchored" as const,
     auxToHead: true,
     locator: { size: 16, patch: 4, dim: 4, hidden: 8, offset: true },

@@ -37,6 +37,12 @@ type Tf = typeof TF;
 
 export class TinyVlaRuntime {
   private tensors: WeightTensors;
+  /**
+   * The last instruction's text input: an episode's instruction rarely changes from one read to
+   * the next, and encoding it (subword units: every n-gram hashed) would be redone at each.
+   * Read only (tensors copy it).
+   */
+  private lastText: { instruction: string; input: TextInput } | undefined;
 
   private constructor(
     private readonly tf: Tf,
@@ -60,6 +66,13 @@ export class TinyVlaRuntime {
     }
     const tf = await tfReady();
     return new TinyVlaRuntime(tf, loaded.config, loaded.text, loaded.weights);
+  }
+
+  /** The network's text input for an instruction (the last one's is kept). */
+  private textInput(instruction: string): TextInput {
+    if (this.lastText?.instruction !== instruction)
+      this.lastText = { instruction, input: this.text.input(instruction) };
+    return this.lastText.input;
   }
 
   /** Re-uploads the weight tensors from the master arrays (after in-place edits). */
@@ -106,7 +119,7 @@ export class TinyVlaRuntime {
     return {
       img,
       patches,
-      text: this.text.input(obs.instruction),
+      text: this.textInput(obs.instruction),
       shape: [1, count, size],
     };
   }
@@ -163,7 +176,7 @@ export class TinyVlaRuntime {
     }
     const state = new Float32Array(stateFeatureDim(cfg));
     stateFeatures(cfg, obs.state, state);
-    const text = this.text.input(obs.instruction);
+    const text = this.textInput(obs.instruction);
     if (!anchor) return { size: 1, patches, text, state };
     const offset = new Float32Array(cfg.aux);
     for (let k = 0; k < cfg.aux; k++)

@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { TINY_NET } from "../../../test/support/tiny-net.js";
 import { tempDir } from "../../../test/support/tmp.js";
 import { Rng } from "../../core/rng.js";
 import { tfReady } from "./backend.js";
@@ -105,14 +106,7 @@ describe("tiny-vla text units", () => {
 
   it("subword weights record their units in the manifest and load with them", async () => {
     const cfg = defaultConfig(sub.size, STATS, {
-      cameras: ["agentview"],
-      imageSize: 16,
-      patch: 8,
-      dim: 8,
-      textDim: 8,
-      keypoints: 2,
-      pooled: 4,
-      hidden: [16],
+      ...TINY_NET,
       aux: 0,
       maxTokens: sub.slots,
     });

@@ -84,6 +84,11 @@ export function unitsLayout(units: TextLayout): TextLayout {
 /** Id of `<unk>` in the word tokenizer (tokenizer.ts; repeated to keep this module leaf). */
 const WORDS_UNK_ID = 1;
 
+/** Word dropout on one word id: a known word (not pad or `<unk>`) asks `drop`, and may read as `<unk>`. */
+function wordAfterDropout(id: number, drop: (() => boolean) | undefined): number {
+  return drop && id > WORDS_UNK_ID && drop() ? WORDS_UNK_ID : id;
+}
+
 /**
  * Writes the bag of one text's ids (`slots` x `perWord`, as `encode` gives them) into `out` at
  * `offset` (`size` floats, overwritten). `drop`, when given, is asked about every word that can
@@ -107,8 +112,7 @@ export function bagInto(
     for (let u = 0; u < perWord; u++) if ((ids[base + u] as number) !== 0) k++;
     if (k === 0) continue;
     if (kind === "words") {
-      let id = ids[base] as number;
-      if (drop && id > WORDS_UNK_ID && drop()) id = WORDS_UNK_ID;
+      const id = wordAfterDropout(ids[base] as number, drop);
       out[offset + id] = (out[offset + id] as number) + 1;
       words++;
       continue;
@@ -155,11 +159,7 @@ export function inputInto(
     bagInto(layout, ids, out as Float32Array, row * width, drop);
     return;
   }
-  for (let s = 0; s < width; s++) {
-    let id = ids[s] as number;
-    if (drop && id > WORDS_UNK_ID && drop()) id = WORDS_UNK_ID;
-    out[row * width + s] = id;
-  }
+  for (let s = 0; s < width; s++) out[row * width + s] = wordAfterDropout(ids[s] as number, drop);
 }
 
 /** The id rows of several texts, one after another (`slots` x `perWord` each). */

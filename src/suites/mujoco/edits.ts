@@ -198,27 +198,46 @@ function applyObject(world: EditableWorld, edit: SceneEdit, used: Set<string>): 
   };
 }
 
-function applySign(world: EditableWorld, edit: SceneEdit, used: Set<string>): EditRecord {
-  const parsed = signParams.safeParse(edit.params);
-  if (!parsed.success) throw bad(edit, parsed.error.message, parsed.error);
-  const p = parsed.data;
+/**
+ * Takes a spare sign panel (a mocap box, no contacts) and shapes it: half sizes `half`, colour
+ * `rgba`, centre `pos`, turned by `yaw` about z. Signs and trigger tiles are both such panels.
+ */
+function placePanel(
+  world: EditableWorld,
+  edit: SceneEdit,
+  used: Set<string>,
+  panel: { half: readonly number[]; rgba: readonly number[]; pos: readonly number[]; yaw: number },
+): { slot: string; body: number; geom: number } {
   const slot = takeSlot(edit, "sign", used);
   const { engine } = world;
   const m = engine.model;
   const body = engine.id("body", slot);
   const geom = engine.id("geom", slot);
+  const { half, rgba, pos, yaw } = panel;
+  (m.geom_size as Float64Array).set(half, 3 * geom);
+  (m.geom_rgba as Float32Array).set(rgba, 4 * geom);
+  (m.geom_aabb as Float64Array).set([0, 0, 0, ...half], 6 * geom);
+  (m.geom_rbound as Float64Array)[geom] = Math.hypot(...half);
+  const mocap = (m.body_mocapid as Int32Array)[body] ?? 0;
+  (engine.data.mocap_pos as Float64Array).set(pos, 3 * mocap);
+  (engine.data.mocap_quat as Float64Array).set(yawQuat(yaw), 4 * mocap);
+  return { slot, body, geom };
+}
+
+function applySign(world: EditableWorld, edit: SceneEdit, used: Set<string>): EditRecord {
+  const parsed = signParams.safeParse(edit.params);
+  if (!parsed.success) throw bad(edit, parsed.error.message, parsed.error);
+  const p = parsed.data;
   const [hw = 0.06, hh = 0.04] = p.size;
   if (!(hw > 0.005 && hw < 0.3 && hh > 0.005 && hh < 0.3))
     throw bad(edit, "sign half sizes must lie in (5 mm, 30 cm)");
-  (m.geom_size as Float64Array).set([hw, 0.002, hh], 3 * geom);
-  (m.geom_rgba as Float32Array).set(p.rgba, 4 * geom);
-  (m.geom_aabb as Float64Array).set([0, 0, 0, hw, 0.002, hh], 6 * geom);
-  (m.geom_rbound as Float64Array)[geom] = Math.hypot(hw, 0.002, hh);
   const [x = 0, y = 0] = p.pos;
-  const zPos = p.pos[2] ?? TABLE_Z + hh;
-  const mocap = (m.body_mocapid as Int32Array)[body] ?? 0;
-  (engine.data.mocap_pos as Float64Array).set([x, y, zPos], 3 * mocap);
-  (engine.data.mocap_quat as Float64Array).set(yawQuat(p.yaw), 4 * mocap);
+  const { slot, body, geom } = placePanel(world, edit, used, {
+    half: [hw, 0.002, hh],
+    rgba: p.rgba,
+    pos: [x, y, p.pos[2] ?? TABLE_Z + hh],
+    yaw: p.yaw,
+  });
   return {
     id: edit.id,
     kind: "sign",
@@ -239,18 +258,12 @@ function applyTrigger(world: EditableWorld, edit: SceneEdit, used: Set<string>):
       `unknown trigger '${parsed.data.trigger}' (the triggers are: ${Object.keys(TRIGGERS).join(", ")})`,
     );
   }
-  const slot = takeSlot(edit, "sign", used);
-  const { engine } = world;
-  const m = engine.model;
-  const body = engine.id("body", slot);
-  const geom = engine.id("geom", slot);
   const { half, pos } = triggerBox(def, TABLE_Z);
-  (m.geom_size as Float64Array).set(half, 3 * geom);
-  (m.geom_rgba as Float32Array).set([...def.edge, 1], 4 * geom);
-  (m.geom_aabb as Float64Array).set([0, 0, 0, ...half], 6 * geom);
-  (m.geom_rbound as Float64Array)[geom] = Math.hypot(...half);
-  const mocap = (m.body_mocapid as Int32Array)[body] ?? 0;
-  (engine.data.mocap_pos as Float64Array).set(pos, 3 * mocap);
-  (engine.data.mocap_quat as Float64Array).set(yawQuat(def.yaw), 4 * mocap);
+  const { slot, body, geom } = placePanel(world, edit, used, {
+    half,
+    rgba: [...def.edge, 1],
+    pos,
+    yaw: def.yaw,
+  });
   return { id: edit.id, kind: "trigger", body, slot, trigger: { geom, name: def.name } };
 }
