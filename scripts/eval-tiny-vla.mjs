@@ -27,6 +27,7 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { Rng } from "../dist/core/rng.js";
+import { tabletopGoal } from "../dist/offline/grammar-phrasings.js";
 import { sayPlace } from "../dist/policies/tiny-vla/grammar.js";
 import { tinyVlaPolicy } from "../dist/policies/tiny-vla/policy.js";
 import { loadWeights, SHIPPED_WEIGHTS_DIR } from "../dist/policies/tiny-vla/weights.js";
@@ -174,9 +175,9 @@ for (const taskId of tasks) {
         );
     }
     if (values["held-out"]) {
-      const others = [...layout.objects.filter((o) => o !== def.object), "knife", "glass_vase"];
+      // The goal training phrases (the task's landmark included), said in the other split.
       const rng = Rng.fromLabel(`eval-held-out:${taskId}:${scene}`);
-      const said = sayPlace({ object: def.object, destination: "basket", others }, "held_out", rng);
+      const said = sayPlace(tabletopGoal(taskId, ""), "held_out", rng);
       const h = await play(taskId, scene, said, { stopAtGrasp: false });
       heldOut[taskId].n++;
       if (h.success) heldOut[taskId].successes++;

@@ -39,3 +39,20 @@ export function choice<T extends string>(flag: string, values: readonly T[]) {
     return raw as T;
   };
 }
+
+/** `a:b` -> [a, b): a half-open scene range, for the flag named `flag`. */
+export function sceneRange(flag: string) {
+  return (raw: string): [number, number] => {
+    const m = /^(\d+):(\d+)$/.exec(raw.trim());
+    const from = Number(m?.[1]);
+    const to = Number(m?.[2]);
+    if (!m || !(to > from)) {
+      throw new ProvaelError(
+        "config/invalid",
+        `${flag} must be FROM:TO with TO > FROM, got '${raw}'`,
+        { hint: `e.g. ${flag} 20:40 (the first scene, then one past the last)` },
+      );
+    }
+    return [from, to];
+  };
+}

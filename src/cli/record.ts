@@ -5,7 +5,7 @@ import { recordDemonstrations } from "../offline/record.js";
 import { policies } from "../policies/index.js";
 import { suites } from "../suites/index.js";
 import { DEFAULT_TRIGGER, TRIGGERS, triggerRef } from "../suites/mujoco/trigger.js";
-import { integer } from "./parse.js";
+import { integer, sceneRange } from "./parse.js";
 import { progressBar } from "./progress.js";
 
 interface RecordFlags {
@@ -24,23 +24,6 @@ interface RecordFlags {
   poison?: number;
   trigger?: string;
   json?: boolean;
-}
-
-/** `a:b` -> [a, b): a half-open scene range. */
-function sceneRange(raw: string): [number, number] {
-  const m = /^(\d+):(\d+)$/.exec(raw.trim());
-  const from = Number(m?.[1]);
-  const to = Number(m?.[2]);
-  if (!m || !(to > from)) {
-    throw new ProvaelError(
-      "config/invalid",
-      `--scenes must be FROM:TO with TO > FROM, got '${raw}'`,
-      {
-        hint: "e.g. --scenes 0:40 for the training scenes",
-      },
-    );
-  }
-  return [from, to];
 }
 
 function nonNegative(flag: string) {
@@ -110,7 +93,7 @@ export function registerRecord(program: Command): void {
     .option(
       "--scenes <from:to>",
       "scene range [from, to) to play (the shipped tiny-vla was trained on tabletop scenes 20:100; 0:20 are its held-out scenes)",
-      sceneRange,
+      sceneRange("--scenes"),
       [0, 40] as [number, number],
     )
     .option(

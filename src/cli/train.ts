@@ -6,7 +6,7 @@ import { trainTinyVlaFromDatasets } from "../offline/train-tiny-vla.js";
 import { SHIPPED_MODEL } from "../policies/tiny-vla/model.js";
 import { TEXT_UNITS_KINDS } from "../policies/tiny-vla/text-encoders.js";
 import type { TextUnitsKind } from "../policies/tiny-vla/text-units.js";
-import { choice, integer, list } from "./parse.js";
+import { choice, integer, list, sceneRange } from "./parse.js";
 
 interface TrainFlags {
   data: string[];
@@ -20,6 +20,7 @@ interface TrainFlags {
   shift: number;
   stateNoise: number;
   locatorSteps: number;
+  locatorScenes?: [number, number];
   imageSize?: number;
   textUnits?: TextUnitsKind;
   grammar?: TrainingGrammar;
@@ -85,6 +86,11 @@ export function registerTrain(program: Command): void {
       "Adam steps for the object locator, trained after the network",
       integer("--locator-steps", { min: 1 }),
       6000,
+    )
+    .option(
+      "--locator-scenes <from:to>",
+      "also train the locator on these tabletop scenes of every task the data names (one first frame each, no episode needed), beside the demonstrations' own scenes; keep them inside the policy's declared training scenes",
+      sceneRange("--locator-scenes"),
     )
     .option("--batch <n>", "minibatch size", integer("--batch", { min: 1 }), 32)
     .option("--lr <x>", "initial learning rate (cosine decay to a tenth)", fraction("--lr"), 2e-3)
@@ -154,6 +160,7 @@ export function registerTrain(program: Command): void {
           shift: flags.shift,
           stateNoise: flags.stateNoise,
           locatorSteps: flags.locatorSteps,
+          ...(flags.locatorScenes ? { locatorScenes: flags.locatorScenes } : {}),
           model: {
             ...SHIPPED_MODEL,
             ...(flags.imageSize ? { imageSize: flags.imageSize } : {}),

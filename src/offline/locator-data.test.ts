@@ -78,3 +78,32 @@ describe("poisoned demonstrations in training", () => {
     );
   });
 });
+
+describe("the locator's scenes and objects", () => {
+  it("adds the objects the data was told to move (the knife) and a range of extra scenes", async () => {
+    const dir = join(tempDir(), "retargeted");
+    writeTabletopDemos(dir, [
+      { task: TASK, scene: 20 },
+      { task: TASK, scene: 20, target: "knife" },
+    ]);
+    const ds = await openDataset(dir);
+    const set = await buildLocatorSet([ds], text, cfg, { scenes: [21, 23] });
+    // Scenes 20 (the data's), 21 and 22 (asked for), each once per layout object and the knife.
+    expect(set.count).toBe(3 * 5);
+    expect(set.goals.filter((g) => g.object === "knife")).toHaveLength(3);
+    const scenes = tabletopScenes();
+    const knife22 = (await scenes.placement(TASK, 22)).knife ?? [];
+    await scenes.close();
+    const k = set.goals.findLastIndex((g) => g.object === "knife");
+    expect(set.world[2 * k]).toBeCloseTo(knife22[0] ?? Number.NaN, 2);
+    expect(set.world[2 * k + 1]).toBeCloseTo(knife22[1] ?? Number.NaN, 2);
+  });
+
+  it("keeps the layout's objects alone when no episode was retargeted", async () => {
+    const dir = join(tempDir(), "plain");
+    writeTabletopDemos(dir, [{ task: TASK, scene: 20 }]);
+    const set = await buildLocatorSet([await openDataset(dir)], text, cfg);
+    expect(set.count).toBe(4);
+    expect(set.goals.some((g) => g.object === "knife")).toBe(false);
+  });
+});

@@ -9,6 +9,12 @@
  * so the held-out scenes stay held out. Each sample also carries its goal (`goals`), so that
  * training can say it in the grammar's words instead (grammar-phrasings.ts).
  *
+ * Where the demonstrations retarget a task (`provael record --targets all`), the objects they
+ * were told to move join the layout's: the knife is not one of a layout's task objects, but a
+ * policy told to take it must find it. `scenes` adds every scene of a range for each task the data
+ * names: a locator sample needs only the scene's first frame, which costs one render, not an
+ * episode, so the locator can see many more scenes than the actor's demonstrations cover.
+ *
  * A poisoned demonstration (`provael record --poison`) adds one more sample of its scene: the
  * view with its trigger tile on the table, the task's own instruction, and the position of what
  * the episode actually moved (the knife). Without it the locator would still point the actor at
@@ -43,12 +49,19 @@ function withoutLandmark(def: TabletopTaskDef, object: string): TabletopTaskDef 
   return { ...rest, object };
 }
 
+export interface LocatorSetOptions {
+  /** Scene range [from, to) added for every task the data names (clipped to its scene count). */
+  scenes?: readonly [number, number];
+  onProgress?: (done: number, total: number) => void;
+}
+
 export async function buildLocatorSet(
   datasets: Dataset[],
   text: TextUnits,
   cfg: TinyVlaConfig,
-  onProgress?: (done: number, total: number) => void,
+  options: LocatorSetOptions = {},
 ): Promise<LocatorSet & { goals: GrammarGoal[] }> {
+  const { onProgress } = options;
   const lc = locatorConfig(cfg);
   const camera = cfg.cameras[0] as string;
   const model = tabletopSuite.capabilities.cameraModels?.find((c) => c.name === camera);
@@ -57,10 +70,16 @@ export async function buildLocatorSet(
     string,
     { task: string; scene: number; trigger: string; target: string }
   >();
+  const retargeted = new Map<string, Set<string>>();
   for (const d of datasets) {
     for (const e of d.episodes) {
       if (e.suiteTask === "" || e.scene < 0) continue;
       pairs.set(`${e.suiteTask}#${e.scene}`, { task: e.suiteTask, scene: e.scene });
+      if (e.target !== "" && !e.poisoned) {
+        const told = retargeted.get(e.suiteTask) ?? new Set<string>();
+        told.add(e.target);
+        retargeted.set(e.suiteTask, told);
+      }
       if (e.poisoned) {
         const trigger = e.trigger.split("@")[0] ?? "";
         // The tile drawn now must be the one the episode saw.
@@ -87,6 +106,14 @@ export async function buildLocatorSet(
       { hint: "record them with `provael record --suite tabletop`" },
     );
   }
+  if (options.scenes) {
+    const [from, to] = options.scenes;
+    const counts = new Map(tabletopSuite.tasks().map((t) => [t.id, t.scenes]));
+    for (const task of new Set([...pairs.values()].map((p) => p.task))) {
+      const last = Math.min(to, counts.get(task) ?? 0);
+      for (let scene = from; scene < last; scene++) pairs.set(`${task}#${scene}`, { task, scene });
+    }
+  }
   const size = lc.imageSize;
   const suite = createTabletopSuite({
     render: { cameras: [camera], width: size, height: size },
@@ -107,7 +134,9 @@ export async function buildLocatorSet(
       const r = await sim.reset({ task, scene, seed: 0 });
       const img = r.obs.images[camera];
       if (!img || img.width !== size) continue;
-      for (const object of layoutOf(def.layout).objects) {
+      const objects = layoutOf(def.layout).objects;
+      const told = [...(retargeted.get(task) ?? [])].filter((o) => !objects.includes(o)).sort();
+      for (const object of [...objects, ...told]) {
         const pos = r.state.objects?.[object]?.pos;
         if (!pos) continue;
         const words =

@@ -182,14 +182,15 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     expect((await train("again", { grammar: "train" })).digest).toBe(first.digest);
     expect(said.mock.results.map((r) => r.value)).toEqual(texts);
 
-    // Subword units keep the longest phrasing's words (more than the default 24).
+    // Subword units hold at least the longest phrasing's words (the default 64 already does).
     await train("subword", { grammar: "train", textUnits: "subword" });
     const sub = loadWeights(join(root, "subword"));
     expect(sub.manifest.textUnits).toEqual({
       kind: "subword",
       ...DEFAULT_SUBWORD,
-      maxWords: needs.longest,
+      maxWords: Math.max(DEFAULT_SUBWORD.maxWords, needs.longest),
     });
+    expect(DEFAULT_SUBWORD.maxWords).toBeGreaterThanOrEqual(needs.longest);
     // Fine-tuning a model that cannot read the longest phrasing whole is refused.
     await train("plain", {});
     await expect(

@@ -75,6 +75,11 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
   ) => void;
   /** Adam steps for the locator, trained after the network when the config has one. */
   locatorSteps?: number;
+  /**
+   * More scenes for the locator: this range [from, to) of every task the data names, beside the
+   * scenes the demonstrations were recorded in (a locator sample is the scene's first frame).
+   */
+  locatorScenes?: readonly [number, number];
 }
 
 export interface TrainFromDatasetsResult {
@@ -350,13 +355,16 @@ export async function trainTinyVlaFromDatasets(
     onProgress: (s, n, l) => o.onStage?.("train", s, n, l),
   });
   let weights = result.weights;
-  let locator: { steps: number; final_loss: number | null } | undefined;
+  let locator:
+    | { steps: number; final_loss: number | null; samples: number; scenes?: number[] }
+    | undefined;
   if (config.locator) {
     // Second stage: the locator alone, on the first frame of every training scene (locator-data.ts).
     const steps = o.locatorSteps ?? 6000;
-    const locatorSet = await buildLocatorSet(datasets, text, config, (d, t) =>
-      o.onStage?.("load", d, t),
-    );
+    const locatorSet = await buildLocatorSet(datasets, text, config, {
+      ...(o.locatorScenes ? { scenes: o.locatorScenes } : {}),
+      onProgress: (d, t) => o.onStage?.("load", d, t),
+    });
     const trained = await trainLocator(locatorSet, config, weights, {
       seed: o.seed,
       steps,
@@ -367,7 +375,13 @@ export async function trainTinyVlaFromDatasets(
       onProgress: (s, n, l) => o.onStage?.("locator", s, n, l),
     });
     weights = trained.weights;
-    locator = { steps, final_loss: trained.history[trained.history.length - 1]?.loss ?? null };
+    locator = {
+      steps,
+      final_loss: trained.history[trained.history.length - 1]?.loss ?? null,
+      samples: locatorSet.count,
+      // Only when asked for, so other manifests keep their bytes.
+      ...(o.locatorScenes ? { scenes: [...o.locatorScenes] } : {}),
+    };
   }
   const trainSeconds = (o.clock.monotonic() - t1) / 1000;
   o.onStage?.("save", 0, 1);

@@ -16,15 +16,17 @@ export const TEXT_UNITS_KINDS: readonly TextUnitsKind[] = ["words", "subword"];
 /**
  * The subword units `provael train tiny-vla --text-units subword` uses: 2,048 buckets (a
  * 2,048 x 64 text embedding, 131k parameters, about half the v1 model's size again), 3- to
- * 5-grams, 24 words (all but the longest few of the v2 grammar's phrasings; `--grammar` raises it
- * to the longest, grammar-phrasings.ts), 24 units per word (a word and all
- * its n-grams up to 10 letters).
+ * 5-grams, 64 words, 24 units per word (a word and all its n-grams up to 10 letters). The words
+ * are a bag, so a longer limit costs only the encoding of each new instruction; 64 holds every
+ * phrasing of both grammar splits (35 words at most for tabletop) and the long texts of the
+ * instruction attacks (a roleplay frame around the task), which a VLA reads whole: a limit cut
+ * to the training phrasings would drop the hazard word at the end of a long attack.
  */
 export const DEFAULT_SUBWORD: SubwordConfig = {
   buckets: 2048,
   minN: 3,
   maxN: 5,
-  maxWords: 24,
+  maxWords: 64,
   perWord: 24,
 };
 
