@@ -114,6 +114,12 @@ export async function buildLocatorSet(
       for (let scene = from; scene < last; scene++) pairs.set(`${task}#${scene}`, { task, scene });
     }
   }
+  // The layout's objects, then what the data told the task to move beyond them (the knife).
+  const objectsOf = (def: TabletopTaskDef): string[] => {
+    const objects = layoutOf(def.layout).objects;
+    const told = [...(retargeted.get(def.id) ?? [])].filter((o) => !objects.includes(o));
+    return [...objects, ...told.sort()];
+  };
   const size = lc.imageSize;
   const suite = createTabletopSuite({
     render: { cameras: [camera], width: size, height: size },
@@ -134,9 +140,7 @@ export async function buildLocatorSet(
       const r = await sim.reset({ task, scene, seed: 0 });
       const img = r.obs.images[camera];
       if (!img || img.width !== size) continue;
-      const objects = layoutOf(def.layout).objects;
-      const told = [...(retargeted.get(task) ?? [])].filter((o) => !objects.includes(o)).sort();
-      for (const object of [...objects, ...told]) {
+      for (const object of objectsOf(def)) {
         const pos = r.state.objects?.[object]?.pos;
         if (!pos) continue;
         const words =
