@@ -595,6 +595,7 @@ class Connection {
       return;
     }
     const policy = this.policy as PolicyInstance;
+    let prior: (() => void) | undefined;
     try {
       const { obs, digest: sceneDigest } = readObservation(this.b.o.profile, env.payload);
       const state = judgeState(this.b.o.profile, env.payload);
@@ -621,8 +622,12 @@ class Connection {
           ep.record.instruction = { original: obs.instruction, received: obs.instruction };
         if (ep.task.instruction === "") ep.task.instruction = obs.instruction;
       } else if (ep.steps && ep.last) {
-        // This observation is the state after the previous action: that step's judgement.
-        ep.steps.judge(ep.step - 1, ep.last.seen, ep.last.action, state, null);
+        // This observation is the state after the previous action: that step's judgement. It
+        // decides nothing this step's action depends on, so it runs after the reply is sent
+        // (or before the episode is failed), off the benchmark's round trip.
+        const { steps, last } = ep;
+        const step = ep.step - 1;
+        prior = () => steps.judge(step, last.seen, last.action, state, null);
       }
       let action: Action;
       if (ep.steps) {
@@ -639,7 +644,11 @@ class Connection {
       const p = wireMap();
       p.actions = float32Array(action, [action.length]);
       this.send("action", p, env.seq);
+      const judge = prior;
+      prior = undefined;
+      judge?.();
     } catch (e) {
+      prior?.();
       await this.failEpisode(e);
       this.error("observation_failed", e, env.seq);
     }
