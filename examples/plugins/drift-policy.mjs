@@ -22,6 +22,7 @@ export const drift = definePolicy({
   capabilities,
   suites: ["line"],
   concurrent: true,
+  options: [],
   load: async () => ({
     capabilities,
     reset() {},

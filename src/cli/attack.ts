@@ -11,6 +11,7 @@ import { loadPlugins, pluginSource } from "../config/plugins.js";
 import { loadRecipe, RECIPE_FLAG_KEYS, RECIPES, type Recipe } from "../config/recipes.js";
 import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
+import { checkPolicyOptions } from "../core/registry.js";
 import { describeIssues } from "../core/zod-issues.js";
 import { resolveDefenseParams, resolveDefenses } from "../defenses/index.js";
 import { policies } from "../policies/index.js";
@@ -304,7 +305,7 @@ export function registerAttack(program: Command): void {
       await loadPlugins(pluginSources);
       const flags = applyRecipe(raw, recipe, command);
       const suite = suites.get(flags.suite);
-      policies.get(flags.policy);
+      checkPolicyOptions(policies.get(flags.policy), flags.policyOption ?? {});
       const named = resolveAttacks(flags.attacks);
       const arms = flags.controls === false ? named : withMatchedControls(named);
       const protocol = flags.protocol ? loadAcceptance(flags.protocol) : null;

@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
+import { checkPolicyOptions } from "../core/registry.js";
 import { writeRegisteredPlan } from "../offline/study/plan.js";
 import { buildPlan } from "../offline/study/prepare.js";
 import { runStudy, STUDY_FILES } from "../offline/study/run.js";
@@ -155,6 +156,7 @@ export function registerOfflineStudy(program: Command): void {
       .option("--json", "print a JSON summary"),
   ).action(async (flags: PlanFlags) => {
     const policy = policies.get(flags.policy);
+    checkPolicyOptions(policy, flags.policyOption ?? {});
     const served = servedPolicyOptions(flags);
     const recordedExtra = { ...(flags.policyOption ?? {}), ...served.plan };
     const extra = { ...(flags.policyOption ?? {}), ...served.extra };

@@ -156,6 +156,11 @@ export function policyProblems(policy: Policy): Problems {
   }
   if (!Array.isArray(policy.suites)) problems.push("suites must be an array ([] means any)");
   if (typeof policy.concurrent !== "boolean") problems.push("concurrent must be a boolean");
+  if (
+    policy.options !== undefined &&
+    !(Array.isArray(policy.options) && policy.options.every((k) => typeof k === "string"))
+  )
+    problems.push("options must be an array of option names (the --policy-option keys it reads)");
   if (!isFn(policy.load)) problems.push("load must be a function");
   return problems;
 }

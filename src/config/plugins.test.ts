@@ -42,6 +42,14 @@ describe("the plugin contract", () => {
 describe("loadPlugins", () => {
   const dir = mkdtempSync(join(tmpdir(), "provael-plugin-"));
 
+  it("names a policy's options that are not a list of names", () => {
+    const good = policies.get("stub");
+    expect(policyProblems({ ...good, options: "replan" as unknown as string[] })).toEqual([
+      "options must be an array of option names (the --policy-option keys it reads)",
+    ]);
+    expect(policyProblems({ ...good, options: undefined })).toEqual([]);
+  });
+
   it("brands define* objects so the loader can tell their kind", () => {
     const a = defineAttack({
       id: "x",

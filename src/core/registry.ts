@@ -103,6 +103,36 @@ export function closest(name: string, valid: readonly string[], max = 3): string
     .map(({ v }) => v);
 }
 
+/** The PolicyOptions fields that have flags of their own: an `extra` key by that name is a slip. */
+const OPTION_FLAGS: Record<string, string> = { path: "--policy-path", url: "--policy-url" };
+
+/**
+ * Refuses `extra` keys a policy does not read (it declares them in `options`), naming the ones
+ * it does: `--policy-option path=DIR` would otherwise play the shipped weights without a word.
+ */
+export function checkPolicyOptions(policy: Policy, given: Readonly<Record<string, unknown>>): void {
+  if (!policy.options) return;
+  const known = policy.options;
+  for (const key of Object.keys(given)) {
+    if (known.includes(key)) continue;
+    const flag = OPTION_FLAGS[key];
+    const near = closest(key, known);
+    throw new ProvaelError(
+      "config/invalid",
+      `policy '${policy.id}' has no option '${key}'` +
+        (known.length > 0 ? `; it reads ${known.map((k) => `'${k}'`).join(", ")}` : "; it reads none"),
+      {
+        details: { option: key, options: [...known] },
+        hint: flag
+          ? `pass it as ${flag} ${key === "path" ? "DIR" : "URL"}`
+          : near.length > 0
+            ? `did you mean ${near.map((k) => `--policy-option ${k}=…`).join(" or ")}?`
+            : `drop --policy-option ${key}=…`,
+      },
+    );
+  }
+}
+
 /** An error for an unknown name that says the closest valid names and the command listing all. */
 export function unknownName(
   kind: string,

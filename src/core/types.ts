@@ -446,6 +446,12 @@ export interface Policy {
    * not a model). Absent: unclassified.
    */
   evidence?: (typeof POLICY_EVIDENCE)[number];
+  /**
+   * The `PolicyOptions.extra` keys it reads (`--policy-option KEY=VALUE`): any other key is
+   * refused before anything plays, so a misspelt option never runs the defaults silently.
+   * Absent: not declared, every key passes (a plugin written before this field).
+   */
+  options?: readonly string[];
   load(options: PolicyOptions): Promise<PolicyInstance>;
 }
 

@@ -357,6 +357,7 @@ class OnnxInstance implements PolicyInstance {
 }
 
 export const onnxPolicy = definePolicy({
+  options: ["ioMap"],
   id: "onnx",
   evidence: "served-model",
   description:

@@ -392,6 +392,7 @@ const capabilities: PolicyCapabilities = {
 };
 
 export const scriptedPolicy = definePolicy({
+  options: [],
   id: "scripted",
   evidence: "own",
   description:

@@ -122,6 +122,7 @@ class StubPolicyInstance implements PolicyInstance {
 }
 
 export const stubPolicy = definePolicy({
+  options: ["susceptibility", "broken"],
   id: "stub",
   evidence: "own",
   description: "Deterministic word-following policy for the stub suite (stub fixture)",

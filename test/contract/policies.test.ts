@@ -65,6 +65,13 @@ describe.each(policies.items.map((p) => [p.id, p] as const))("policy %s", (_id, 
   const options = (): PolicyOptions =>
     server ? { url: server.url, extra: FAST } : (fromFile ?? {});
 
+  it("declares the options it reads, and the ones this test passes are among them", () => {
+    // Undeclared, a misspelt --policy-option would run the defaults without a word.
+    expect(policy.options).toBeDefined();
+    const given = Object.keys(options().extra ?? {});
+    expect(given.filter((k) => !policy.options?.includes(k))).toEqual([]);
+  });
+
   it("acts with finite actions of its declared size, deterministically per policy seed", async () => {
     const suite = suites.get(policy.suites[0] ?? "stub");
     const task = suite.tasks()[0];

@@ -195,6 +195,17 @@ describe("bad input", () => {
       ],
       /--attack-param for 'optimized_instruction' is not valid: .*budgt/,
     ],
+    [
+      // The weights' path has a flag of its own: as an option it would play the shipped weights.
+      "policy option the policy does not read",
+      ["attack", "--policy", "tiny-vla", "--policy-option", "path=/tmp/weights"],
+      /policy 'tiny-vla' has no option 'path'; it reads 'replan'[\s\S]*--policy-path DIR/,
+    ],
+    [
+      "misspelt policy option",
+      [...QUICK.slice(0, 5), "--policy-option", "susceptibilty=0.5"],
+      /policy 'stub' has no option 'susceptibilty'[\s\S]*did you mean --policy-option susceptibility=/,
+    ],
   ];
   for (const [name, args, pattern] of cases) {
     it(`${name}: exit 2 with a clear message and no stack trace`, () => {

@@ -38,7 +38,13 @@ import {
   layoutCameras,
   resolveLayout,
 } from "./layouts.js";
-import { authHeaders, type ServedOptions, servedOptions, withRetries } from "./options.js";
+import {
+  authHeaders,
+  SERVED_OPTIONS,
+  type ServedOptions,
+  servedOptions,
+  withRetries,
+} from "./options.js";
 import { type Frame, WsConnection } from "./transport.js";
 
 /** How long we wait for the 1011 close that follows a server's error text frame. */
@@ -230,6 +236,7 @@ class OpenpiInstance implements PolicyInstance {
 }
 
 export const openpiPolicy = definePolicy({
+  options: SERVED_OPTIONS,
   id: "openpi",
   evidence: "served-model",
   description:

@@ -36,6 +36,7 @@ import {
 import {
   authHeaders,
   markRetryable,
+  SERVED_OPTIONS,
   type ServedOptions,
   servedOptions,
   withRetries,
@@ -217,6 +218,7 @@ class OpenvlaInstance implements PolicyInstance {
 }
 
 export const openvlaPolicy = definePolicy({
+  options: SERVED_OPTIONS,
   id: "openvla",
   evidence: "served-model",
   description:

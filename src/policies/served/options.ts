@@ -47,6 +47,9 @@ const extraSchema = z
   })
   .loose();
 
+/** The `--policy-option` keys every served policy reads (its flags set the same ones). */
+export const SERVED_OPTIONS: readonly string[] = Object.keys(extraSchema.shape);
+
 /**
  * Reads the served options for a protocol whose URLs start with one of `schemes`.
  *

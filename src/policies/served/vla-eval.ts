@@ -37,7 +37,13 @@ import {
   layoutCameras,
   resolveLayout,
 } from "./layouts.js";
-import { authHeaders, type ServedOptions, servedOptions, withRetries } from "./options.js";
+import {
+  authHeaders,
+  SERVED_OPTIONS,
+  type ServedOptions,
+  servedOptions,
+  withRetries,
+} from "./options.js";
 import { type Frame, WsConnection } from "./transport.js";
 
 export const VLA_EVAL_PROTOCOL = 1;
@@ -299,6 +305,7 @@ class VlaEvalInstance implements PolicyInstance {
 }
 
 export const vlaEvalPolicy = definePolicy({
+  options: SERVED_OPTIONS,
   id: "vla-eval",
   evidence: "served-model",
   description:

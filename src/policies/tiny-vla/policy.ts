@@ -135,6 +135,7 @@ export class TinyVlaInstance implements PolicyInstance {
 }
 
 export const tinyVlaPolicy = definePolicy({
+  options: ["replan"],
   id: "tiny-vla",
   evidence: "own",
   description:
