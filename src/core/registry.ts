@@ -120,7 +120,9 @@ export function checkPolicyOptions(policy: Policy, given: Readonly<Record<string
     throw new ProvaelError(
       "config/invalid",
       `policy '${policy.id}' has no option '${key}'` +
-        (known.length > 0 ? `; it reads ${known.map((k) => `'${k}'`).join(", ")}` : "; it reads none"),
+        (known.length > 0
+          ? `; it reads ${known.map((k) => `'${k}'`).join(", ")}`
+          : "; it reads none"),
       {
         details: { option: key, options: [...known] },
         hint: flag
