@@ -9,7 +9,7 @@
  * shows how the expert recovers from small deviations (DART-style noise injection).
  *
  * @example
- *   await recordDemonstrations({ suite: tabletopSuite, policy: scriptedPolicy, tasks, scenes: [0, 40], episodes: 480, seed: 0, out });
+ *   await recordDemonstrations({ suite: tabletopSuite, policy: scriptedPolicy, tasks, scenes: [20, 60], episodes: 480, seed: 0, out });
  */
 import { ProvaelError } from "../core/errors.js";
 import { Rng } from "../core/rng.js";
