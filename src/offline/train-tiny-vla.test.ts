@@ -250,6 +250,38 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     ]);
   });
 
+  it("sizes the network's state and action from the data, and refuses datasets that differ", async () => {
+    const root = tempDir();
+    const stub = join(root, "stub");
+    await recordDemonstrations({
+      suite: stubSuite,
+      policy: stubPolicy,
+      tasks: [stubSuite.tasks()[0]?.id as string],
+      scenes: [1, 2],
+      episodes: 1,
+      seed: 0,
+      out: stub,
+    });
+    // No stateDim given: the stub world's 7-D state is read from the data, not assumed 8-D.
+    const { stateDim: _given, ...model } = MODEL;
+    const train = (data: string[], out: string) =>
+      trainTinyVlaFromDatasets({
+        data,
+        out: join(root, out),
+        seed: 0,
+        steps: 1,
+        batchSize: 4,
+        model,
+        clock: fixedClock(),
+      });
+    await train([stub], "w");
+    expect(loadWeights(join(root, "w")).config).toMatchObject({ stateDim: 7, actionDim: 7 });
+    writeTabletopDemos(join(root, "tabletop"), EPISODES.slice(0, 1));
+    await expect(train([stub, join(root, "tabletop")], "mixed")).rejects.toThrow(
+      /tabletop has 7-D actions and 8-D states; .*stub has 7-D and 7-D/,
+    );
+  });
+
   it("refuses to re-phrase anything but tabletop demonstrations", async () => {
     const root = tempDir();
     writeTabletopDemos(join(root, "demos"), EPISODES.slice(0, 1), { robotType: "provael_arm6" });

@@ -39,7 +39,12 @@ import {
 import { type Dataset, type EpisodeMeta, openDataset } from "./lerobot.js";
 import { buildLocatorSet } from "./locator-data.js";
 import { lossCurveSvg } from "./loss-curve.js";
-import { buildTrainingSet, loadTrainingSet, saveTrainingSet } from "./training-data.js";
+import {
+  buildTrainingSet,
+  datasetDims,
+  loadTrainingSet,
+  saveTrainingSet,
+} from "./training-data.js";
 
 export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress" | "init"> {
   /** Dataset directories (same features). */
@@ -294,11 +299,20 @@ export async function trainTinyVlaFromDatasets(
   let config = defaultConfig(text.size, built.stats, {
     ...(built.set.aux ? {} : { aux: 0 }),
     ...(o.model ?? {}),
+    // The network's input and output sizes are the data's, never assumed.
+    ...datasetDims(datasets),
     maxTokens: text.slots,
   });
   if (prev) {
     init = prev.weights;
     text = prev.text;
+    if (prev.config.actionDim !== config.actionDim || prev.config.stateDim !== config.stateDim) {
+      throw new ProvaelError(
+        "config/invalid",
+        `the initial model takes ${prev.config.stateDim}-D states and gives ${prev.config.actionDim}-D actions; the data has ${config.stateDim}-D and ${config.actionDim}-D`,
+        { hint: "fine-tune on data recorded in the suite the initial model was trained in" },
+      );
+    }
     config = prev.config;
     const unknown = [...built.instructions, ...(needs?.words ?? [])].flatMap((t) =>
       prev.text.unknown(t),

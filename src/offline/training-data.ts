@@ -93,6 +93,31 @@ function meanStd(rows: Float32Array[], dim: number): { mean: number[]; std: numb
 }
 
 /** Reads one or more datasets (same features) into one training set; episodes are numbered across them. */
+/**
+ * The action and state sizes the datasets share (from their `info.json` features; 7 and 8, the
+ * MuJoCo suites', where a feature has no shape). Datasets that differ cannot train one network.
+ */
+export function datasetDims(datasets: readonly Dataset[]): { actionDim: number; stateDim: number } {
+  const dims = (ds: Dataset) => ({
+    actionDim: ds.info.features.action?.shape[0] ?? 7,
+    stateDim: ds.info.features["observation.state"]?.shape[0] ?? 8,
+  });
+  const first = datasets[0];
+  if (!first) throw new ProvaelError("config/invalid", "no dataset to train on");
+  const want = dims(first);
+  for (const ds of datasets.slice(1)) {
+    const got = dims(ds);
+    if (got.actionDim !== want.actionDim || got.stateDim !== want.stateDim) {
+      throw new ProvaelError(
+        "config/invalid",
+        `the dataset ${ds.dir} has ${got.actionDim}-D actions and ${got.stateDim}-D states; ${first.dir} has ${want.actionDim}-D and ${want.stateDim}-D`,
+        { hint: "train on datasets recorded from one suite (or with one action and state layout)" },
+      );
+    }
+  }
+  return want;
+}
+
 export async function buildTrainingSet(
   datasets: Dataset[],
   options: BuildOptions,
@@ -121,8 +146,7 @@ export async function buildTrainingSet(
     ? [...instructions, options.vocabulary.join(" ")]
     : instructions;
   const text = buildTextUnits(kind, vocabularyTexts, options.maxTokens, options.subword);
-  const actionDim = first.info.features.action?.shape[0] ?? 7;
-  const stateDim = first.info.features["observation.state"]?.shape[0] ?? 8;
+  const { actionDim, stateDim } = datasetDims(datasets);
   const count = jobs.reduce(
     (s, { ds, e }) => s + Math.ceil((ds.episodes[e]?.length ?? 0) / stride),
     0,
