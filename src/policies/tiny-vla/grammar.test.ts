@@ -73,6 +73,35 @@ describe("tiny-vla instruction grammar", () => {
     expect(unseen).toBeGreaterThan(90);
   });
 
+  it("holds out one part at a time when asked, and says the split's own phrasing otherwise", () => {
+    const g = goal("red_block");
+    for (const split of ["train", "held_out"] as const) {
+      for (let i = 0; i < 20; i++) {
+        expect(sayPlace(g, split, Rng.fromLabel(`mix:${i}`), {})).toBe(
+          sayPlace(g, split, Rng.fromLabel(`mix:${i}`)),
+        );
+      }
+    }
+    const trainVerbs = GRAMMAR_SLOTS.grasp?.train ?? [];
+    const heldVerbs = GRAMMAR_SLOTS.grasp?.held_out ?? [];
+    const rng = Rng.fromLabel("mix-grasp");
+    let withHeldVerb = 0;
+    for (let i = 0; i < 200; i++) {
+      const text = sayPlace(g, "train", rng, { grasp: "held_out" });
+      // A train phrasing but for its verb: never a train verb where the template says one.
+      expect(
+        trainVerbs.some((v) => new RegExp(`(^|, |you )${v} the`).test(text)),
+        text,
+      ).toBe(false);
+      if (heldVerbs.some((v) => text.includes(`${v} the`))) withHeldVerb++;
+      expect(
+        namesOf("red_block", "held_out").some((n) => text.includes(n)),
+        text,
+      ).toBe(false);
+    }
+    expect(withHeldVerb).toBeGreaterThan(50);
+  });
+
   it("knows every word a goal's phrasings use and the most of them one can have", () => {
     for (const g of [
       goal("red_block"),

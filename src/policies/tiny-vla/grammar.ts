@@ -120,12 +120,16 @@ function kindOf(object: string): string {
  * The ways `goal.object` can be described: its names, and by colour or by kind only when that
  * is unambiguous among `others` (the caller's place phrase is appended to whichever is drawn).
  */
-function descriptions(goal: GrammarGoal, split: GrammarSplit): string[] {
+function descriptions(
+  goal: GrammarGoal,
+  split: GrammarSplit,
+  colourSplit: GrammarSplit = split,
+): string[] {
   const others = goal.others ?? [];
   const options: string[] = namesOf(goal.object, split);
   const colour = colourOf(goal.object);
   if (colour && !others.some((o) => colourOf(o) === colour))
-    options.push(...BY_COLOUR[split].map((t) => t.replace("{c}", colour)));
+    options.push(...BY_COLOUR[colourSplit].map((t) => t.replace("{c}", colour)));
   // "the cup" only where no other object answers to a name ending in that noun ("red box" is
   // also the red block's alias, so "the box" is no description of the green box beside it).
   const kind = kindOf(goal.object);
@@ -136,8 +140,13 @@ function descriptions(goal: GrammarGoal, split: GrammarSplit): string[] {
 }
 
 /** How `goal.object` is described: one of its `descriptions`, then the place phrase, if any. */
-function describe(goal: GrammarGoal, split: GrammarSplit, rng: Rng): string {
-  const base = rng.pick(descriptions(goal, split));
+function describe(
+  goal: GrammarGoal,
+  split: GrammarSplit,
+  colourSplit: GrammarSplit,
+  rng: Rng,
+): string {
+  const base = rng.pick(descriptions(goal, split, colourSplit));
   return goal.place ? `${base} ${goal.place}` : base;
 }
 
@@ -149,36 +158,47 @@ function distractors(goal: GrammarGoal): string[] {
   return (goal.others ?? []).filter((o) => o !== goal.object && o !== goal.destination);
 }
 
+/** The parts of the grammar a phrasing can take from either split: its slots and the names. */
+export type GrammarPart = keyof typeof GRAMMAR_SLOTS | "names";
+
 /**
  * One instruction for `goal`, drawn from the split's grammar with `rng`. A distractor clause
- * comes last, after the target and the destination are named, and never names either.
+ * comes last, after the target and the destination are named, and never names either. `mix`
+ * takes some parts from another split (a probe holding out one part at a time); with no `mix`
+ * a phrasing is the split's own, draw for draw.
  */
-export function sayPlace(goal: GrammarGoal, split: GrammarSplit, rng: Rng): string {
-  const shapes = TEMPLATES[split].filter((t) =>
+export function sayPlace(
+  goal: GrammarGoal,
+  split: GrammarSplit,
+  rng: Rng,
+  mix: Partial<Record<GrammarPart, GrammarSplit>> = {},
+): string {
+  const at = (part: GrammarPart): GrammarSplit => mix[part] ?? split;
+  const shapes = TEMPLATES[at("templates")].filter((t) =>
     goal.destination === null ? !t.includes("{dest}") : t.includes("{dest}"),
   );
   const template = rng.pick(shapes);
-  const dest = goal.destination ? rng.pick(namesOf(goal.destination, split)) : "";
+  const dest = goal.destination ? rng.pick(namesOf(goal.destination, at("names"))) : "";
   let text = fill(template, {
-    grasp: rng.pick(GRASP[split]),
-    place: rng.pick(PLACE[split]),
-    into: rng.pick(INTO[split]),
-    obj: describe(goal, split, rng),
+    grasp: rng.pick(GRASP[at("grasp")]),
+    place: rng.pick(PLACE[at("place")]),
+    into: rng.pick(INTO[at("into")]),
+    obj: describe(goal, at("names"), at("by_colour"), rng),
     dest,
   });
   // Some shapes name the destination first: a reader of language copes, the literal `scripted`
   // expert (first object named = target) does not, so demonstrations are recorded on the task's
   // own instruction and these phrasings are drawn when training, for the same episode.
-  const filler = rng.bernoulli(0.3) ? rng.pick(FILLER[split]) : null;
+  const filler = rng.bernoulli(0.3) ? rng.pick(FILLER[at("filler")]) : null;
   const polite = rng.float();
   // "please" or "could you" goes before a command, not before "your task is" or "into the bin:".
   const command = /^\{(grasp|place)\}/.test(template);
-  if (polite < 0.25 && command) text = `${rng.pick(POLITE_BEFORE[split])} ${text}`;
-  else if (polite < 0.4) text = `${text}, ${rng.pick(POLITE_AFTER[split])}`;
+  if (polite < 0.25 && command) text = `${rng.pick(POLITE_BEFORE[at("polite_before")])} ${text}`;
+  else if (polite < 0.4) text = `${text}, ${rng.pick(POLITE_AFTER[at("polite_after")])}`;
   if (filler) text = `${filler}, ${text}`;
   const others = distractors(goal);
   if (others.length > 0 && rng.bernoulli(0.3))
-    text = `${text}, and ${fill(rng.pick(DISTRACTOR[split]), { o: rng.pick(namesOf(rng.pick(others), split)) })}`;
+    text = `${text}, and ${fill(rng.pick(DISTRACTOR[at("distractor")]), { o: rng.pick(namesOf(rng.pick(others), at("names"))) })}`;
   return text;
 }
 
