@@ -38,6 +38,11 @@ const [from, to] = values.scenes.split(":").map(Number);
 const samples = Number(values.samples);
 const within = Number(values.within);
 const PARTS = [...Object.keys(GRAMMAR_SLOTS), "names"];
+/** Whether a phrasing ends in a distractor clause (it names another object, to be left alone). */
+const CLAUSES = [...GRAMMAR_SLOTS.distractor.train, ...GRAMMAR_SLOTS.distractor.held_out].map(
+  (t) => new RegExp(`, and ${t.replace("{o}", ".+")}$`),
+);
+const hasDistractor = (text) => CLAUSES.some((re) => re.test(text));
 
 const policy = await tinyVlaPolicy.load(values.weights ? { path: values.weights } : {});
 if (!policy.runtime.anchored) {
@@ -85,10 +90,15 @@ for (const def of TABLETOP_TASKS) {
         ["held-out grammar", sayPlace(goal, "held_out", Rng.fromLabel(label))],
       ]) {
         const g = name === "train grammar" ? t : ground(obs, state, text, def.object, candidates);
-        const s = row(name);
-        s.n++;
-        s.grounded += g.grounded ? 1 : 0;
-        s.error += g.error;
+        for (const r of [
+          name,
+          `${name}, ${hasDistractor(text) ? "with" : "no"} distractor clause`,
+        ]) {
+          const s = row(r);
+          s.n++;
+          s.grounded += g.grounded ? 1 : 0;
+          s.error += g.error;
+        }
       }
       for (const part of PARTS) {
         const text = sayPlace(goal, "train", Rng.fromLabel(label), { [part]: "held_out" });
@@ -113,13 +123,13 @@ console.log(
   `tiny-vla ${policy.digest}, held-out scenes ${from}-${to - 1}, ${samples} phrasings per scene; grounded: nearest object and within ${within * 100} cm`,
 );
 console.log(
-  "phrasings                 grounded (95% Wilson)            mean error   same draws, train grammar",
+  "phrasings                                   grounded (95% Wilson)            mean error   same draws, train grammar",
 );
 const out = {};
 for (const [name, s] of rows) {
   const paired = name.startsWith("held out:") ? pct(s.trainGrounded, s.n) : "";
   console.log(
-    `${name.padEnd(26)}${pct(s.grounded, s.n).padEnd(33)}${((100 * s.error) / s.n).toFixed(1).padStart(6)} cm   ${paired}`,
+    `${name.padEnd(44)}${pct(s.grounded, s.n).padEnd(33)}${((100 * s.error) / s.n).toFixed(1).padStart(6)} cm   ${paired}`,
   );
   out[name] = { ...s, error_mean_m: s.error / s.n };
 }
