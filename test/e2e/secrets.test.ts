@@ -67,8 +67,9 @@ describe("secrets on disk", () => {
           `ws://${SECRETS.user}:${SECRETS.password}@127.0.0.1:${port}`,
           "--api-key",
           SECRETS.apiKey,
+          // A secret the policy reads as an option (it is refused if the policy does not read it).
           "--policy-option",
-          `hfToken=${SECRETS.token}`,
+          `apiKey=${SECRETS.token}`,
           "--suite",
           "stub",
           "--tasks",
@@ -115,7 +116,7 @@ describe("secrets on disk", () => {
       expect(report).toContain(`[redacted]@127.0.0.1:${port}`);
       const manifest = JSON.parse(readFileSync(join(dir, "execution-manifest.json"), "utf8"));
       expect(manifest.command_line).toEqual(
-        expect.arrayContaining(["--api-key", "[redacted]", "hfToken=[redacted]"]),
+        expect.arrayContaining(["--api-key", "[redacted]", "apiKey=[redacted]"]),
       );
     } finally {
       for (const c of wss.clients) c.terminate();
