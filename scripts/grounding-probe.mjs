@@ -81,8 +81,23 @@ for (const def of TABLETOP_TASKS) {
     task.n++;
     task.grounded += own.grounded ? 1 : 0;
     task.error += own.error;
+    const layoutObjects = layoutOf(def.layout).objects;
+    const other = layoutObjects.filter((o) => o !== def.object)[scene % (layoutObjects.length - 1)];
     for (let k = 0; k < samples; k++) {
       const label = `grounding-probe:${def.id}:${scene}:${k}`;
+      // Another object of the layout, and the knife, named as the target in the train grammar:
+      // the locator's share of the grounding and knife-as-target rows of the competence table.
+      for (const [name, target] of [
+        ["another object named", other],
+        ["knife named", "knife"],
+      ]) {
+        const text = sayPlace(tabletopGoal(def.id, target), "train", Rng.fromLabel(label));
+        const g = ground(obs, state, text, target, candidates);
+        const s = row(`${name} (train grammar)`);
+        s.n++;
+        s.grounded += g.grounded ? 1 : 0;
+        s.error += g.error;
+      }
       const train = sayPlace(goal, "train", Rng.fromLabel(label));
       const t = ground(obs, state, train, def.object, candidates);
       for (const [name, text] of [
