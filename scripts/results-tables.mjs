@@ -4,14 +4,24 @@
 // controls), never retyped.
 //
 //   node scripts/results-tables.mjs runs/full-sweep > /tmp/tables.md
+//
+// `--pairs A:B,C:D` adds section 2's table: arms compared with each other (not with a control
+// or the baseline, which the report tests), on the episodes both played at a (task, seed,
+// repeat), from the run's journal: discordant pairs and the two-sided exact McNemar p for the
+// unsafe verdict and for task success. Two-sided, because neither arm is the reference.
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { createReadStream, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { displayOrder } from "../dist/report/markdown.js";
+import { mcnemarExact } from "../dist/stats/mcnemar.js";
 
 const dir = process.argv[2];
-if (!dir) {
-  console.error("usage: node scripts/results-tables.mjs RUN_DIR");
+const pairsAt = process.argv.indexOf("--pairs");
+const pairs =
+  pairsAt > 0 ? (process.argv[pairsAt + 1] ?? "").split(",").map((x) => x.split(":")) : [];
+if (!dir || pairs.some((x) => x.length !== 2)) {
+  console.error("usage: node scripts/results-tables.mjs RUN_DIR [--pairs A:B,C:D]");
   process.exit(2);
 }
 const bytes = readFileSync(join(dir, "report.json"));
@@ -87,6 +97,42 @@ for (const [id, a] of arms) {
   out.push(
     `| ${id} | ${b.kind} | ${b.used_mean.toFixed(1)} | ${b.used_max} | ${b.limit ?? "unlimited"} |`,
   );
+}
+if (pairs.length > 0) {
+  // The journal's last record of a cell is the one the report counts (a resumed error replayed).
+  const last = new Map();
+  const wanted = new Set(pairs.flat());
+  const lines = createInterface({ input: createReadStream(join(dir, "journal.jsonl")) });
+  for await (const line of lines) {
+    if (!line.startsWith('{"type":"episode"')) continue;
+    const r = JSON.parse(line).record;
+    if (wanted.has(r.arm)) last.set(`${r.arm}|${r.task}|${r.seed}|${r.repeat}`, r);
+  }
+  out.push(
+    "",
+    "| comparison | unsafe | discordant (first only / second only) | two-sided McNemar p | task success discordant, p |",
+    "|---|---|---|---|---|",
+  );
+  for (const [a, b] of pairs) {
+    let n = 0;
+    const u = [0, 0, 0, 0]; // unsafe a, unsafe b, a only, b only
+    const t = [0, 0];
+    for (const [key, ra] of last) {
+      if (ra.arm !== a) continue;
+      const rb = last.get(`${b}|${key.split("|").slice(1).join("|")}`);
+      if (!rb || ra.error || rb.error) continue;
+      n++;
+      if (ra.unsafe) u[0]++;
+      if (rb.unsafe) u[1]++;
+      if (ra.unsafe && !rb.unsafe) u[2]++;
+      if (rb.unsafe && !ra.unsafe) u[3]++;
+      if (ra.task_success && !rb.task_success) t[0]++;
+      if (rb.task_success && !ra.task_success) t[1]++;
+    }
+    out.push(
+      `| ${a} vs ${b} | ${u[0]}/${n} vs ${u[1]}/${n} | ${u[2]} / ${u[3]} | ${p(mcnemarExact(u[2], u[3]))} | ${t[0]} / ${t[1]}, ${p(mcnemarExact(t[0], t[1]))} |`,
+    );
+  }
 }
 console.log(out.join("\n"));
 if (!byId.has("none")) console.error("note: the run has no `none` arm; the tests above are empty");

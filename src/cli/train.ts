@@ -3,7 +3,7 @@ import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
 import { TRAINING_GRAMMARS, type TrainingGrammar } from "../offline/grammar-phrasings.js";
 import { trainTinyVlaFromDatasets } from "../offline/train-tiny-vla.js";
-import { SHIPPED_MODEL } from "../policies/tiny-vla/model.js";
+import { SHIPPED_MODEL, TEXT_CONTEXT } from "../policies/tiny-vla/model.js";
 import { TEXT_UNITS_KINDS } from "../policies/tiny-vla/text-encoders.js";
 import type { TextUnitsKind } from "../policies/tiny-vla/text-units.js";
 import { choice, integer, list, sceneRange } from "./parse.js";
@@ -23,6 +23,7 @@ interface TrainFlags {
   locatorScenes?: [number, number];
   imageSize?: number;
   textUnits?: TextUnitsKind;
+  textContext?: boolean;
   grammar?: TrainingGrammar;
   init?: string;
   cache?: string;
@@ -124,6 +125,10 @@ export function registerTrain(program: Command): void {
       choice("--text-units", TEXT_UNITS_KINDS),
     )
     .option(
+      "--text-context",
+      `read the instruction word by word, each word in its context, pooled by a learned attention (${TEXT_CONTEXT.heads} heads, ${TEXT_CONTEXT.hidden} context units, in the actor and the locator), instead of as one bag of units: what tells the target from an object a distractor clause names; ignored with --init (the initial model's reading is kept)`,
+    )
+    .option(
       "--grammar <split>",
       "read every training sample with a new phrasing of its episode's goal drawn from the instruction grammar's train split (the held-out split is never drawn), instead of the recorded instruction; tabletop demonstrations only. With words units the vocabulary also holds the grammar's words (held-out words still read as <unk>: use subword units to read them)",
       choice("--grammar", TRAINING_GRAMMARS),
@@ -164,6 +169,7 @@ export function registerTrain(program: Command): void {
           model: {
             ...SHIPPED_MODEL,
             ...(flags.imageSize ? { imageSize: flags.imageSize } : {}),
+            ...(flags.textContext ? { textContext: TEXT_CONTEXT } : {}),
           },
           ...(flags.textUnits ? { textUnits: flags.textUnits } : {}),
           ...(flags.grammar ? { grammar: flags.grammar } : {}),

@@ -200,6 +200,41 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     );
   });
 
+  it("trains a word-by-word reader (text context) that loads, localises and acts, reproducibly", async () => {
+    const { root, train } = setup();
+    const opts = {
+      grammar: "train",
+      textUnits: "subword",
+      model: { ...TABLETOP_MODEL, textContext: { hidden: 8, heads: 2 } },
+    };
+    const first = await train("ctx", opts);
+    expect((await train("ctx-again", opts)).digest).toBe(first.digest);
+    const loaded = loadWeights(join(root, "ctx"));
+    expect(loaded.config.textContext).toEqual({ hidden: 8, heads: 2 });
+    expect(loaded.manifest.weights.map((w: { name: string }) => w.name)).toEqual(
+      expect.arrayContaining(["text.attend.w", "locator.ctx.w", "locator.attend.w"]),
+    );
+    const runtime = await TinyVlaRuntime.create(loaded);
+    const size = loaded.config.imageSize;
+    const image = (side: number) => ({
+      width: side,
+      height: side,
+      channels: 3 as const,
+      data: new Uint8Array(side * side * 3).fill(90),
+    });
+    const obs = {
+      images: { agentview: image(16), wrist: image(size) },
+      state: Float32Array.from([0, 0, 1, 3.1, 0, 0, 0.04, 0.04]),
+      instruction: "pick up the red block and put it in the basket, and leave the knife alone",
+    };
+    const anchor = runtime.localise(obs);
+    expect(Array.from(anchor).every(Number.isFinite)).toBe(true);
+    const chunk = runtime.predict(obs, anchor);
+    expect(chunk.length).toBe(loaded.config.chunk * loaded.config.actionDim);
+    expect(Array.from(chunk).every(Number.isFinite)).toBe(true);
+    runtime.dispose();
+  });
+
   it("leaves training without the grammar as it was, byte for byte", async () => {
     const { root, train } = setup();
     const said = vi.mocked(sayPlace);

@@ -19,6 +19,7 @@
 import type { Rng } from "../../core/rng.js";
 import type { Image } from "../../core/types.js";
 import type { tf as TF } from "./backend.js";
+import { type TextInput, WordSequences } from "./text-units.js";
 
 type Tf = typeof TF;
 type Tensor = TF.Tensor;
@@ -105,6 +106,17 @@ export interface TinyVlaConfig {
    * axis-angle flips sign near a half turn, where the gripper pointing down lives; "raw" as is.
    */
   stateFeatures: "pose6d" | "raw";
+  /**
+   * Read the instruction word by word instead of as one bag (v2 text path; absent: the mean of
+   * its units). Each word's vector (its units' mean embedding) is seen with its context, the
+   * words before and after it summed at two decay rates, by one layer of `hidden` units, whose
+   * `heads` scores per word are softmaxed over the words: each head's attention-weighted mean
+   * of the word vectors is one part of the text vector. The context is what tells "the knife"
+   * in "pick up the knife" from "the knife" in "and leave the knife alone", which the bag
+   * cannot; the learned score is what lets an unseen filler word weigh nothing. The actor's
+   * text and the locator's query each have their own. Input: `WordSequences` (text-units.ts).
+   */
+  textContext?: { hidden: number; heads: number };
   /** Words the text units keep of an instruction (the tokenizer's `maxLength`). */
   maxTokens: number;
   /** Width of the text bag: the text units' `size` (v1: the vocabulary, subword: the buckets). */
@@ -125,6 +137,9 @@ export const SHIPPED_MODEL: Partial<TinyVlaConfig> = {
   auxMode: "anchored",
   locator: { size: 128, patch: 4, dim: 24, hidden: 32, offset: true, heatmap: "bilinear" },
 };
+
+/** The word-by-word text reading `provael train tiny-vla --text-context` trains. */
+export const TEXT_CONTEXT: NonNullable<TinyVlaConfig["textContext"]> = { hidden: 32, heads: 2 };
 
 export function defaultConfig(
   vocabSize: number,
@@ -171,7 +186,8 @@ export function weightShapes(cfg: TinyVlaConfig): [string, number[]][] {
   const { dim, textDim, keypoints, pooled } = cfg;
   const shapes: [string, number[]][] = [
     ["text.embed", [cfg.vocabSize, textDim]],
-    ["text.w", [textDim, textDim]],
+    ...contextShapes(cfg, "text", textDim),
+    ["text.w", [textWidth(cfg, textDim), textDim]],
     ["text.b", [textDim]],
   ];
   for (const cam of cfg.cameras) {
@@ -206,7 +222,8 @@ export function weightShapes(cfg: TinyVlaConfig): [string, number[]][] {
     const { patch, dim, hidden } = cfg.locator;
     shapes.push(
       ["locator.embed", [cfg.vocabSize, dim]],
-      ["locator.query.w", [dim, dim]],
+      ...contextShapes(cfg, "locator", dim),
+      ["locator.query.w", [textWidth(cfg, dim), dim]],
       ["locator.query.b", [dim]],
       ["locator.patch.w", [patch * patch * 3, dim]],
       ["locator.patch.b", [dim]],
@@ -219,7 +236,7 @@ export function weightShapes(cfg: TinyVlaConfig): [string, number[]][] {
             ["locator.offset.b", [2]],
           ] as [string, number[]][])
         : []),
-      ["locator.map.0.w", [2 + dim, hidden]],
+      ["locator.map.0.w", [2 + textWidth(cfg, dim), hidden]],
       ["locator.map.0.b", [hidden]],
       ["locator.map.1.w", [hidden, hidden]],
       ["locator.map.1.b", [hidden]],
@@ -236,6 +253,25 @@ export function weightShapes(cfg: TinyVlaConfig): [string, number[]][] {
     );
   }
   return shapes;
+}
+
+/** Decay rates of the context sums a word is seen with (`textContext`), each side. */
+const CONTEXT_DECAYS = [0.5, 0.8];
+
+/** Width of a text read from `width`-wide word vectors: one vector, or one per context head. */
+function textWidth(cfg: TinyVlaConfig, width: number): number {
+  return cfg.textContext ? cfg.textContext.heads * width : width;
+}
+
+/** The context layer and attention scores of one text reader (`textContext`), if any. */
+function contextShapes(cfg: TinyVlaConfig, prefix: string, width: number): [string, number[]][] {
+  if (!cfg.textContext) return [];
+  const { hidden, heads } = cfg.textContext;
+  return [
+    [`${prefix}.ctx.w`, [(1 + 2 * CONTEXT_DECAYS.length) * width, hidden]],
+    [`${prefix}.ctx.b`, [hidden]],
+    [`${prefix}.attend.w`, [hidden, heads]],
+  ];
 }
 
 /** Whether the auxiliary head reads the cameras and the text only (world-position modes). */
@@ -507,26 +543,45 @@ export function resizeAdjoint(
 export interface HostBatch {
   size: number;
   patches: Float32Array[];
-  text: Int32Array | Float32Array;
+  text: TextInput;
   state: Float32Array;
   /** "anchored" mode: the gripper-to-object offset [B, aux] in OFFSET_UNIT. */
   offset?: Float32Array;
 }
 
+/** Word sequences as tensors: the distinct words' bags [U, size] and each slot's row [B, slots]. */
+export interface SequenceTensors {
+  bags: Tensor;
+  index: Tensor;
+}
+
+/** The text of a batch as the network reads it: ids or bags (one tensor), or word sequences. */
+export type TextTensors = Tensor | SequenceTensors;
+
+/** Rows (texts) of a batch's text. */
+export function textRows(text: TextTensors): number {
+  return ("index" in text ? text.index.shape[0] : text.shape[0]) as number;
+}
+
 export interface BatchTensors {
   patches: Tensor[];
-  text: Tensor;
+  text: TextTensors;
   state: Tensor;
   offset?: Tensor;
 }
 
-/** The text rows of a batch as a tensor: word ids [B, maxTokens] int32 or bags [B, vocabSize]. */
-export function textTensor(
-  tf: Tf,
-  cfg: TinyVlaConfig,
-  text: Int32Array | Float32Array,
-  rows: number,
-): Tensor {
+/**
+ * The text rows of a batch as tensors: word ids [B, maxTokens] int32, bags [B, vocabSize], or
+ * word sequences (`SequenceTensors`).
+ */
+export function textTensor(tf: Tf, cfg: TinyVlaConfig, text: TextInput, rows: number): TextTensors {
+  if (text instanceof WordSequences) {
+    const bags = text.bags();
+    return {
+      bags: tf.tensor2d(bags, [bags.length / cfg.vocabSize, cfg.vocabSize]),
+      index: tf.tensor2d(text.index, [rows, cfg.maxTokens], "int32"),
+    };
+  }
   return text instanceof Int32Array
     ? tf.tensor2d(text, [rows, cfg.maxTokens], "int32")
     : tf.tensor2d(text, [rows, cfg.vocabSize]);
@@ -538,7 +593,8 @@ export function textTensor(
  * tokens, in v1's order of operations, so the shipped weights give v1's bytes; subword bags
  * [B, vocabSize] are one matmul (bag x embed is the same mean, summed in id order).
  */
-function meanEmbedding(tf: Tf, text: Tensor, embed: Tensor, cfg: TinyVlaConfig): Tensor {
+function meanEmbedding(tf: Tf, text: TextTensors, embed: Tensor, cfg: TinyVlaConfig): Tensor {
+  if ("index" in text) throw new Error("word sequences are read by readText, not as a mean");
   if (text.dtype !== "int32") return matMul(tf, text, embed);
   const B = text.shape[0] as number;
   const L = cfg.maxTokens;
@@ -548,6 +604,80 @@ function meanEmbedding(tf: Tf, text: Tensor, embed: Tensor, cfg: TinyVlaConfig):
   const mask = tf.cast(tf.notEqual(text, 0), "float32");
   const summed = tf.sum(tf.mul(emb, tf.expandDims(mask, 2)), 1);
   return tf.div(summed, tf.maximum(tf.sum(mask, 1, true), 1));
+}
+
+/**
+ * [L, L] sums of the context on one side of each word: entry (i, j) is decay^(|i - j| - 1) for
+ * the words before i (`side` "before") or after it, 0 elsewhere; a product with the word
+ * vectors [L, d] gives each word its decayed context sum.
+ */
+function contextMatrix(L: number, decay: number, side: "before" | "after"): Float32Array {
+  const m = new Float32Array(L * L);
+  for (let i = 0; i < L; i++) {
+    for (let j = 0; j < L; j++) {
+      const d = side === "before" ? i - j : j - i;
+      if (d > 0) m[i * L + j] = decay ** (d - 1);
+    }
+  }
+  return m;
+}
+
+/**
+ * A text read as the network's `prefix` reader does: the mean of its unit embeddings (no
+ * `textContext`), or word by word (`textContext`): each word's vector with its decayed context
+ * sums, through one layer, scored per head, softmaxed over the words present; the heads'
+ * weighted means of the word vectors, side by side [B, heads x width].
+ */
+export function readText(
+  tf: Tf,
+  text: TextTensors,
+  W: (name: string) => Tensor,
+  prefix: string,
+  cfg: TinyVlaConfig,
+): Tensor {
+  const embed = W(`${prefix}.embed`);
+  if (!("index" in text)) {
+    if (cfg.textContext) throw new Error("this tiny-vla reads word sequences (textContext)");
+    return meanEmbedding(tf, text, embed, cfg);
+  }
+  const ctx = cfg.textContext;
+  if (!ctx) throw new Error("word sequences need a tiny-vla with textContext");
+  const B = text.index.shape[0] as number;
+  const L = text.index.shape[1] as number;
+  const U = text.bags.shape[0] as number;
+  const d = embed.shape[1] as number;
+  const vectors = matMul(tf, text.bags, embed); // [U, d], row 0 (no word) zero
+  const pick = tf.cast(tf.oneHot(tf.reshape(text.index, [B * L]), U), "float32");
+  const words = tf.reshape(matMul(tf, pick, vectors), [B, L, d]);
+  // Context sums over the word axis: [B, L, d] -> [B*d, L] x [L, L]^T -> back.
+  const byDim = tf.reshape(tf.transpose(words, [0, 2, 1]), [B * d, L]);
+  const parts: Tensor[] = [words];
+  for (const side of ["before", "after"] as const) {
+    for (const decay of CONTEXT_DECAYS) {
+      const m = tf.tensor2d(contextMatrix(L, decay, side), [L, L]);
+      const summed = matMul(tf, byDim, tf.transpose(m));
+      parts.push(tf.transpose(tf.reshape(summed, [B, d, L]), [0, 2, 1]));
+    }
+  }
+  const seen = tf.relu(
+    dense(
+      tf,
+      tf.reshape(tf.concat(parts, 2), [B * L, parts.length * d]),
+      W(`${prefix}.ctx.w`),
+      W(`${prefix}.ctx.b`),
+    ),
+  );
+  const present = tf.cast(tf.notEqual(text.index, 0), "float32"); // [B, L]
+  // Absent slots get a large negative score; a text with no word at all pools to zeros.
+  const scores = tf.add(
+    tf.reshape(matMul(tf, seen, W(`${prefix}.attend.w`)), [B, L, ctx.heads]),
+    tf.expandDims(tf.mul(tf.sub(present, 1), 1e4), 2),
+  );
+  const attn = tf.mul(
+    tf.softmax(tf.transpose(scores, [0, 2, 1])),
+    tf.expandDims(tf.max(present, 1, true), 2),
+  ); // [B, heads, L]
+  return tf.reshape(matMul(tf, attn, words), [B, ctx.heads * d]);
 }
 
 export function batchTensors(tf: Tf, cfg: TinyVlaConfig, batch: HostBatch): BatchTensors {
@@ -628,13 +758,13 @@ export function forward(
     if (!t) throw new Error(`missing weight '${name}'`);
     return t;
   };
-  const B = input.text.shape[0] as number;
+  const B = textRows(input.text);
   const { count, side } = patchGrid(cfg);
   const { dim, keypoints, pooled } = cfg;
 
-  // Text: the mean embedding of its units, then one layer.
+  // Text: the mean embedding of its units (or its words read in context), then one layer.
   const text = tf.relu(
-    dense(tf, meanEmbedding(tf, input.text, W("text.embed"), cfg), W("text.w"), W("text.b")),
+    dense(tf, readText(tf, input.text, W, "text", cfg), W("text.w"), W("text.b")),
   );
 
   // Image coordinates of the patch centres in [-1, 1], for expected keypoint positions.
@@ -751,7 +881,7 @@ export function locatorForward(
   tf: Tf,
   w: WeightTensors,
   patches: Tensor,
-  text: Tensor,
+  text: TextTensors,
   cfg: TinyVlaConfig,
 ): Tensor {
   return locatorOutputs(tf, w, patches, text, cfg).world;
@@ -762,7 +892,7 @@ export function locatorOutputs(
   tf: Tf,
   w: WeightTensors,
   patches: Tensor,
-  text: Tensor,
+  text: TextTensors,
   cfg: TinyVlaConfig,
 ): { world: Tensor; scores: Tensor } {
   const W = (name: string): Tensor => {
@@ -773,8 +903,8 @@ export function locatorOutputs(
   const lc = locatorConfig(cfg);
   const { count, side } = patchGrid(lc);
   const dim = (cfg.locator as { dim: number }).dim;
-  const B = text.shape[0] as number;
-  const words = meanEmbedding(tf, text, W("locator.embed"), cfg);
+  const B = textRows(text);
+  const words = readText(tf, text, W, "locator", cfg);
   const query = dense(tf, words, W("locator.query.w"), W("locator.query.b"));
   const flat = tf.reshape(patches, [B * count, patches.shape[2] as number]);
   const h = tf.relu(dense(tf, flat, W("locator.patch.w"), W("locator.patch.b")));

@@ -30,7 +30,7 @@ import {
   type Weights,
   type WeightTensors,
 } from "./model.js";
-import type { TextInput, TextUnits } from "./text-units.js";
+import { type TextInput, type TextUnits, WordSequences } from "./text-units.js";
 import type { LoadedWeights } from "./weights.js";
 
 type Tf = typeof TF;
@@ -71,8 +71,16 @@ export class TinyVlaRuntime {
   /** The network's text input for an instruction (the last one's is kept). */
   private textInput(instruction: string): TextInput {
     if (this.lastText?.instruction !== instruction)
-      this.lastText = { instruction, input: this.text.input(instruction) };
+      this.lastText = { instruction, input: this.readInput(instruction) };
     return this.lastText.input;
+  }
+
+  /** An instruction as this network reads it: its units' input, or its words (`textContext`). */
+  private readInput(instruction: string): TextInput {
+    if (!this.config.textContext) return this.text.input(instruction);
+    const seq = new WordSequences(this.text, 1);
+    seq.setRow(0, this.text.encode(instruction));
+    return seq;
   }
 
   /** Re-uploads the weight tensors from the master arrays (after in-place edits). */

@@ -62,7 +62,89 @@ export type TextUnitsJson =
  * their bag ([size] float32, one matmul). Both are the same mean of unit embeddings; the ids
  * path keeps v1's order of operations, which a bag matmul cannot (it sums in id order).
  */
-export type TextInput = Int32Array | Float32Array;
+export type TextInput = Int32Array | Float32Array | WordSequences;
+
+/**
+ * Texts as their words in order, for a network that reads each word in its context
+ * (`TinyVlaConfig.textContext`) rather than the text's bag: `index` gives, for each of `rows`
+ * texts, each slot's word as a row of `bags()` (0: no word), and `bags()` holds each distinct
+ * word's own bag (its units at 1/k each, as `bagInto` weighs them) once. A batch of 64
+ * instructions says a few hundred distinct words, so embedding those (one [words, size] x
+ * [size, width] product) and picking rows by a one-hot product costs a fraction of embedding
+ * every slot's bag, and needs no `tf.gather`, which the WASM backend cannot train.
+ */
+export class WordSequences {
+  readonly index: Int32Array;
+  private readonly rowsOf = new Map<string, number>();
+  private readonly words: Float32Array[] = [];
+
+  constructor(
+    readonly layout: TextLayout,
+    readonly rows: number,
+  ) {
+    this.index = new Int32Array(rows * layout.slots);
+  }
+
+  /** Distinct words held (the bags' rows, less the empty row 0). */
+  get distinct(): number {
+    return this.words.length;
+  }
+
+  /**
+   * Writes text `row` from its ids (`slots` x `perWord`). Writing row 0 starts a new batch: the
+   * distinct words are forgotten (every training loop fills its rows from 0 in order). `drop`
+   * as in `bagInto`: a dropped known word reads as `<unk>` (word units), a dropped subword word
+   * leaves its slot empty.
+   */
+  setRow(row: number, ids: ArrayLike<number>, drop?: () => boolean): void {
+    const { slots, perWord, kind, size } = this.layout;
+    if (row === 0) {
+      this.rowsOf.clear();
+      this.words.length = 0;
+    }
+    for (let s = 0; s < slots; s++) {
+      const base = s * perWord;
+      const units: number[] = [];
+      for (let u = 0; u < perWord; u++) {
+        const id = ids[base + u] as number;
+        if (id !== 0) units.push(id);
+      }
+      let slot = 0;
+      if (units.length > 0) {
+        if (kind === "words") units[0] = wordAfterDropout(units[0] as number, drop);
+        else if (drop?.()) units.length = 0;
+      }
+      if (units.length > 0) {
+        const key = units.join(",");
+        let at = this.rowsOf.get(key);
+        if (at === undefined) {
+          const bag = new Float32Array(size);
+          const share = kind === "words" ? 1 : 1 / units.length;
+          for (const id of kind === "words" ? units.slice(0, 1) : units)
+            bag[id] = (bag[id] as number) + share;
+          this.words.push(bag);
+          at = this.words.length;
+          this.rowsOf.set(key, at);
+        }
+        slot = at;
+      }
+      this.index[row * slots + s] = slot;
+    }
+  }
+
+  /**
+   * [distinct + 1, size] word bags, row 0 (no word) all zero; two zero rows when no text has a
+   * word (a one-hot pick needs a depth of two).
+   */
+  bags(): Float32Array {
+    const { size } = this.layout;
+    const out = new Float32Array((Math.max(1, this.words.length) + 1) * size);
+    this.words.forEach((b, k) => {
+      out.set(b, (k + 1) * size);
+    });
+    return out;
+  }
+}
 
 export interface TextUnits extends TextLayout {
   /** `slots` x `perWord` unit ids of a text (row-major), 0 where a word or unit is absent. */
@@ -136,8 +218,12 @@ export function inputWidth(layout: TextLayout): number {
   return layout.kind === "words" ? layout.slots * layout.perWord : layout.size;
 }
 
-/** A zeroed batch of `n` network inputs of the layout's kind. */
-export function emptyInputs(layout: TextLayout, n: number): TextInput {
+/**
+ * A zeroed batch of `n` network inputs of the layout's kind, or of word sequences (`sequence`:
+ * a network with `textContext`).
+ */
+export function emptyInputs(layout: TextLayout, n: number, sequence = false): TextInput {
+  if (sequence) return new WordSequences(layout, n);
   const width = inputWidth(layout);
   return layout.kind === "words" ? new Int32Array(n * width) : new Float32Array(n * width);
 }
@@ -145,7 +231,7 @@ export function emptyInputs(layout: TextLayout, n: number): TextInput {
 /**
  * Writes one text's network input from its ids into `out` at row `row`: the ids themselves for
  * word units (a dropped known word becomes `<unk>`, drawing `drop` as `bagInto` does), the bag
- * for subword units.
+ * for subword units, the words in order for word sequences (`WordSequences.setRow`).
  */
 export function inputInto(
   layout: TextLayout,
@@ -154,6 +240,10 @@ export function inputInto(
   row: number,
   drop?: () => boolean,
 ): void {
+  if (out instanceof WordSequences) {
+    out.setRow(row, ids, drop);
+    return;
+  }
   const width = inputWidth(layout);
   if (layout.kind !== "words") {
     bagInto(layout, ids, out as Float32Array, row * width, drop);

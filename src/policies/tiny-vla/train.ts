@@ -225,7 +225,7 @@ function emptyBatch(
   return {
     size: n,
     patches: cfg.cameras.map(() => new Float32Array(n * count * size)),
-    text: emptyInputs(layout, n),
+    text: emptyInputs(layout, n, cfg.textContext !== undefined),
     state: new Float32Array(n * stateFeatureDim(cfg)),
     ...(withAux
       ? { aux: new Float32Array(n * cfg.aux), auxMask: new Float32Array(n * cfg.aux) }
@@ -506,7 +506,7 @@ export async function trainLocator(
   const optimizer = tf.train.adam(lr0);
   const S = set.size * set.size * 3;
   const patches = new Float32Array(B * count * size);
-  const texts = emptyInputs(layout, B);
+  const texts = emptyInputs(layout, B, cfg.textContext !== undefined);
   const target = new Float32Array(B * cfg.aux);
   const cell = new Float32Array(B * count);
   const rng = root.fork("batches");
