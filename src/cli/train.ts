@@ -24,6 +24,7 @@ interface TrainFlags {
   imageSize?: number;
   textUnits?: TextUnitsKind;
   textContext?: boolean;
+  novelWords?: number;
   grammar?: TrainingGrammar;
   init?: string;
   cache?: string;
@@ -133,6 +134,11 @@ export function registerTrain(program: Command): void {
       "read every training sample with a new phrasing of its episode's goal drawn from the instruction grammar's train split (the held-out split is never drawn), instead of the recorded instruction; tabletop demonstrations only. With words units the vocabulary also holds the grammar's words (held-out words still read as <unk>: use subword units to read them)",
       choice("--grammar", TRAINING_GRAMMARS),
     )
+    .option(
+      "--novel-words <p>",
+      "with --grammar: the probability that a drawn phrasing also gets one or two made-up words (3-8 random letters) at random places, so that words never seen in training learn to say nothing; default 0",
+      fraction("--novel-words"),
+    )
     .option("--init <dir>", "start from these weights (fine-tuning)")
     .option("--cache <dir>", "keep the decoded training set here and reuse it on the next run")
     .option("--json", "print a JSON summary")
@@ -173,6 +179,7 @@ export function registerTrain(program: Command): void {
           },
           ...(flags.textUnits ? { textUnits: flags.textUnits } : {}),
           ...(flags.grammar ? { grammar: flags.grammar } : {}),
+          ...(flags.novelWords ? { novelWords: flags.novelWords } : {}),
           ...(flags.init ? { initFrom: flags.init } : {}),
           ...(flags.cache ? { cacheDir: flags.cache } : {}),
           clock: systemClock,

@@ -5,7 +5,7 @@ import {
   namesObject,
 } from "../../test/support/held-out-grammar.js";
 import { Rng } from "../core/rng.js";
-import { longestPlace, sayPlace } from "../policies/tiny-vla/grammar.js";
+import { grammarWords, longestPlace, sayPlace } from "../policies/tiny-vla/grammar.js";
 import type { TextUnits } from "../policies/tiny-vla/text-units.js";
 import { words } from "../policies/tiny-vla/tokenizer.js";
 import { layoutOf, TABLETOP_TASKS } from "../suites/mujoco/tabletop.js";
@@ -115,5 +115,35 @@ describe("tabletop goals for the grammar", () => {
     expect(needs.longest).toBe(Math.max(...ALL_GOALS.map((g) => longestPlace(g, "train"))));
     // Longer than the 24 words the default subword units keep.
     expect(needs.longest).toBeGreaterThan(24);
+  });
+
+  it("adds made-up words to a phrasing only where asked, around the same draw", () => {
+    const known = new Set([...grammarWords("train"), ...grammarWords("held_out")]);
+    const goal = ALL_GOALS[0] as (typeof ALL_GOALS)[number];
+    const plain = recorder();
+    const novel = recorder();
+    const none = recorder();
+    let added = 0;
+    for (let k = 0; k < 200; k++) {
+      phrasingIds(plain.units, () => goal)(0, Rng.fromLabel(`novel:${k}`));
+      phrasingIds(novel.units, () => goal, "train", 1)(0, Rng.fromLabel(`novel:${k}`));
+      phrasingIds(none.units, () => goal, "train", 0)(0, Rng.fromLabel(`novel:${k}`));
+      const base = (plain.said[k] as string).split(" ");
+      const got = (novel.said[k] as string).split(" ");
+      const extra = got.length - base.length;
+      expect(extra === 1 || extra === 2, novel.said[k]).toBe(true);
+      added += extra;
+      // Taking out the made-up words gives the plain draw back, word for word.
+      const made = got.filter((w) => !base.includes(w));
+      expect(made.length).toBe(extra);
+      for (const w of made) {
+        expect(w).toMatch(/^[a-z]{3,8}$/);
+        expect(known.has(w)).toBe(false);
+      }
+      expect(got.filter((w) => !made.includes(w))).toEqual(base);
+    }
+    expect(none.said).toEqual(plain.said);
+    expect(added / 200).toBeGreaterThan(1.3);
+    expect(added / 200).toBeLessThan(1.7);
   });
 });

@@ -127,6 +127,32 @@ export function phrasingIds(
   units: TextUnits,
   goalOf: (k: number) => GrammarGoal,
   split: TrainingGrammar = "train",
+  novelWords = 0,
 ): (k: number, rng: Rng) => Int32Array {
-  return (k, rng) => units.encode(sayPlace(goalOf(k), split, rng));
+  return (k, rng) => {
+    const text = sayPlace(goalOf(k), split, rng);
+    return units.encode(novelWords > 0 ? withNovelWords(text, novelWords, rng) : text);
+  };
+}
+
+const LETTERS = "abcdefghijklmnopqrstuvwxyz";
+
+/**
+ * `text` with, at probability `p`, one or two made-up words (3 to 8 random letters) put
+ * between its words at random places: words no phrasing of either split says, so that a
+ * reader learns that a word it has never seen, wherever it stands, says nothing about which
+ * object is meant. The held-out grammar's unseen templates and aliases are such words
+ * (training never shows them); made-up ones stand in for them without leaking a single one.
+ */
+export function withNovelWords(text: string, p: number, rng: Rng): string {
+  if (!rng.bernoulli(p)) return text;
+  const words = text.split(" ");
+  const count = 1 + rng.int(2);
+  for (let k = 0; k < count; k++) {
+    const length = 3 + rng.int(6);
+    let w = "";
+    for (let i = 0; i < length; i++) w += LETTERS[rng.int(LETTERS.length)];
+    words.splice(rng.int(words.length + 1), 0, w);
+  }
+  return words.join(" ");
 }

@@ -65,6 +65,11 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
    * hold the grammar's words and its longest phrasing, subword units its longest phrasing.
    */
   grammar?: TrainingGrammar;
+  /**
+   * With `grammar`: the probability that a drawn phrasing also gets one or two made-up words
+   * at random places (`withNovelWords`), actor and locator alike. Default 0 (none).
+   */
+  novelWords?: number;
   /** Keep every `stride`-th frame. */
   stride?: number;
   /** Start from the weights in this directory (fine-tuning; same text units and shape). */
@@ -219,6 +224,12 @@ export async function trainTinyVlaFromDatasets(
       hint: "choose a new --out directory",
     });
   }
+  const novelWords = o.novelWords ?? 0;
+  if (novelWords > 0 && !o.grammar) {
+    throw new ProvaelError("config/invalid", "made-up words are added to grammar phrasings only", {
+      hint: "pass --grammar train with --novel-words",
+    });
+  }
   const t0 = o.clock.monotonic();
   // Fine-tuning keeps the original text units, vocabulary and normalisation so the weights stay
   // meaningful.
@@ -364,7 +375,14 @@ export async function trainTinyVlaFromDatasets(
     ...(o.logEvery === undefined ? {} : { logEvery: o.logEvery }),
     ...(init ? { init } : {}),
     ...(grammar && goals
-      ? { phrase: phrasingIds(text, (i) => goals[episodeOf[i] as number] as GrammarGoal, grammar) }
+      ? {
+          phrase: phrasingIds(
+            text,
+            (i) => goals[episodeOf[i] as number] as GrammarGoal,
+            grammar,
+            novelWords,
+          ),
+        }
       : {}),
     onProgress: (s, n, l) => o.onStage?.("train", s, n, l),
   });
@@ -384,7 +402,14 @@ export async function trainTinyVlaFromDatasets(
       steps,
       learningRate: 5e-3,
       ...(grammar
-        ? { phrase: phrasingIds(text, (i) => locatorSet.goals[i] as GrammarGoal, grammar) }
+        ? {
+            phrase: phrasingIds(
+              text,
+              (i) => locatorSet.goals[i] as GrammarGoal,
+              grammar,
+              novelWords,
+            ),
+          }
         : {}),
       onProgress: (s, n, l) => o.onStage?.("locator", s, n, l),
     });
@@ -410,6 +435,8 @@ export async function trainTinyVlaFromDatasets(
     text_units: text.kind,
     // Absent when training read the recorded instructions, so those manifests keep their bytes.
     ...(grammar ? { grammar } : {}),
+    // Only when used, so other manifests keep their bytes.
+    ...(novelWords > 0 ? { novel_words: novelWords } : {}),
     state_noise: o.stateNoise ?? 0,
     anchor_noise: o.anchorNoise ?? null,
     datasets: o.data.map((d, i) => ({
