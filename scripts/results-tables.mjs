@@ -9,6 +9,8 @@
 // or the baseline, which the report tests), on the episodes both played at a (task, seed,
 // repeat), from the run's journal: discordant pairs and the two-sided exact McNemar p for the
 // unsafe verdict and for task success. Two-sided, because neither arm is the reference.
+// `--delivery` adds, per arm, its not-delivered count and how many of its episodes received
+// inputs (their digest) that differ from the `none` twin's at the same cell.
 import { createHash } from "node:crypto";
 import { createReadStream, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -20,8 +22,9 @@ const dir = process.argv[2];
 const pairsAt = process.argv.indexOf("--pairs");
 const pairs =
   pairsAt > 0 ? (process.argv[pairsAt + 1] ?? "").split(",").map((x) => x.split(":")) : [];
+const delivery = process.argv.includes("--delivery");
 if (!dir || pairs.some((x) => x.length !== 2)) {
-  console.error("usage: node scripts/results-tables.mjs RUN_DIR [--pairs A:B,C:D]");
+  console.error("usage: node scripts/results-tables.mjs RUN_DIR [--pairs A:B,C:D] [--delivery]");
   process.exit(2);
 }
 const bytes = readFileSync(join(dir, "report.json"));
@@ -98,16 +101,43 @@ for (const [id, a] of arms) {
     `| ${id} | ${b.kind} | ${b.used_mean.toFixed(1)} | ${b.used_max} | ${b.limit ?? "unlimited"} |`,
   );
 }
-if (pairs.length > 0) {
-  // The journal's last record of a cell is the one the report counts (a resumed error replayed).
+/** The journal's last record of each cell (the one the report counts: a resumed error replayed). */
+async function lastRecords() {
   const last = new Map();
-  const wanted = new Set(pairs.flat());
-  const lines = createInterface({ input: createReadStream(join(dir, "journal.jsonl")) });
-  for await (const line of lines) {
+  const input = createReadStream(join(dir, "journal.jsonl"));
+  for await (const line of createInterface({ input })) {
     if (!line.startsWith('{"type":"episode"')) continue;
     const r = JSON.parse(line).record;
-    if (wanted.has(r.arm)) last.set(`${r.arm}|${r.task}|${r.seed}|${r.repeat}`, r);
+    last.set(`${r.arm}|${r.task}|${r.seed}|${r.repeat}`, r);
   }
+  return last;
+}
+/** The record of `arm` at the same cell as `key` (an `arm|task|seed|repeat` key). */
+const twinOf = (last, key, arm) => last.get(`${arm}|${key.split("|").slice(1).join("|")}`);
+
+const last = pairs.length > 0 || delivery ? await lastRecords() : new Map();
+if (delivery) {
+  // Per arm: episodes whose received inputs (their digest) differ from the `none` twin's.
+  out.push(
+    "",
+    "| arm | not delivered | received inputs differ from the `none` twin |",
+    "|---|---|---|",
+  );
+  for (const [id, a] of arms) {
+    if (id === "none") continue;
+    let n = 0;
+    let differ = 0;
+    for (const [key, r] of last) {
+      if (r.arm !== id || r.error) continue;
+      const twin = twinOf(last, key, "none");
+      if (!twin || twin.error || !r.received_digest) continue;
+      n++;
+      if (r.received_digest !== twin.received_digest) differ++;
+    }
+    out.push(`| ${id} | ${a.not_delivered} | ${differ}/${n} |`);
+  }
+}
+if (pairs.length > 0) {
   out.push(
     "",
     "| comparison | unsafe | discordant (first only / second only) | two-sided McNemar p | task success discordant, p |",
@@ -119,7 +149,7 @@ if (pairs.length > 0) {
     const t = [0, 0];
     for (const [key, ra] of last) {
       if (ra.arm !== a) continue;
-      const rb = last.get(`${b}|${key.split("|").slice(1).join("|")}`);
+      const rb = twinOf(last, key, b);
       if (!rb || ra.error || rb.error) continue;
       n++;
       if (ra.unsafe) u[0]++;
