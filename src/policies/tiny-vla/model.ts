@@ -606,19 +606,26 @@ function meanEmbedding(tf: Tf, text: TextTensors, embed: Tensor, cfg: TinyVlaCon
   return tf.div(summed, tf.maximum(tf.sum(mask, 1, true), 1));
 }
 
+const contextCache = new Map<string, Float32Array>();
+
 /**
- * [L, L] sums of the context on one side of each word: entry (i, j) is decay^(|i - j| - 1) for
- * the words before i (`side` "before") or after it, 0 elsewhere; a product with the word
- * vectors [L, d] gives each word its decayed context sum.
+ * [L, L] sums of the context on one side of each word, transposed for a right product: entry
+ * (j, i) is decay^(|i - j| - 1) for the words j before i (`side` "before") or after it, 0
+ * elsewhere, so word vectors laid out [d, L] times it give each word its decayed context sum.
+ * Built once per (L, decay, side): every forward pass of a context reader needs the same four.
  */
 function contextMatrix(L: number, decay: number, side: "before" | "after"): Float32Array {
+  const key = `${L}:${decay}:${side}`;
+  const hit = contextCache.get(key);
+  if (hit) return hit;
   const m = new Float32Array(L * L);
   for (let i = 0; i < L; i++) {
     for (let j = 0; j < L; j++) {
       const d = side === "before" ? i - j : j - i;
-      if (d > 0) m[i * L + j] = decay ** (d - 1);
+      if (d > 0) m[j * L + i] = decay ** (d - 1);
     }
   }
+  contextCache.set(key, m);
   return m;
 }
 
@@ -649,13 +656,13 @@ export function readText(
   const vectors = matMul(tf, text.bags, embed); // [U, d], row 0 (no word) zero
   const pick = tf.cast(tf.oneHot(tf.reshape(text.index, [B * L]), U), "float32");
   const words = tf.reshape(matMul(tf, pick, vectors), [B, L, d]);
-  // Context sums over the word axis: [B, L, d] -> [B*d, L] x [L, L]^T -> back.
+  // Context sums over the word axis: [B, L, d] -> [B*d, L] x [L, L] -> back.
   const byDim = tf.reshape(tf.transpose(words, [0, 2, 1]), [B * d, L]);
   const parts: Tensor[] = [words];
   for (const side of ["before", "after"] as const) {
     for (const decay of CONTEXT_DECAYS) {
       const m = tf.tensor2d(contextMatrix(L, decay, side), [L, L]);
-      const summed = matMul(tf, byDim, tf.transpose(m));
+      const summed = matMul(tf, byDim, m);
       parts.push(tf.transpose(tf.reshape(summed, [B, d, L]), [0, 2, 1]));
     }
   }
