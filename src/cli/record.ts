@@ -68,11 +68,19 @@ function poisonOption(flags: RecordFlags): { rate: number; trigger: string } | u
   return { rate: flags.poison, trigger: flags.trigger ?? DEFAULT_TRIGGER };
 }
 
-function targetsOption(value: string): "task" | "all" {
+function targetsOption(value: string): "task" | "all" | string[] {
   if (value === "task" || value === "all") return value;
-  throw new ProvaelError("config/invalid", `--targets takes task or all, got '${value}'`, {
-    hint: "all records each scene once per object the task can be retargeted to",
-  });
+  const list = value.split(",").map((s) => s.trim());
+  // A list: `task` and target names (the list is checked against the tasks before recording).
+  if (list.length > 0 && list.every((s) => /^[a-z][a-z0-9_]*$/.test(s)) && !list.includes("all"))
+    return list;
+  throw new ProvaelError(
+    "config/invalid",
+    `--targets takes task, all, or a comma-separated list of task and target names, got '${value}'`,
+    {
+      hint: "all records each scene once per object the task can be retargeted to; task,knife only the own object and the knife",
+    },
+  );
 }
 
 export function registerRecord(program: Command): void {
@@ -117,7 +125,7 @@ export function registerRecord(program: Command): void {
     )
     .option(
       "--targets <which>",
-      "task: each task's own object; all: also every other object the task names as a target (TaskSpec.targets, the knife included), each scene once per object",
+      "task: each task's own object; all: also every other object the task names as a target (TaskSpec.targets, the knife included), each scene once per object; a list (task,knife or knife): each scene once per entry",
       "task",
     )
     .option(

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { tempDir } from "../../test/support/tmp.js";
@@ -151,6 +151,47 @@ describe("recording every object of a scene as the target", () => {
         expect(f.action[6]).toBe(-1);
       }
     }
+  });
+
+  it("records a list of targets per scene, and refuses a list a task cannot play", async () => {
+    const suite = createTabletopSuite({ render: { enabled: false } });
+    const out = join(tempDir(), "knife");
+    const r = await recordDemonstrations({
+      suite,
+      policy: scriptedPolicy,
+      tasks: ["kitchen_red_block", "pantry_orange_cup"],
+      scenes: [20, 22],
+      episodes: 4,
+      seed: 0,
+      targets: ["knife"],
+      out,
+      maxAttempts: 4,
+    });
+    expect(r.failed).toEqual([]);
+    const ds = await openDataset(out);
+    // Scene-major, one knife episode per (scene, task): the list replaces the own-object entry.
+    expect(ds.episodes.map((e) => [e.suiteTask, e.scene, e.target])).toEqual([
+      ["kitchen_red_block", 20, "knife"],
+      ["pantry_orange_cup", 20, "knife"],
+      ["kitchen_red_block", 21, "knife"],
+      ["pantry_orange_cup", 21, "knife"],
+    ]);
+    const base = {
+      suite,
+      policy: scriptedPolicy,
+      tasks: ["kitchen_red_block", "pantry_orange_cup"],
+      scenes: [20, 21] as [number, number],
+      episodes: 1,
+      seed: 0,
+      out: join(tempDir(), "never"),
+    };
+    await expect(recordDemonstrations({ ...base, targets: ["green_box"] })).rejects.toThrow(
+      /'green_box' is not a target of pantry_orange_cup/,
+    );
+    await expect(recordDemonstrations({ ...base, targets: ["task", "task"] })).rejects.toThrow(
+      /each entry once/,
+    );
+    expect(existsSync(base.out)).toBe(false);
   });
 
   it("refuses a target the task does not have, before placing the scene", async () => {

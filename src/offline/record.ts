@@ -13,7 +13,7 @@
  */
 import { ProvaelError } from "../core/errors.js";
 import { Rng } from "../core/rng.js";
-import type { Image, Policy, PolicyOptions, Suite } from "../core/types.js";
+import type { Image, Policy, PolicyOptions, Suite, TaskSpec } from "../core/types.js";
 import { DEFAULT_TRIGGER, triggerDef, triggerEdit, triggerRef } from "../suites/mujoco/trigger.js";
 import { type DatasetInfo, type Frame, LeRobotWriter, type WriterOptions } from "./lerobot.js";
 
@@ -53,9 +53,11 @@ export interface RecordOptions {
   /**
    * `task` (default): each task's own object. `all`: also every other object the task can be
    * retargeted to (`TaskSpec.targets`), each scene once per object, so the data shows the
-   * policy moving whatever it is told to, the knife included.
+   * policy moving whatever it is told to, the knife included. A list: each scene once per
+   * listed entry, `task` for the task's own object and any other name for that target
+   * (`["knife"]`: only the knife, to add knife demonstrations to a set recorded with `task`).
    */
-  targets?: "task" | "all";
+  targets?: "task" | "all" | readonly string[];
   /** Store camera streams as mp4 video (FFmpeg), as real-robot datasets do; default PNG. */
   video?: WriterOptions["video"];
   /** Poisoned demonstrations (see above); absent or a rate of 0: none. */
@@ -108,6 +110,33 @@ function copyImage(img: Image): Image {
   return { width: img.width, height: img.height, channels: img.channels, data: img.data.slice() };
 }
 
+/** Refuses a `targets` list that is empty, repeats itself or names what a task cannot move. */
+function checkTargets(listed: readonly string[], tasks: readonly TaskSpec[]): void {
+  if (listed.length === 0 || new Set(listed).size !== listed.length) {
+    throw new ProvaelError(
+      "config/invalid",
+      `a targets list names each entry once and at least one, got [${listed.join(", ")}]`,
+      { hint: "e.g. task,knife" },
+    );
+  }
+  for (const entry of listed) {
+    if (entry === "task") continue;
+    const cannot = tasks.filter((t) => !(t.targets ?? []).includes(entry)).map((t) => t.id);
+    if (cannot.length > 0) {
+      throw new ProvaelError(
+        "config/invalid",
+        `'${entry}' is not a target of ${cannot.join(", ")}`,
+        {
+          details: Object.fromEntries(
+            tasks.filter((t) => cannot.includes(t.id)).map((t) => [t.id, t.targets ?? []]),
+          ),
+          hint: "name targets every recorded task has (TaskSpec.targets), or pick --tasks",
+        },
+      );
+    }
+  }
+}
+
 export async function recordDemonstrations(o: RecordOptions): Promise<RecordResult> {
   const specs = o.suite.tasks();
   const tasks = (o.tasks ?? specs.map((t) => t.id)).map((id) => {
@@ -124,10 +153,17 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
     return spec;
   });
   const [from, to] = o.scenes;
+  const listed = typeof o.targets === "object" ? o.targets : undefined;
+  if (listed) checkTargets(listed, tasks);
   const plan: { task: (typeof tasks)[number]; scene: number; target?: string }[] = [];
   for (let scene = from; scene < to; scene++) {
     for (const task of tasks) {
       if (scene >= task.scenes) continue;
+      if (listed) {
+        for (const entry of listed)
+          plan.push(entry === "task" ? { task, scene } : { task, scene, target: entry });
+        continue;
+      }
       plan.push({ task, scene });
       if (o.targets === "all")
         for (const target of task.targets ?? []) plan.push({ task, scene, target });
