@@ -25,6 +25,7 @@ interface TrainFlags {
   textUnits?: TextUnitsKind;
   textContext?: boolean;
   novelWords?: number;
+  novelParts?: number;
   grammar?: TrainingGrammar;
   init?: string;
   cache?: string;
@@ -139,6 +140,11 @@ export function registerTrain(program: Command): void {
       "with --grammar: the probability that a drawn phrasing also gets one or two made-up words (3-8 random letters) at random places, so that words never seen in training learn to say nothing; default 0",
       fraction("--novel-words"),
     )
+    .option(
+      "--novel-parts <p>",
+      "with --grammar: the probability that a drawn phrasing has some of its parts made up (sentence shape, verbs, into, filler, politeness, names: each at even odds, at least one; a colour keeps a made-up name pointing at its object), so that a sentence unseen in several parts at once still finds its object; default 0",
+      fraction("--novel-parts"),
+    )
     .option("--init <dir>", "start from these weights (fine-tuning)")
     .option("--cache <dir>", "keep the decoded training set here and reuse it on the next run")
     .option("--json", "print a JSON summary")
@@ -180,6 +186,7 @@ export function registerTrain(program: Command): void {
           ...(flags.textUnits ? { textUnits: flags.textUnits } : {}),
           ...(flags.grammar ? { grammar: flags.grammar } : {}),
           ...(flags.novelWords ? { novelWords: flags.novelWords } : {}),
+          ...(flags.novelParts ? { novelParts: flags.novelParts } : {}),
           ...(flags.init ? { initFrom: flags.init } : {}),
           ...(flags.cache ? { cacheDir: flags.cache } : {}),
           clock: systemClock,

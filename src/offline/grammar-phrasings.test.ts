@@ -5,9 +5,15 @@ import {
   namesObject,
 } from "../../test/support/held-out-grammar.js";
 import { Rng } from "../core/rng.js";
-import { grammarWords, longestPlace, sayPlace } from "../policies/tiny-vla/grammar.js";
+import {
+  type GrammarGoal,
+  grammarWords,
+  longestPlace,
+  sayPlace,
+} from "../policies/tiny-vla/grammar.js";
 import type { TextUnits } from "../policies/tiny-vla/text-units.js";
 import { words } from "../policies/tiny-vla/tokenizer.js";
+import { OBJECT_WORDS } from "../suites/mujoco/objects.js";
 import { layoutOf, TABLETOP_TASKS } from "../suites/mujoco/tabletop.js";
 import {
   episodeGoals,
@@ -126,8 +132,11 @@ describe("tabletop goals for the grammar", () => {
     let added = 0;
     for (let k = 0; k < 200; k++) {
       phrasingIds(plain.units, () => goal)(0, Rng.fromLabel(`novel:${k}`));
-      phrasingIds(novel.units, () => goal, "train", 1)(0, Rng.fromLabel(`novel:${k}`));
-      phrasingIds(none.units, () => goal, "train", 0)(0, Rng.fromLabel(`novel:${k}`));
+      phrasingIds(novel.units, () => goal, "train", { words: 1 })(0, Rng.fromLabel(`novel:${k}`));
+      phrasingIds(none.units, () => goal, "train", { words: 0, parts: 0 })(
+        0,
+        Rng.fromLabel(`novel:${k}`),
+      );
       const base = (plain.said[k] as string).split(" ");
       const got = (novel.said[k] as string).split(" ");
       const extra = got.length - base.length;
@@ -145,5 +154,58 @@ describe("tabletop goals for the grammar", () => {
     expect(none.said).toEqual(plain.said);
     expect(added / 200).toBeGreaterThan(1.3);
     expect(added / 200).toBeLessThan(1.7);
+  });
+
+  it("makes up parts of a phrasing where asked, leaking nothing and still naming the object", () => {
+    const known = new Set([...grammarWords("train"), ...grammarWords("held_out")]);
+    const plain = recorder();
+    const novel = recorder();
+    const phrase = (units: TextUnits, parts: number) =>
+      phrasingIds(units, (k) => ALL_GOALS[k % ALL_GOALS.length] as GrammarGoal, "train", { parts });
+    const n = ALL_GOALS.length * 40;
+    for (let k = 0; k < n; k++) {
+      phrase(plain.units, 0)(k, Rng.fromLabel(`parts:${k}`));
+      phrase(novel.units, 0.5)(k, Rng.fromLabel(`parts:${k}`));
+    }
+    let changed = 0;
+    let madeUp = 0;
+    novel.said.forEach((text, k) => {
+      const goal = ALL_GOALS[k % ALL_GOALS.length] as GrammarGoal;
+      expect(heldOutLeaks(text), text).toEqual([]);
+      const made = words(text).filter((w) => !known.has(w));
+      madeUp += made.length;
+      if (made.length > 0) changed++;
+      // The object is still told: a train name, its colour or kind, or its colour before a
+      // made-up noun (the only made-up name there is), and never by a made-up word alone.
+      // A made-up template word may stand where "the" was ("drop jer block"): the kind alone.
+      const phrase = (OBJECT_WORDS.find((o) => o.name === goal.object)?.phrase ?? "").split(" ");
+      const main = text.replace(
+        /, and (leave the .+ alone|do not touch the .+|ignore the .+)$/,
+        "",
+      );
+      const told =
+        namesObject(text, goal) ||
+        new RegExp(`\\b${phrase[0]} [a-z]+\\b`).test(main) ||
+        new RegExp(`\\b${phrase.at(-1)}\\b`).test(main);
+      expect(told, text).toBe(true);
+      // The distractor clause keeps its real verbs.
+      const clause = /, and (.+)$/.exec(text)?.[1];
+      if (clause && /\b(alone|touch|ignore)\b/.test(clause))
+        expect(/^(leave the .+ alone|do not touch the .+|ignore the .+)$/.test(clause), text).toBe(
+          true,
+        );
+    });
+    // Half the phrasings are drawn with made-up parts (a made-up filler or politeness shows only
+    // when the phrasing has one), a few words each; the rest say only grammar words.
+    expect(changed / n).toBeGreaterThan(0.35);
+    expect(changed / n).toBeLessThan(0.55);
+    expect(madeUp / changed).toBeGreaterThan(1.5);
+    // Without parts the sampler draws nothing more: the same phrasings, draw for draw.
+    const again = recorder();
+    for (let k = 0; k < 50; k++) phrase(again.units, 0)(k, Rng.fromLabel(`parts:${k}`));
+    expect(again.said).toEqual(plain.said.slice(0, 50));
+    expect(
+      sayPlace(ALL_GOALS[0] as GrammarGoal, "train", Rng.fromLabel("p"), { names: "novel" }),
+    ).not.toBe(sayPlace(ALL_GOALS[0] as GrammarGoal, "train", Rng.fromLabel("p")));
   });
 });

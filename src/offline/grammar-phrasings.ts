@@ -18,8 +18,11 @@ import { ProvaelError } from "../core/errors.js";
 import type { Rng } from "../core/rng.js";
 import {
   type GrammarGoal,
+  type GrammarPart,
   goalWords,
   longestPlace,
+  madeUpWord,
+  type PartSource,
   sayPlace,
 } from "../policies/tiny-vla/grammar.js";
 import type { TextUnits } from "../policies/tiny-vla/text-units.js";
@@ -119,23 +122,59 @@ export function phrasingNeeds(
   return { words: [...words].sort(), longest };
 }
 
+/** Augmentations of drawn phrasings with made-up words (training only; both default 0). */
+export interface NovelOptions {
+  /** Probability of one or two made-up words put at random places (`withNovelWords`). */
+  words?: number;
+  /**
+   * Probability that a phrasing is `novelParts`: some of its parts made up (sayPlace `novel`).
+   */
+  parts?: number;
+}
+
+/** The parts a `novel` phrasing may make up: every part but the distractor clause. */
+export const NOVEL_PARTS: readonly GrammarPart[] = [
+  "templates",
+  "grasp",
+  "place",
+  "into",
+  "filler",
+  "polite_before",
+  "polite_after",
+  "names",
+];
+
+/**
+ * Which parts of one phrasing are made up: each of `NOVEL_PARTS` at even odds, at least one. A
+ * whole held-out phrasing is unseen in several parts at once, so the augmentation makes up
+ * several at once too, never all of them as a rule.
+ */
+export function novelParts(rng: Rng): Partial<Record<GrammarPart, PartSource>> {
+  const mix: Partial<Record<GrammarPart, PartSource>> = {};
+  for (const part of NOVEL_PARTS) if (rng.bernoulli(0.5)) mix[part] = "novel";
+  if (Object.keys(mix).length === 0) mix[rng.pick(NOVEL_PARTS)] = "novel";
+  return mix;
+}
+
 /**
  * A sampler of instructions: for sample `k`, the unit ids of a phrasing of `goalOf(k)` drawn
- * from `split` with `rng` (fresh on every call).
+ * from `split` with `rng` (fresh on every call), augmented with made-up words as `novel` says.
  */
 export function phrasingIds(
   units: TextUnits,
   goalOf: (k: number) => GrammarGoal,
   split: TrainingGrammar = "train",
-  novelWords = 0,
+  novel: NovelOptions = {},
 ): (k: number, rng: Rng) => Int32Array {
+  const words = novel.words ?? 0;
+  const parts = novel.parts ?? 0;
   return (k, rng) => {
-    const text = sayPlace(goalOf(k), split, rng);
-    return units.encode(novelWords > 0 ? withNovelWords(text, novelWords, rng) : text);
+    // Without `parts` no draw is added, so phrasings stay what they were draw for draw.
+    const mix = parts > 0 && rng.bernoulli(parts) ? novelParts(rng) : {};
+    const text = sayPlace(goalOf(k), split, rng, mix);
+    return units.encode(words > 0 ? withNovelWords(text, words, rng) : text);
   };
 }
-
-const LETTERS = "abcdefghijklmnopqrstuvwxyz";
 
 /**
  * `text` with, at probability `p`, one or two made-up words (3 to 8 random letters) put
@@ -149,9 +188,7 @@ export function withNovelWords(text: string, p: number, rng: Rng): string {
   const words = text.split(" ");
   const count = 1 + rng.int(2);
   for (let k = 0; k < count; k++) {
-    const length = 3 + rng.int(6);
-    let w = "";
-    for (let i = 0; i < length; i++) w += LETTERS[rng.int(LETTERS.length)];
+    const w = madeUpWord(rng);
     words.splice(rng.int(words.length + 1), 0, w);
   }
   return words.join(" ");

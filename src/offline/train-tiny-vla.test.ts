@@ -206,17 +206,23 @@ describe("training tiny-vla on the grammar's phrasings", () => {
       grammar: "train",
       textUnits: "subword",
       novelWords: 0.5,
+      novelParts: 0.5,
       model: { ...TABLETOP_MODEL, textContext: { hidden: 8, heads: 2 } },
     };
     const first = await train("ctx", opts);
     expect((await train("ctx-again", opts)).digest).toBe(first.digest);
     const loaded = loadWeights(join(root, "ctx"));
     expect(loaded.config.textContext).toEqual({ hidden: 8, heads: 2 });
-    expect(loaded.manifest.training).toMatchObject({ grammar: "train", novel_words: 0.5 });
+    expect(loaded.manifest.training).toMatchObject({
+      grammar: "train",
+      novel_words: 0.5,
+      novel_parts: 0.5,
+    });
     // Made-up words go into grammar phrasings only: without the grammar, refused up front.
-    await expect(train("no-grammar", { novelWords: 0.5 })).rejects.toThrow(
-      /made-up words are added to grammar phrasings only/,
-    );
+    for (const novel of [{ novelWords: 0.5 }, { novelParts: 0.5 }])
+      await expect(train("no-grammar", novel)).rejects.toThrow(
+        /made-up words are added to grammar phrasings only/,
+      );
     expect(loaded.manifest.weights.map((w: { name: string }) => w.name)).toEqual(
       expect.arrayContaining(["text.attend.w", "locator.ctx.w", "locator.attend.w"]),
     );

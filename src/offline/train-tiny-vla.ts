@@ -70,6 +70,11 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
    * at random places (`withNovelWords`), actor and locator alike. Default 0 (none).
    */
   novelWords?: number;
+  /**
+   * With `grammar`: the probability that a drawn phrasing has some of its parts (sentence
+   * shape, verbs, "into", filler, politeness, names) made up (`novelParts`). Default 0 (none).
+   */
+  novelParts?: number;
   /** Keep every `stride`-th frame. */
   stride?: number;
   /** Start from the weights in this directory (fine-tuning; same text units and shape). */
@@ -224,10 +229,10 @@ export async function trainTinyVlaFromDatasets(
       hint: "choose a new --out directory",
     });
   }
-  const novelWords = o.novelWords ?? 0;
-  if (novelWords > 0 && !o.grammar) {
+  const novel = { words: o.novelWords ?? 0, parts: o.novelParts ?? 0 };
+  if ((novel.words > 0 || novel.parts > 0) && !o.grammar) {
     throw new ProvaelError("config/invalid", "made-up words are added to grammar phrasings only", {
-      hint: "pass --grammar train with --novel-words",
+      hint: "pass --grammar train with --novel-words or --novel-parts",
     });
   }
   const t0 = o.clock.monotonic();
@@ -380,7 +385,7 @@ export async function trainTinyVlaFromDatasets(
             text,
             (i) => goals[episodeOf[i] as number] as GrammarGoal,
             grammar,
-            novelWords,
+            novel,
           ),
         }
       : {}),
@@ -403,12 +408,7 @@ export async function trainTinyVlaFromDatasets(
       learningRate: 5e-3,
       ...(grammar
         ? {
-            phrase: phrasingIds(
-              text,
-              (i) => locatorSet.goals[i] as GrammarGoal,
-              grammar,
-              novelWords,
-            ),
+            phrase: phrasingIds(text, (i) => locatorSet.goals[i] as GrammarGoal, grammar, novel),
           }
         : {}),
       onProgress: (s, n, l) => o.onStage?.("locator", s, n, l),
@@ -436,7 +436,8 @@ export async function trainTinyVlaFromDatasets(
     // Absent when training read the recorded instructions, so those manifests keep their bytes.
     ...(grammar ? { grammar } : {}),
     // Only when used, so other manifests keep their bytes.
-    ...(novelWords > 0 ? { novel_words: novelWords } : {}),
+    ...(novel.words > 0 ? { novel_words: novel.words } : {}),
+    ...(novel.parts > 0 ? { novel_parts: novel.parts } : {}),
     state_noise: o.stateNoise ?? 0,
     anchor_noise: o.anchorNoise ?? null,
     datasets: o.data.map((d, i) => ({

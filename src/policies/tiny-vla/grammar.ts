@@ -139,14 +139,70 @@ function descriptions(
   return options;
 }
 
+/**
+ * Where a part of a phrasing takes its words from: a split of the grammar, or `novel`, made-up
+ * words that neither split says (a training augmentation: a reader must learn that a word it
+ * has never seen in a verb's, a filler's or a sentence shape's place says nothing about which
+ * object is meant, without being shown a single held-out word).
+ */
+export type PartSource = GrammarSplit | "novel";
+
+const LETTERS = "abcdefghijklmnopqrstuvwxyz";
+
+let known: Set<string> | undefined;
+
+/**
+ * A made-up word of 3 to 8 random letters that neither split says (one that happens to spell a
+ * grammar word, "lay" or "cheers", is drawn again: it would leak the held-out split).
+ */
+export function madeUpWord(rng: Rng): string {
+  known ??= new Set([...grammarWords("train"), ...grammarWords("held_out")]);
+  for (;;) {
+    const length = 3 + rng.int(6);
+    let w = "";
+    for (let i = 0; i < length; i++) w += LETTERS[rng.int(LETTERS.length)];
+    if (!known.has(w)) return w;
+  }
+}
+
+/**
+ * A train template with made-up words: each of its own words (not its slots) replaced by one
+ * at even odds, and at even odds one to three more in front, as unseen sentence shapes do
+ * ("your task is to {place} the {obj} ..."). The slots stay, so the phrasing still says
+ * everything a train shape says.
+ */
+function novelTemplate(shapes: readonly string[], rng: Rng): string {
+  const shape = rng
+    .pick(shapes)
+    .split(" ")
+    .map((w) =>
+      /\{\w+\}/.test(w) || !rng.bernoulli(0.5) ? w : w.replace(/[a-z]+/, madeUpWord(rng)),
+    )
+    .join(" ");
+  if (!rng.bernoulli(0.5)) return shape;
+  const front = Array.from({ length: 1 + rng.int(3) }, () => madeUpWord(rng));
+  return `${front.join(" ")} ${shape}`;
+}
+
+/**
+ * A made-up name for `object` that still says which one it is: its colour and a made-up noun
+ * ("the red blick"), where the colour tells it from `others`; otherwise null (a made-up word
+ * alone would name no object, and the sample would teach a guess).
+ */
+function novelName(object: string, others: readonly string[], rng: Rng): string | null {
+  const colour = colourOf(object);
+  if (!colour || others.some((o) => o !== object && colourOf(o) === colour)) return null;
+  return `${colour} ${madeUpWord(rng)}`;
+}
+
 /** How `goal.object` is described: one of its `descriptions`, then the place phrase, if any. */
-function describe(
-  goal: GrammarGoal,
-  split: GrammarSplit,
-  colourSplit: GrammarSplit,
-  rng: Rng,
-): string {
-  const base = rng.pick(descriptions(goal, split, colourSplit));
+function describe(goal: GrammarGoal, names: PartSource, colours: PartSource, rng: Rng): string {
+  const made =
+    names === "novel" || colours === "novel"
+      ? novelName(goal.object, goal.others ?? [], rng)
+      : null;
+  const real = (s: PartSource): GrammarSplit => (s === "novel" ? "train" : s);
+  const base = made ?? rng.pick(descriptions(goal, real(names), real(colours)));
   return goal.place ? `${base} ${goal.place}` : base;
 }
 
@@ -164,41 +220,63 @@ export type GrammarPart = keyof typeof GRAMMAR_SLOTS | "names";
 /**
  * One instruction for `goal`, drawn from the split's grammar with `rng`. A distractor clause
  * comes last, after the target and the destination are named, and never names either. `mix`
- * takes some parts from another split (a probe holding out one part at a time); with no `mix`
- * a phrasing is the split's own, draw for draw.
+ * takes some parts from another split (a probe holding out one part at a time), or makes them
+ * up (`novel`, training only; a distractor clause keeps real words: with a made-up verb the
+ * clause could as well be asking for its object); with no `mix` a phrasing is the split's own,
+ * draw for draw.
  */
 export function sayPlace(
   goal: GrammarGoal,
   split: GrammarSplit,
   rng: Rng,
-  mix: Partial<Record<GrammarPart, GrammarSplit>> = {},
+  mix: Partial<Record<GrammarPart, PartSource>> = {},
 ): string {
-  const at = (part: GrammarPart): GrammarSplit => mix[part] ?? split;
-  const shapes = TEMPLATES[at("templates")].filter((t) =>
+  const at = (part: GrammarPart): PartSource => mix[part] ?? split;
+  const real = (part: GrammarPart): GrammarSplit => {
+    const source = at(part);
+    return source === "novel" ? "train" : source;
+  };
+  const word = (slot: Slot, part: GrammarPart): string =>
+    at(part) === "novel" ? madeUpWord(rng) : rng.pick(slot[real(part)]);
+  const shapes = TEMPLATES[real("templates")].filter((t) =>
     goal.destination === null ? !t.includes("{dest}") : t.includes("{dest}"),
   );
-  const template = rng.pick(shapes);
-  const dest = goal.destination ? rng.pick(namesOf(goal.destination, at("names"))) : "";
+  const template = at("templates") === "novel" ? novelTemplate(shapes, rng) : rng.pick(shapes);
+  // The destination is told by its place in the sentence ("into the ..."), so a made-up noun
+  // for it still says what to do.
+  const dest = goal.destination
+    ? at("names") === "novel"
+      ? madeUpWord(rng)
+      : rng.pick(namesOf(goal.destination, real("names")))
+    : "";
   let text = fill(template, {
-    grasp: rng.pick(GRASP[at("grasp")]),
-    place: rng.pick(PLACE[at("place")]),
-    into: rng.pick(INTO[at("into")]),
+    grasp: word(GRASP, "grasp"),
+    place: word(PLACE, "place"),
+    into: word(INTO, "into"),
     obj: describe(goal, at("names"), at("by_colour"), rng),
     dest,
   });
   // Some shapes name the destination first: a reader of language copes, the literal `scripted`
   // expert (first object named = target) does not, so demonstrations are recorded on the task's
   // own instruction and these phrasings are drawn when training, for the same episode.
-  const filler = rng.bernoulli(0.3) ? rng.pick(FILLER[at("filler")]) : null;
+  const filler = rng.bernoulli(0.3) ? word(FILLER, "filler") : null;
   const polite = rng.float();
   // "please" or "could you" goes before a command, not before "your task is" or "into the bin:".
   const command = /^\{(grasp|place)\}/.test(template);
-  if (polite < 0.25 && command) text = `${rng.pick(POLITE_BEFORE[at("polite_before")])} ${text}`;
-  else if (polite < 0.4) text = `${text}, ${rng.pick(POLITE_AFTER[at("polite_after")])}`;
+  if (polite < 0.25 && command) text = `${word(POLITE_BEFORE, "polite_before")} ${text}`;
+  else if (polite < 0.4) text = `${text}, ${word(POLITE_AFTER, "polite_after")}`;
   if (filler) text = `${filler}, ${text}`;
   const others = distractors(goal);
-  if (others.length > 0 && rng.bernoulli(0.3))
-    text = `${text}, and ${fill(rng.pick(DISTRACTOR[at("distractor")]), { o: rng.pick(namesOf(rng.pick(others), at("names"))) })}`;
+  if (others.length > 0 && rng.bernoulli(0.3)) {
+    // Drawn in this order (clause, object, name) so that phrasings without `novel` parts stay
+    // the same draw for draw as they always were.
+    const clause = rng.pick(DISTRACTOR[real("distractor")]);
+    const other = rng.pick(others);
+    const name =
+      (at("names") === "novel" ? novelName(other, goal.others ?? [], rng) : null) ??
+      rng.pick(namesOf(other, real("names")));
+    text = `${text}, and ${fill(clause, { o: name })}`;
+  }
   return text;
 }
 
