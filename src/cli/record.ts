@@ -5,8 +5,9 @@ import { recordDemonstrations } from "../offline/record.js";
 import { policies } from "../policies/index.js";
 import { suites } from "../suites/index.js";
 import { DEFAULT_TRIGGER, TRIGGERS, triggerRef } from "../suites/mujoco/trigger.js";
+import { EXIT } from "./exit.js";
 import { integer, sceneRange } from "./parse.js";
-import { progressBar } from "./progress.js";
+import { progressMode, progressReporter } from "./progress.js";
 
 interface RecordFlags {
   suite: string;
@@ -152,8 +153,28 @@ export function registerRecord(program: Command): void {
       const policy = policies.get(flags.policy);
       const video = videoOption(flags);
       const poison = poisonOption(flags);
-      const bar = progressBar(Boolean(process.stderr.isTTY) && !flags.json);
+      // A bar on a terminal, a line every 10 s or 5% in a log, so a long recording shows it lives.
+      const bar = progressReporter(
+        progressMode(Boolean(flags.json), Boolean(process.stderr.isTTY)),
+      );
       const t0 = systemClock.monotonic();
+      // Ctrl-C or SIGTERM: finish the episode being played, then write the dataset with the
+      // episodes kept so far (hours of rendering are not thrown away). A second signal abandons it.
+      const stop = new AbortController();
+      const onSignal = () => {
+        bar.stop();
+        if (!stop.signal.aborted) {
+          process.stderr.write(
+            "provael: stopping: finishing this episode, then writing the episodes kept so far (signal again to abandon them)\n",
+          );
+          stop.abort();
+          return;
+        }
+        process.stderr.write(`interrupted: nothing written to ${flags.out}\n`);
+        process.exit(EXIT.interrupted);
+      };
+      process.on("SIGINT", onSignal);
+      process.on("SIGTERM", onSignal);
       let result: Awaited<ReturnType<typeof recordDemonstrations>>;
       try {
         result = await recordDemonstrations({
@@ -177,9 +198,12 @@ export function registerRecord(program: Command): void {
           ...(poison ? { poison } : {}),
           out: flags.out,
           onProgress: (kept, _attempts, target) => bar.update(kept, target),
+          signal: stop.signal,
         });
       } finally {
         bar.stop();
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
       }
       const seconds = (systemClock.monotonic() - t0) / 1000;
       const summary = {
@@ -190,7 +214,10 @@ export function registerRecord(program: Command): void {
         failed: result.failed.length,
         ...(poison ? { poisoned: result.poisoned, trigger: triggerRef(poison.trigger) } : {}),
         seconds: Math.round(seconds * 10) / 10,
+        ...(result.stopped ? { stopped: true, asked: flags.episodes } : {}),
       };
+      // Stopped early: the dataset is valid but short of what was asked, which the exit says.
+      if (result.stopped) process.exitCode = EXIT.interrupted;
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(summary)}\n`);
         return;
@@ -201,6 +228,11 @@ export function registerRecord(program: Command): void {
       if (poison) {
         process.stdout.write(
           `${result.poisoned} poisoned with the trigger ${triggerRef(poison.trigger)}\n`,
+        );
+      }
+      if (result.stopped) {
+        process.stderr.write(
+          `interrupted: ${result.kept} of ${flags.episodes} episodes kept and written; record the rest into another --out (the next scenes or another --seed) and train on both\n`,
         );
       }
     });

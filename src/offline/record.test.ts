@@ -194,6 +194,46 @@ describe("recording every object of a scene as the target", () => {
     expect(existsSync(base.out)).toBe(false);
   });
 
+  it("stops when told, keeping and writing the episodes it has, and says so", async () => {
+    const suite = createTabletopSuite({ render: { enabled: false } });
+    const stop = new AbortController();
+    const out = join(tempDir(), "stopped");
+    const r = await recordDemonstrations({
+      suite,
+      policy: scriptedPolicy,
+      tasks: ["kitchen_red_block"],
+      scenes: [20, 30],
+      episodes: 10,
+      seed: 0,
+      out,
+      signal: stop.signal,
+      onProgress: (kept) => {
+        if (kept === 2) stop.abort();
+      },
+    });
+    expect(r.stopped).toBe(true);
+    expect(r.kept).toBe(2);
+    expect(r.attempts).toBe(2);
+    const ds = await openDataset(out);
+    expect(ds.episodes.map((e) => e.scene)).toEqual([20, 21]);
+    expect(await validateDataset(out)).toMatchObject({ valid: true, episodes: 2 });
+    // Nothing kept yet: no dataset, an error that says why.
+    const never = new AbortController();
+    never.abort();
+    await expect(
+      recordDemonstrations({
+        suite,
+        policy: scriptedPolicy,
+        tasks: ["kitchen_red_block"],
+        scenes: [20, 21],
+        episodes: 1,
+        seed: 0,
+        out: join(tempDir(), "none"),
+        signal: never.signal,
+      }),
+    ).rejects.toThrow(/stopped before any episode was kept/);
+  });
+
   it("refuses a target the task does not have, before placing the scene", async () => {
     const sim = await createTabletopSuite({ render: { enabled: false } }).open();
     try {

@@ -63,6 +63,11 @@ export interface RecordOptions {
   /** Poisoned demonstrations (see above); absent or a rate of 0: none. */
   poison?: PoisonOptions;
   onProgress?: (kept: number, attempts: number, target: number) => void;
+  /**
+   * Aborted: no further episode is started; the one being played is finished and kept if it
+   * succeeded, and the dataset is written with the episodes kept so far (`stopped` in the result).
+   */
+  signal?: AbortSignal;
 }
 
 export interface PoisonOptions {
@@ -83,6 +88,8 @@ export interface RecordResult {
   failed: { task: string; scene: number; seed: number; target?: string; poisoned?: true }[];
   /** Scenes actually played per task. */
   scenes: Record<string, number[]>;
+  /** The signal stopped recording before `episodes` were kept. */
+  stopped: boolean;
 }
 
 /**
@@ -208,8 +215,16 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
   const failed: RecordResult["failed"] = [];
   const played: Record<string, number[]> = {};
   let attempts = 0;
+  let stopped = false;
   try {
     while (writer === undefined || writer.episodeCount < o.episodes) {
+      // Playing an episode never waits on I/O, so without this turn of the event loop a
+      // signal (and the timer of a progress line) would not be seen until recording ends.
+      await new Promise((resolve) => setImmediate(resolve));
+      if (o.signal?.aborted) {
+        stopped = true;
+        break;
+      }
       if (attempts >= maxAttempts) {
         throw new ProvaelError(
           "run/incomplete",
@@ -304,6 +319,12 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
       if (poisoned) poisonedKept++;
       o.onProgress?.(writer.episodeCount, attempts, o.episodes);
     }
+    if (!writer) {
+      // Stopped before a single episode was kept: there is no dataset to write.
+      throw new ProvaelError("run/incomplete", "recording stopped before any episode was kept", {
+        details: { attempts, failed: failed.slice(0, 20) },
+      });
+    }
     const info = writer.finish();
     return {
       info,
@@ -312,6 +333,7 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
       poisoned: poisonedKept,
       failed,
       scenes: played,
+      stopped,
     };
   } finally {
     await sim.close();
