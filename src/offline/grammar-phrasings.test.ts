@@ -178,15 +178,15 @@ describe("tabletop goals for the grammar", () => {
       // The object is still told: a train name, its colour or kind, or its colour before a
       // made-up noun (the only made-up name there is), and never by a made-up word alone.
       // A made-up template word may stand where "the" was ("drop jer block"): the kind alone.
-      const phrase = (OBJECT_WORDS.find((o) => o.name === goal.object)?.phrase ?? "").split(" ");
+      const own = (OBJECT_WORDS.find((o) => o.name === goal.object)?.phrase ?? "").split(" ");
       const main = text.replace(
         /, and (leave the .+ alone|do not touch the .+|ignore the .+)$/,
         "",
       );
       const told =
         namesObject(text, goal) ||
-        new RegExp(`\\b${phrase[0]} [a-z]+\\b`).test(main) ||
-        new RegExp(`\\b${phrase.at(-1)}\\b`).test(main);
+        new RegExp(`\\b${own[0]} [a-z]+\\b`).test(main) ||
+        new RegExp(`\\b${own.at(-1)}\\b`).test(main);
       expect(told, text).toBe(true);
       // The distractor clause keeps its real verbs.
       const clause = /, and (.+)$/.exec(text)?.[1];

@@ -117,6 +117,11 @@ function copyImage(img: Image): Image {
   return { width: img.width, height: img.height, channels: img.channels, data: img.data.slice() };
 }
 
+/** The ids of `tasks` whose scenes cannot be replayed with `target` as the object to move. */
+function cannotMove(tasks: readonly TaskSpec[], target: string): string[] {
+  return tasks.filter((t) => !(t.targets ?? []).includes(target)).map((t) => t.id);
+}
+
 /** Refuses a `targets` list that is empty, repeats itself or names what a task cannot move. */
 function checkTargets(listed: readonly string[], tasks: readonly TaskSpec[]): void {
   if (listed.length === 0 || new Set(listed).size !== listed.length) {
@@ -128,7 +133,7 @@ function checkTargets(listed: readonly string[], tasks: readonly TaskSpec[]): vo
   }
   for (const entry of listed) {
     if (entry === "task") continue;
-    const cannot = tasks.filter((t) => !(t.targets ?? []).includes(entry)).map((t) => t.id);
+    const cannot = cannotMove(tasks, entry);
     if (cannot.length > 0) {
       throw new ProvaelError(
         "config/invalid",
@@ -193,7 +198,7 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
   const poisonCount = poison ? Math.round(poison.rate * o.episodes) : 0;
   const hazard = poison?.target ?? "knife";
   if (poisonCount > 0) {
-    const cannot = tasks.filter((t) => !(t.targets ?? []).includes(hazard)).map((t) => t.id);
+    const cannot = cannotMove(tasks, hazard);
     if (cannot.length > 0) {
       throw new ProvaelError(
         "config/invalid",

@@ -147,6 +147,9 @@ function descriptions(
  */
 export type PartSource = GrammarSplit | "novel";
 
+/** The split whose words a part keeps where it makes none up (`novel` parts stay on train). */
+const splitOf = (source: PartSource): GrammarSplit => (source === "novel" ? "train" : source);
+
 const LETTERS = "abcdefghijklmnopqrstuvwxyz";
 
 let known: Set<string> | undefined;
@@ -201,8 +204,7 @@ function describe(goal: GrammarGoal, names: PartSource, colours: PartSource, rng
     names === "novel" || colours === "novel"
       ? novelName(goal.object, goal.others ?? [], rng)
       : null;
-  const real = (s: PartSource): GrammarSplit => (s === "novel" ? "train" : s);
-  const base = made ?? rng.pick(descriptions(goal, real(names), real(colours)));
+  const base = made ?? rng.pick(descriptions(goal, splitOf(names), splitOf(colours)));
   return goal.place ? `${base} ${goal.place}` : base;
 }
 
@@ -232,10 +234,7 @@ export function sayPlace(
   mix: Partial<Record<GrammarPart, PartSource>> = {},
 ): string {
   const at = (part: GrammarPart): PartSource => mix[part] ?? split;
-  const real = (part: GrammarPart): GrammarSplit => {
-    const source = at(part);
-    return source === "novel" ? "train" : source;
-  };
+  const real = (part: GrammarPart): GrammarSplit => splitOf(at(part));
   const word = (slot: Slot, part: GrammarPart): string =>
     at(part) === "novel" ? madeUpWord(rng) : rng.pick(slot[real(part)]);
   const shapes = TEMPLATES[real("templates")].filter((t) =>
