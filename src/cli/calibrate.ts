@@ -32,7 +32,7 @@ import { calibrationRange } from "../runner/scenes.js";
 import { suites } from "../suites/index.js";
 import { EXIT } from "./exit.js";
 import { integer, list } from "./parse.js";
-import { progressBar } from "./progress.js";
+import { progressMode, progressReporter } from "./progress.js";
 import { textTable } from "./table.js";
 
 interface CalibrateFlags {
@@ -292,7 +292,7 @@ async function play(flags: CalibrateFlags, target: number): Promise<FitSource> {
       `calibrate: note: seeds past ${end - 1} leave the suite's calibration scenes; attack runs on them will be refused as overlapping`,
     );
   }
-  const bar = progressBar(Boolean(process.stderr.isTTY) && !flags.json);
+  const bar = progressReporter(progressMode(Boolean(flags.json), Boolean(process.stderr.isTTY)));
   const policyOptions = flags.policyPath ? { path: flags.policyPath } : {};
   const waivers: Waiver[] = flags.allowTrainingScenes ? ["training-scenes"] : [];
   const t0 = systemClock.monotonic();

@@ -138,8 +138,3 @@ export function progressMode(json: boolean, isTty: boolean): ProgressMode {
   if (json) return "off";
   return isTty ? "tty" : "lines";
 }
-
-/** A bar on a terminal and nothing otherwise (commands that print no plain progress lines yet). */
-export function progressBar(enabled: boolean): Progress {
-  return progressReporter(enabled ? "tty" : "off");
-}

@@ -7,6 +7,7 @@ import { SHIPPED_MODEL, TEXT_CONTEXT } from "../policies/tiny-vla/model.js";
 import { TEXT_UNITS_KINDS } from "../policies/tiny-vla/text-encoders.js";
 import type { TextUnitsKind } from "../policies/tiny-vla/text-units.js";
 import { choice, integer, list, sceneRange } from "./parse.js";
+import { formatEta } from "./progress.js";
 
 interface TrainFlags {
   data: string[];
@@ -65,6 +66,39 @@ function progressLine(enabled: boolean) {
 function bar(done: number, total: number, width = 30): string {
   const n = Math.round((width * done) / Math.max(1, total));
   return `${"█".repeat(n)}${"░".repeat(width - n)}`;
+}
+
+/**
+ * Plain progress lines for logs: each stage (loading, training, locator) reports its first step,
+ * every tenth of its steps and its last, with the time since its first report and an ETA from it.
+ */
+export function stageReporter(
+  write: (text: string) => void,
+  now: () => number = () => systemClock.monotonic(),
+): (stage: string, done: number, total: number, loss?: number) => void {
+  let current = "";
+  let started = 0;
+  let first = 0;
+  let next = 0;
+  return (stage, done, total, loss) => {
+    if (stage !== current) {
+      current = stage;
+      started = now();
+      first = done;
+      next = 0;
+    }
+    if (done < next && done !== total) return;
+    next = done + Math.max(1, Math.floor(total / 10));
+    const seconds = (now() - started) / 1000;
+    // The rate counts steps since the stage's first report, the one that started its clock.
+    const eta = done > first && seconds > 0 ? ((total - done) * seconds) / (done - first) : null;
+    const name = stage === "load" ? "loading episodes" : stage === "train" ? "training" : stage;
+    const unit = stage === "load" ? "" : "step ";
+    const lossText = loss === undefined ? "" : ` loss ${loss.toFixed(4)}`;
+    write(
+      `${name} ${unit}${done}/${total}${lossText} (${formatEta(seconds)} elapsed, ETA ${formatEta(done === total ? 0 : eta)})`,
+    );
+  };
 }
 
 export function registerTrain(program: Command): void {
@@ -156,13 +190,9 @@ export function registerTrain(program: Command): void {
       }
       const tty = Boolean(process.stderr.isTTY);
       const line = progressLine(tty && !flags.json);
-      // Off a terminal (nohup, CI) a line every tenth of the run keeps a log readable.
-      let nextReport = 0;
-      const report = (done: number, total: number, loss: number | undefined) => {
-        if (tty || done < nextReport) return;
-        nextReport = done + Math.max(1, Math.floor(total / 10));
-        process.stderr.write(`provael train: step ${done}/${total} loss ${loss?.toFixed(4)}\n`);
-      };
+      // Off a terminal (nohup, CI) a line every tenth of each stage, with its stage, elapsed time
+      // and ETA, keeps a log readable: loading a large set alone can take many minutes.
+      const report = stageReporter((text) => process.stderr.write(`provael train: ${text}\n`));
       let result: Awaited<ReturnType<typeof trainTinyVlaFromDatasets>>;
       try {
         result = await trainTinyVlaFromDatasets({
@@ -191,7 +221,7 @@ export function registerTrain(program: Command): void {
           ...(flags.cache ? { cacheDir: flags.cache } : {}),
           clock: systemClock,
           onStage: (stage, done, total, loss) => {
-            if (stage === "train" || stage === "locator") report(done, total, loss);
+            if (!tty && stage !== "save") report(stage, done, total, loss);
             line.update(
               stage === "load"
                 ? `loading episodes ${bar(done, total)} ${done}/${total}`
