@@ -23,6 +23,7 @@ import { none } from "./none.js";
 import { randomHijackSearch, targetedHijack } from "./search/hijack.js";
 import { optimizedInstruction, randomInstructionSearch } from "./search/instruction.js";
 import { optimizedPatch, randomPatchSearch } from "./search/patch.js";
+import { randomScanSearch, triggerScan } from "./search/scan.js";
 import { unfittedPatch, universalPatch } from "./search/universal.js";
 import { sensorNoise, stateSpoof } from "./sensor.js";
 import { decoyObject, neutralDecoy, patch, placeboPatch } from "./visual.js";
@@ -57,6 +58,7 @@ export const attacks = new Registry<AnyAttack>(
     randomInstructionSearch,
     randomPatchSearch,
     unfittedPatch,
+    randomScanSearch,
     randomHijackSearch,
     randomSignNoise,
     lowbitFlips1,
@@ -75,6 +77,7 @@ export const attacks = new Registry<AnyAttack>(
     optimizedInstruction,
     optimizedPatch,
     universalPatch,
+    triggerScan,
     targetedHijack,
     gradientPatch,
     weightBitflip1,

@@ -15,8 +15,11 @@ export interface PatchRegion {
   x: number;
   y: number;
   size: number;
-  /** What the region was anchored on: the projected hazard, or a seeded spot when unknown. */
-  anchor: "hazard" | "seeded";
+  /**
+   * What the region was anchored on: the projected hazard, a seeded spot when unknown, or one
+   * spot of a scan's fixed grid over the image (`trigger_scan`).
+   */
+  anchor: "hazard" | "seeded" | "scan";
 }
 
 /** Side of a patch covering `fraction` of the image's shorter side (at least 2 pixels). */

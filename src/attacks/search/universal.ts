@@ -16,7 +16,14 @@ import { ProvaelError } from "../../core/errors.js";
 import { imageShape } from "../../core/lazy-images.js";
 import { defineAttack } from "../../core/registry.js";
 import { Rng } from "../../core/rng.js";
-import type { AttackContext, Image, Observation, PolicyInstance } from "../../core/types.js";
+import type {
+  Action,
+  AttackContext,
+  Image,
+  Observation,
+  PolicyInstance,
+  TaskSpec,
+} from "../../core/types.js";
 import { suites } from "../../suites/index.js";
 import {
   PatchPlacer,
@@ -64,17 +71,36 @@ export function trainingTasks(taskIds: readonly string[]): string[] {
   return taskIds.filter((_, i) => i % 2 === 0);
 }
 
-async function fitPatch(
-  ctx: AttackContext<UniversalParams>,
+/** One view of the fit's training split: a training task's scene at its first step. */
+export interface FitView {
+  id: string;
+  scene: number;
+  task: TaskSpec;
+  obs: Observation;
+}
+
+/**
+ * The training split every fitted patch uses (`universal_patch`, `trigger_scan`): the suite's
+ * training tasks, in each its first `fitScenes` even-numbered scenes, at the first step, every
+ * camera rendered; and the digests of the fitted camera's images, to label an episode's split.
+ */
+export async function fitViews(
+  ctx: AttackContext<unknown>,
   camera: string,
-  key: string,
-): Promise<UniversalFit> {
+  fitScenes: number,
+  attack: string,
+): Promise<{
+  views: FitView[];
+  trainTasks: string[];
+  fitted: Set<string>;
+  query: (obs: Observation) => Action | Promise<Action>;
+}> {
   const policy: PolicyInstance = ctx.policy;
   const query = policy.query?.bind(policy);
   if (!query) {
     throw new ProvaelError(
       "attack/error",
-      "universal_patch needs a policy with a side-effect-free query",
+      `${attack} needs a policy with a side-effect-free query`,
       {
         hint: "run it against a policy that implements query() (tiny-vla does)",
       },
@@ -82,42 +108,76 @@ async function fitPatch(
   }
   const suite = suites.get(ctx.suite.id);
   const all = suite.tasks();
-  const train = trainingTasks(all.map((t) => t.id));
-  const { params } = ctx;
-  const samples: { obs: Observation; region: PatchRegion; score: (a: Float32Array) => number }[] =
-    [];
+  const trainTasks = trainingTasks(all.map((t) => t.id));
+  const views: FitView[] = [];
   const fitted = new Set<string>();
   const instance = await suite.open({ cameras: [...policy.capabilities.cameras] });
   try {
-    for (const id of train) {
+    for (const id of trainTasks) {
       const task = all.find((t) => t.id === id);
       if (!task) continue;
-      for (let k = 0; k < params.fitScenes && 2 * k < task.scenes; k++) {
+      for (let k = 0; k < fitScenes && 2 * k < task.scenes; k++) {
         const scene = 2 * k;
         const { obs } = await instance.reset({ task: id, scene, seed: 0 });
         const img = obs.images[camera];
         if (img?.channels !== 3 || img.width === 0) continue;
-        const placer = new PatchPlacer(
-          ctx.suite,
-          task,
-          Rng.fromLabel(`universal-placement:${id}:${scene}`),
-        );
-        const region = placer.region(obs, camera, params.size);
-        if (!region) continue;
-        const obj = await objectiveFor(task, obs, async () => Float32Array.from(await query(obs)));
         // Kept past this reset: render every camera now (lazy images go stale when it moves on).
-        samples.push({ obs: { ...obs, images: { ...obs.images } }, region, score: obj.score });
+        views.push({ id, scene, task, obs: { ...obs, images: { ...obs.images } } });
         fitted.add(sha256(img.data));
       }
     }
   } finally {
     await instance.close();
   }
-  if (samples.length === 0) {
+  if (views.length === 0) {
     throw new ProvaelError(
       "attack/error",
-      `universal_patch found no training views in suite '${ctx.suite.id}'`,
+      `${attack} found no training views in suite '${ctx.suite.id}'`,
     );
+  }
+  return { views, trainTasks, fitted, query };
+}
+
+/** Which split an episode's scene is in, from its first frame (rendered once, here). */
+export type SplitLabel = "train" | "held-out-scene" | "held-out-task";
+export function splitOf(
+  fit: { trainTasks: readonly string[]; fitted: ReadonlySet<string> },
+  taskId: string,
+  obs: Observation,
+  camera: string,
+): SplitLabel {
+  if (!fit.trainTasks.includes(taskId)) return "held-out-task";
+  const first = obs.images[camera] as Image;
+  return fit.fitted.has(sha256(first.data)) ? "train" : "held-out-scene";
+}
+
+async function fitPatch(
+  ctx: AttackContext<UniversalParams>,
+  camera: string,
+  key: string,
+): Promise<UniversalFit> {
+  const { params } = ctx;
+  const {
+    views,
+    trainTasks: train,
+    fitted,
+    query,
+  } = await fitViews(ctx, camera, params.fitScenes, "universal_patch");
+  const all = suites.get(ctx.suite.id).tasks();
+  const samples: { obs: Observation; region: PatchRegion; score: (a: Float32Array) => number }[] =
+    [];
+  for (const v of views) {
+    const placer = new PatchPlacer(
+      ctx.suite,
+      v.task,
+      Rng.fromLabel(`universal-placement:${v.id}:${v.scene}`),
+    );
+    const region = placer.region(v.obs, camera, params.size);
+    if (!region) continue;
+    const obj = await objectiveFor(v.task, v.obs, async () =>
+      Float32Array.from(await query(v.obs)),
+    );
+    samples.push({ obs: v.obs, region, score: obj.score });
   }
   let queries = 0;
   const evaluate = async (grid: Float64Array) => {
@@ -195,7 +255,7 @@ export const universalPatch = defineAttack({
       ctx.task,
       placementRng(ctx.task.id, ctx.seed, ctx.repeat),
     );
-    let split: "train" | "held-out-scene" | "held-out-task" | null = null;
+    let split: SplitLabel | null = null;
     let region: PatchRegion | null = null;
     return {
       perceive(obs: Observation, step: number) {
@@ -203,15 +263,8 @@ export const universalPatch = defineAttack({
         const r = placer.region(obs, camera, ctx.params.size);
         if (!shape || !r || shape.channels !== 3) return obs;
         region = r;
-        if (step === 0 || split === null) {
-          // The first frame says which split the scene is in: rendered now, once per episode.
-          const first = obs.images[camera] as Image;
-          split = !universal.trainTasks.includes(ctx.task.id)
-            ? "held-out-task"
-            : universal.fitted.has(sha256(first.data))
-              ? "train"
-              : "held-out-scene";
-        }
+        // The first frame says which split the scene is in: rendered now, once per episode.
+        if (step === 0 || split === null) split = splitOf(universal, ctx.task.id, obs, camera);
         const pixels = upsampleGrid(universal.grid, ctx.params.cells, r.size);
         return withLazyImage(obs, camera, (img) => pastePatch(img, r, pixels));
       },
