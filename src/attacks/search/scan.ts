@@ -143,7 +143,8 @@ async function fitScan(
   let best = { spot: 0, grid: probes[0] as Float64Array, value: Number.NEGATIVE_INFINITY };
   for (let spot = 0; spot < spotCount; spot++) {
     let top = Number.NEGATIVE_INFINITY;
-    for (const grid of probes.slice(0, Math.max(1, affordable))) {
+    // A budget too small for one candidate per spot scans nothing: the checker at spot 0 stays.
+    for (const grid of probes.slice(0, affordable)) {
       const value = await evaluate(spot, grid);
       top = Math.max(top, value);
       if (value > best.value) best = { spot, grid, value };
