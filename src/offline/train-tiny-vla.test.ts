@@ -191,6 +191,25 @@ describe("training tiny-vla on the grammar's phrasings", () => {
       maxWords: Math.max(DEFAULT_SUBWORD.maxWords, needs.longest),
     });
     expect(DEFAULT_SUBWORD.maxWords).toBeGreaterThanOrEqual(needs.longest);
+    // A fine-tune starts from the initial model's locator: with no locator steps it is kept
+    // exactly (a fresh start would be the seeded initialisation), and the manifest says so.
+    await train("kept", {
+      grammar: "train",
+      textUnits: "subword",
+      initFrom: join(root, "subword"),
+      locatorSteps: 0,
+    });
+    const kept = loadWeights(join(root, "kept"));
+    await train("fresh", { grammar: "train", textUnits: "subword", locatorSteps: 0 });
+    const locatorNames = [...sub.weights.keys()].filter((n) => n.startsWith("locator."));
+    expect(locatorNames.length).toBeGreaterThan(0);
+    for (const name of locatorNames) expect(kept.weights.get(name)).toEqual(sub.weights.get(name));
+    const one = locatorNames[0] as string;
+    expect(loadWeights(join(root, "fresh")).weights.get(one)).not.toEqual(sub.weights.get(one));
+    const locatorOf = (w: typeof kept) =>
+      (w.manifest.training as { locator?: { fine_tuned?: boolean } }).locator;
+    expect(locatorOf(kept)?.fine_tuned).toBe(true);
+    expect(locatorOf(sub)?.fine_tuned).toBeUndefined();
     // Fine-tuning a model that cannot read the longest phrasing whole is refused.
     await train("plain", {});
     await expect(

@@ -393,7 +393,13 @@ export async function trainTinyVlaFromDatasets(
   });
   let weights = result.weights;
   let locator:
-    | { steps: number; final_loss: number | null; samples: number; scenes?: number[] }
+    | {
+        steps: number;
+        final_loss: number | null;
+        samples: number;
+        scenes?: number[];
+        fine_tuned?: boolean;
+      }
     | undefined;
   if (config.locator) {
     // Second stage: the locator alone, on the first frame of every training scene (locator-data.ts).
@@ -402,10 +408,13 @@ export async function trainTinyVlaFromDatasets(
       ...(o.locatorScenes ? { scenes: o.locatorScenes } : {}),
       onProgress: (d, t) => o.onStage?.("load", d, t),
     });
+    // A fine-tune starts from the initial model's locator, at a fifth of the from-scratch rate.
+    const fineTune = prev?.config.locator !== undefined;
     const trained = await trainLocator(locatorSet, config, weights, {
       seed: o.seed,
       steps,
-      learningRate: 5e-3,
+      learningRate: fineTune ? 1e-3 : 5e-3,
+      ...(fineTune ? { fromWeights: true } : {}),
       ...(grammar
         ? {
             phrase: phrasingIds(text, (i) => locatorSet.goals[i] as GrammarGoal, grammar, novel),
@@ -420,6 +429,7 @@ export async function trainTinyVlaFromDatasets(
       samples: locatorSet.count,
       // Only when asked for, so other manifests keep their bytes.
       ...(o.locatorScenes ? { scenes: [...o.locatorScenes] } : {}),
+      ...(fineTune ? { fine_tuned: true } : {}),
     };
   }
   const trainSeconds = (o.clock.monotonic() - t1) / 1000;

@@ -426,6 +426,11 @@ export interface LocatorOptions {
   logEvery?: number;
   /** As `TrainOptions.phrase`: the unit ids sample `sample` is read with this time. */
   phrase?: (sample: number, rng: Rng) => ArrayLike<number>;
+  /**
+   * Start from the locator weights already in `weights` (fine-tuning a trained model) instead
+   * of a seeded initialisation: a fine-tune must not throw away what the locator had learned.
+   */
+  fromWeights?: boolean;
   onProgress?: (step: number, total: number, loss: number) => void;
 }
 
@@ -494,11 +499,9 @@ export async function trainLocator(
   const vars: Record<string, TF.Variable> = {};
   for (const [name, shape] of weightShapes(cfg)) {
     if (!name.startsWith("locator.")) continue;
-    vars[name] = tf.variable(
-      tf.tensor(init.get(name) as Float32Array, shape),
-      true,
-      `locator/${name}`,
-    );
+    const start = options.fromWeights ? weights.get(name) : init.get(name);
+    if (!start) throw new ProvaelError("internal/invariant", `missing locator weight '${name}'`);
+    vars[name] = tf.variable(tf.tensor(start, shape), true, `locator/${name}`);
   }
   const B = options.batchSize ?? 32;
   const steps = options.steps;
