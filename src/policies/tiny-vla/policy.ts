@@ -134,22 +134,33 @@ export class TinyVlaInstance implements PolicyInstance {
   }
 }
 
-export const tinyVlaPolicy = definePolicy({
-  options: ["replan"],
-  id: "tiny-vla",
-  evidence: "own",
-  description:
-    "Our small vision-language-action model (TensorFlow.js WASM): patch embeddings of both cameras, FiLM by the instruction, spatial softmax, MLP head predicting 4-step chunks; weights shipped",
-  capabilities: CAPABILITIES,
-  suites: ["tabletop"],
-  concurrent: false,
-  trainingScenes: (options: PolicyOptions) =>
-    options.path === undefined || resolve(options.path) === resolve(SHIPPED_WEIGHTS_DIR)
-      ? [SHIPPED_TRAINING_SCENES]
-      : null,
-  load: async (options: PolicyOptions) => {
-    const loaded = loadWeights(options.path ?? SHIPPED_WEIGHTS_DIR);
-    const runtime = await TinyVlaRuntime.create(loaded);
-    return new TinyVlaInstance(runtime, loaded.digest, replanOf(options, loaded.config.chunk));
-  },
-});
+/**
+ * A tiny-vla policy whose default weights are the package's `dir`: the clean model, or a twin
+ * fine-tuned from it (same architecture, same loader, same training scenes declared).
+ */
+function shippedTinyVla(id: string, dir: string, description: string) {
+  return definePolicy({
+    options: ["replan"],
+    id,
+    evidence: "own",
+    description,
+    capabilities: CAPABILITIES,
+    suites: ["tabletop"],
+    concurrent: false,
+    trainingScenes: (options: PolicyOptions) =>
+      options.path === undefined || resolve(options.path) === resolve(dir)
+        ? [SHIPPED_TRAINING_SCENES]
+        : null,
+    load: async (options: PolicyOptions) => {
+      const loaded = loadWeights(options.path ?? dir);
+      const runtime = await TinyVlaRuntime.create(loaded);
+      return new TinyVlaInstance(runtime, loaded.digest, replanOf(options, loaded.config.chunk));
+    },
+  });
+}
+
+export const tinyVlaPolicy = shippedTinyVla(
+  "tiny-vla",
+  SHIPPED_WEIGHTS_DIR,
+  "Our small vision-language-action model (TensorFlow.js WASM): patch embeddings of both cameras, FiLM by the instruction, spatial softmax, MLP head predicting 4-step chunks; weights shipped",
+);
