@@ -1,6 +1,7 @@
 // Milliseconds per tiny-vla inference step (one network call on two 128x128 cameras, as `act`
 // does when it replans) and per 10-step PGD-like gradient call (ten input gradients and sign
-// steps on the agent-view image). Run after `npm run build`: node bench/tiny-vla.bench.mjs
+// steps on the agent-view image). Run after `npm run build`: node bench/tiny-vla.bench.mjs [WEIGHTS_DIR]
+// (default: the shipped weights), e.g. to compare a newly trained model with the shipped one.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Rng } from "../dist/core/rng.js";
@@ -21,7 +22,11 @@ function median(values) {
 
 let inst;
 let which;
-if (existsSync(join(SHIPPED_WEIGHTS_DIR, "weights.bin"))) {
+const given = process.argv[2];
+if (given) {
+  inst = await tinyVlaPolicy.load({ path: given, extra: { replan: 1 } });
+  which = `weights ${given} ${inst.digest.slice(0, 19)}…`;
+} else if (existsSync(join(SHIPPED_WEIGHTS_DIR, "weights.bin"))) {
   inst = await tinyVlaPolicy.load({ extra: { replan: 1 } });
   which = `shipped weights ${inst.digest.slice(0, 19)}…`;
 } else {
