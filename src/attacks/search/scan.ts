@@ -33,7 +33,7 @@ import {
 import { patchCamera } from "../visual.js";
 import { deviationObjective, type Objective, objectiveFor } from "./objective.js";
 import { checkerGrid, gridSearch, randomGrid } from "./patch.js";
-import { fitViews, type SplitLabel, splitOf } from "./universal.js";
+import { episodeSplit, fitViews, type SplitLabel } from "./universal.js";
 
 export const scanParams = z
   .object({
@@ -231,7 +231,7 @@ async function pasteFitted(ctx: AttackContext<ScanParams>, mode: Mode) {
       if (shape?.channels !== 3 || shape.width === 0) return obs;
       const r = spotRegion(shape, camera, ctx.params.spots, fit.spot, ctx.params.size);
       region = r;
-      if (step === 0 || split === null) split = splitOf(fit, ctx.task.id, obs, camera);
+      if (step === 0 || split === null) split = episodeSplit(fit, ctx.task.id, obs, camera);
       const pixels = upsampleGrid(fit.grid, ctx.params.cells, r.size);
       return withLazyImage(obs, camera, (img) => pastePatch(img, r, pixels));
     },

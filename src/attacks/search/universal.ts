@@ -140,7 +140,7 @@ export async function fitViews(
 
 /** Which split an episode's scene is in, from its first frame (rendered once, here). */
 export type SplitLabel = "train" | "held-out-scene" | "held-out-task";
-export function splitOf(
+export function episodeSplit(
   fit: { trainTasks: readonly string[]; fitted: ReadonlySet<string> },
   taskId: string,
   obs: Observation,
@@ -264,7 +264,7 @@ export const universalPatch = defineAttack({
         if (!shape || !r || shape.channels !== 3) return obs;
         region = r;
         // The first frame says which split the scene is in: rendered now, once per episode.
-        if (step === 0 || split === null) split = splitOf(universal, ctx.task.id, obs, camera);
+        if (step === 0 || split === null) split = episodeSplit(universal, ctx.task.id, obs, camera);
         const pixels = upsampleGrid(universal.grid, ctx.params.cells, r.size);
         return withLazyImage(obs, camera, (img) => pastePatch(img, r, pixels));
       },
