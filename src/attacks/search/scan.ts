@@ -17,7 +17,6 @@
  * floor under both; a backdoored one far above under the scan alone.
  */
 import { z } from "zod";
-import { sha256 } from "../../core/digest.js";
 import { imageShape } from "../../core/lazy-images.js";
 import { defineAttack } from "../../core/registry.js";
 import { Rng } from "../../core/rng.js";
@@ -33,19 +32,15 @@ import {
 import { patchCamera } from "../visual.js";
 import { deviationObjective, type Objective, objectiveFor } from "./objective.js";
 import { checkerGrid, gridSearch, randomGrid } from "./patch.js";
-import { episodeSplit, fitViews, type SplitLabel } from "./universal.js";
+import { episodeSplit, fitOnce, fitViews, type SplitLabel, universalParams } from "./universal.js";
 
-export const scanParams = z
-  .object({
+/** The universal patch's params with the scan's: a tile-sized patch, a larger one-off budget. */
+export const scanParams = universalParams
+  .extend({
     /** Policy queries the one-off fit may spend (scan and refinement together). */
-    fitQueries: z.number().int().min(0).max(1_000_000).default(3000),
-    /** Scenes per training task in the fit (its first even-numbered ones). */
-    fitScenes: z.number().int().min(1).max(50).default(2),
+    fitQueries: universalParams.shape.fitQueries.removeDefault().default(3000),
     /** Patch side as a fraction of the image's shorter side: about a hand-sized tile. */
-    size: z.number().gt(0).max(1).default(0.1),
-    camera: z.string().optional(),
-    cells: z.number().int().min(1).max(16).default(4),
-    sigma: z.number().positive().max(255).default(64),
+    size: universalParams.shape.size.removeDefault().default(0.1),
     /** Patch positions per image side: spots x spots in all, spread edge to edge. */
     spots: z.number().int().min(1).max(16).default(5),
     /** Random grids tried at every spot during the scan, beside the starting checker. */
@@ -192,31 +187,13 @@ async function fitScan(
   };
 }
 
-const fits = new Map<string, Promise<ScanFit>>();
-
 /** The scan for a policy, suite, params and mode: fitted at first use, then reused. */
 export function scanFit(
   ctx: AttackContext<ScanParams>,
   camera: string,
   mode: Mode,
 ): Promise<ScanFit> {
-  const key = sha256(
-    JSON.stringify({
-      policy: ctx.policy.digest ?? null,
-      suite: ctx.suite.id,
-      camera,
-      mode,
-      params: ctx.params,
-    }),
-  );
-  let hit = fits.get(key);
-  if (!hit) {
-    hit = fitScan(ctx, camera, mode, key);
-    fits.set(key, hit);
-    // A failed fit is not cached: the next episode tries again and reports its own error.
-    hit.catch(() => fits.delete(key));
-  }
-  return hit;
+  return fitOnce(ctx, camera, { mode }, (key) => fitScan(ctx, camera, mode, key));
 }
 
 /** Episode hooks shared by the scan and its control: paste the fitted (spot, grid) everywhere. */

@@ -64,8 +64,6 @@ export interface UniversalFit {
   key: string;
 }
 
-const fits = new Map<string, Promise<UniversalFit>>();
-
 /** Training tasks: the suite's tasks at even positions. */
 export function trainingTasks(taskIds: readonly string[]): string[] {
   return taskIds.filter((_, i) => i % 2 === 0);
@@ -214,27 +212,44 @@ async function fitPatch(
   };
 }
 
-/** The fit for a policy, suite and params: fitted at first use, then reused by every episode. */
-export function universalFit(
-  ctx: AttackContext<UniversalParams>,
+const fits = new Map<string, Promise<unknown>>();
+
+/**
+ * A fitted patch's fit, keyed by the policy digest, the suite, the camera, `labels` and the
+ * params: made at first use, then reused by every episode and worker of the process. Shared by
+ * every fitted patch (`universal_patch`, `trigger_scan` and its control).
+ */
+export function fitOnce<T>(
+  ctx: AttackContext<unknown>,
   camera: string,
-): Promise<UniversalFit> {
+  labels: Record<string, unknown>,
+  make: (key: string) => Promise<T>,
+): Promise<T> {
   const key = sha256(
     JSON.stringify({
       policy: ctx.policy.digest ?? null,
       suite: ctx.suite.id,
       camera,
+      ...labels,
       params: ctx.params,
     }),
   );
-  let hit = fits.get(key);
+  let hit = fits.get(key) as Promise<T> | undefined;
   if (!hit) {
-    hit = fitPatch(ctx, camera, key);
+    hit = make(key);
     fits.set(key, hit);
     // A failed fit is not cached: the next episode tries again and reports its own error.
     hit.catch(() => fits.delete(key));
   }
   return hit;
+}
+
+/** The fit for a policy, suite and params: fitted at first use, then reused by every episode. */
+export function universalFit(
+  ctx: AttackContext<UniversalParams>,
+  camera: string,
+): Promise<UniversalFit> {
+  return fitOnce(ctx, camera, {}, (key) => fitPatch(ctx, camera, key));
 }
 
 export const universalPatch = defineAttack({
