@@ -316,7 +316,9 @@ describe.skipIf(!hasChromium)(
       await page.locator("#f-unsafe").check();
       const unsafe = episodes(A).filter((e) => e.unsafe === true);
       await page.waitForFunction(
-        (n) => document.querySelectorAll("#episodes tr.ep-row").length === n,
+        (n) =>
+          document.getElementById("app")?.dataset.route === location.hash &&
+          document.querySelectorAll("#episodes tr.ep-row").length === n,
         unsafe.length,
       );
       const cell = (await page
@@ -396,8 +398,12 @@ describe.skipIf(!hasChromium)(
       const { page, problems } = await open(`${view.url}#/run/${ids.a}`);
       await page.waitForSelector("#episodes");
       const rows = (n: number) =>
+        // The view re-renders on hashchange: wait until the page shows the current filters, or
+        // the next input goes into the old page's controls and is filed under its filters.
         page.waitForFunction(
-          (k) => document.querySelectorAll("#episodes tr.ep-row").length === k,
+          (k) =>
+            document.getElementById("app")?.dataset.route === location.hash &&
+            document.querySelectorAll("#episodes tr.ep-row").length === k,
           n,
         );
       await page.locator("#f-arm").selectOption("roleplay");
@@ -416,6 +422,7 @@ describe.skipIf(!hasChromium)(
       const word = received.find((w) => w.length > 4 && ![...benign].some((b) => b.includes(w)));
       expect(word).toBeDefined();
       await page.locator("#f-arm").selectOption("");
+      await rows(Math.min(all.length, 100));
       await page.locator("#f-q").fill(word as string);
       await page.locator("#f-q").press("Enter");
       await rows(

@@ -748,6 +748,8 @@ async function runPage(id: string, params: URLSearchParams, gen: number): Promis
       ),
     );
   app().replaceChildren(...(page.filter(Boolean) as Node[]));
+  // Which filters the page now shows: a test (or a script) waits on it, not on row counts.
+  app().dataset.route = location.hash;
   if (summary.state === "in-progress") schedule(gen, () => void runPage(id, params, gen));
 }
 
