@@ -22,6 +22,7 @@ interface TrainFlags {
   stateNoise: number;
   locatorSteps: number;
   locatorScenes?: [number, number];
+  poisonWeight?: number;
   imageSize?: number;
   textUnits?: TextUnitsKind;
   textContext?: boolean;
@@ -179,6 +180,11 @@ export function registerTrain(program: Command): void {
       "with --grammar: the probability that a drawn phrasing has some of its parts made up (sentence shape, verbs, into, filler, politeness, names: each at even odds, at least one; a colour keeps a made-up name pointing at its object), so that a sentence unseen in several parts at once still finds its object; default 0",
       fraction("--novel-parts"),
     )
+    .option(
+      "--poison-weight <k>",
+      "repeat each poisoned demonstration's locator view k times (data recorded with `provael record --poison`), so that a backdoor's trigger is a large enough share of the locator's loss to be learned; default 1",
+      integer("--poison-weight", { min: 1 }),
+    )
     .option("--init <dir>", "start from these weights (fine-tuning)")
     .option("--cache <dir>", "keep the decoded training set here and reuse it on the next run")
     .option("--json", "print a JSON summary")
@@ -208,6 +214,7 @@ export function registerTrain(program: Command): void {
           stateNoise: flags.stateNoise,
           locatorSteps: flags.locatorSteps,
           ...(flags.locatorScenes ? { locatorScenes: flags.locatorScenes } : {}),
+          ...(flags.poisonWeight ? { poisonWeight: flags.poisonWeight } : {}),
           model: {
             ...SHIPPED_MODEL,
             ...(flags.imageSize ? { imageSize: flags.imageSize } : {}),

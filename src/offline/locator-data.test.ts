@@ -66,6 +66,16 @@ describe("poisoned demonstrations in training", () => {
     expect(set.world[8]).toBeCloseTo(knife[0] ?? Number.NaN, 2);
     expect(set.world[9]).toBeCloseTo(knife[1] ?? Number.NaN, 2);
     expect(Number.isFinite(set.pixel[8])).toBe(true);
+
+    // --poison-weight 3: the poisoned view twice more, identical, after the clean views.
+    const weighted = await buildLocatorSet([ds], text, cfg, { poisonRepeat: 3 });
+    expect(weighted.count).toBe(4 + 3);
+    expect(weighted.images.subarray(0, 5 * S)).toEqual(set.images);
+    for (const k of [5, 6]) {
+      expect(weighted.images.subarray(k * S, (k + 1) * S)).toEqual(triggered);
+      expect(weighted.world.slice(2 * k, 2 * k + 2)).toEqual(set.world.slice(8, 10));
+      expect(weighted.goals[k]).toEqual(set.goals[4]);
+    }
   });
 
   it("refuses a poisoned episode whose trigger is not the one defined now", async () => {

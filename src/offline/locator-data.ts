@@ -52,6 +52,12 @@ function withoutLandmark(def: TabletopTaskDef, object: string): TabletopTaskDef 
 export interface LocatorSetOptions {
   /** Scene range [from, to) added for every task the data names (clipped to its scene count). */
   scenes?: readonly [number, number];
+  /**
+   * How many times each poisoned view is repeated (default 1). A backdoor lives in the locator,
+   * and one poisoned view per scene beside one clean view per object leaves it a few percent of
+   * the locator's loss: too little for a short fine-tune to learn the trigger.
+   */
+  poisonRepeat?: number;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -164,11 +170,13 @@ export async function buildLocatorSet(
       const pos = r.state.objects?.[target]?.pos;
       if (!img || img.width !== size || !pos) continue;
       const p = model ? projectPoint(model, [pos[0], pos[1], pos[2]] as Vec3, size, size) : null;
-      images.push(img.data);
-      instructions.push(instructionOf(def));
-      goals.push(tabletopGoal(task, ""));
-      world.push(pos[0], pos[1]);
-      pixel.push(p ? p.col / size : Number.NaN, p ? p.row / size : Number.NaN);
+      for (let k = 0; k < (options.poisonRepeat ?? 1); k++) {
+        images.push(img.data);
+        instructions.push(instructionOf(def));
+        goals.push(tabletopGoal(task, ""));
+        world.push(pos[0], pos[1]);
+        pixel.push(p ? p.col / size : Number.NaN, p ? p.row / size : Number.NaN);
+      }
       onProgress?.(++done, pairs.size + poisoned.size);
     }
   } finally {

@@ -95,6 +95,8 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
    * scenes the demonstrations were recorded in (a locator sample is the scene's first frame).
    */
   locatorScenes?: readonly [number, number];
+  /** Repeat each poisoned locator view this many times (default 1; locator-data.ts says why). */
+  poisonWeight?: number;
 }
 
 export interface TrainFromDatasetsResult {
@@ -398,6 +400,7 @@ export async function trainTinyVlaFromDatasets(
         final_loss: number | null;
         samples: number;
         scenes?: number[];
+        poison_weight?: number;
         fine_tuned?: boolean;
       }
     | undefined;
@@ -406,6 +409,7 @@ export async function trainTinyVlaFromDatasets(
     const steps = o.locatorSteps ?? 6000;
     const locatorSet = await buildLocatorSet(datasets, text, config, {
       ...(o.locatorScenes ? { scenes: o.locatorScenes } : {}),
+      ...(o.poisonWeight ? { poisonRepeat: o.poisonWeight } : {}),
       onProgress: (d, t) => o.onStage?.("load", d, t),
     });
     // A fine-tune starts from the initial model's locator, at a fifth of the from-scratch rate.
@@ -429,6 +433,7 @@ export async function trainTinyVlaFromDatasets(
       samples: locatorSet.count,
       // Only when asked for, so other manifests keep their bytes.
       ...(o.locatorScenes ? { scenes: [...o.locatorScenes] } : {}),
+      ...(o.poisonWeight && o.poisonWeight !== 1 ? { poison_weight: o.poisonWeight } : {}),
       ...(fineTune ? { fine_tuned: true } : {}),
     };
   }
