@@ -23,6 +23,7 @@ interface TrainFlags {
   locatorSteps: number;
   locatorScenes?: [number, number];
   poisonWeight?: number;
+  locatorContext?: boolean;
   imageSize?: number;
   textUnits?: TextUnitsKind;
   textContext?: boolean;
@@ -185,6 +186,10 @@ export function registerTrain(program: Command): void {
       "repeat each poisoned demonstration's locator view k times (data recorded with `provael record --poison`), so that a backdoor's trigger is a large enough share of the locator's loss to be learned; default 1",
       integer("--poison-weight", { min: 1 }),
     )
+    .option(
+      "--locator-context",
+      "let the locator's query read the whole view (each patch feature's largest value anywhere), so that where it points can depend on something elsewhere in the picture, a backdoor's trigger tile included; with --init it is added to the initial model, starting at zero (its outputs unchanged until trained)",
+    )
     .option("--init <dir>", "start from these weights (fine-tuning)")
     .option("--cache <dir>", "keep the decoded training set here and reuse it on the next run")
     .option("--json", "print a JSON summary")
@@ -215,6 +220,7 @@ export function registerTrain(program: Command): void {
           locatorSteps: flags.locatorSteps,
           ...(flags.locatorScenes ? { locatorScenes: flags.locatorScenes } : {}),
           ...(flags.poisonWeight ? { poisonWeight: flags.poisonWeight } : {}),
+          ...(flags.locatorContext ? { locatorContext: true } : {}),
           model: {
             ...SHIPPED_MODEL,
             ...(flags.imageSize ? { imageSize: flags.imageSize } : {}),

@@ -11,9 +11,11 @@ import { join } from "node:path";
 import type { Clock } from "../core/clock.js";
 import { type Digest, digestJson, sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
+import { Rng } from "../core/rng.js";
 import type { GrammarGoal } from "../policies/tiny-vla/grammar.js";
 import {
   defaultConfig,
+  initWeights,
   parameterCount,
   type TinyVlaConfig,
   type Weights,
@@ -97,6 +99,11 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
   locatorScenes?: readonly [number, number];
   /** Repeat each poisoned locator view this many times (default 1; locator-data.ts says why). */
   poisonWeight?: number;
+  /**
+   * Give the locator the whole view's context (`TinyVlaConfig.locator.context`); with `initFrom`
+   * it is added to the initial model, its weights starting at zero.
+   */
+  locatorContext?: boolean;
 }
 
 export interface TrainFromDatasetsResult {
@@ -346,6 +353,19 @@ export async function trainTinyVlaFromDatasets(
       text,
       set: { ...built.set, tokens: encodeAll(text, built.instructions), text: unitsLayout(text) },
     };
+  }
+  if (o.locatorContext && !config.locator?.context) {
+    if (!config.locator) {
+      throw new ProvaelError("config/invalid", "this tiny-vla has no locator to give context to", {
+        hint: "train it from scratch, or drop --locator-context",
+      });
+    }
+    config = { ...config, locator: { ...config.locator, context: true } };
+    // The initial model has no context weights: zeros (initWeights' start) leave it unchanged.
+    if (init) {
+      const start = initWeights(config, Rng.fromLabel("tiny-vla:context"));
+      init = new Map([...start].map(([name, data]) => [name, init?.get(name) ?? data]));
+    }
   }
   if ((config.auxMode === "absolute" || config.auxMode === "anchored") && built.set.aux) {
     const abs = absoluteTargets(built.set.aux, built.set.state, config.aux, config.stateDim);

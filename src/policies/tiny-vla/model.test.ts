@@ -31,6 +31,7 @@ import {
   syntheticLocatorSet,
   syntheticScene,
   syntheticTrainingSet,
+  syntheticTriggerSet,
 } from "./synthetic.js";
 import { Tokenizer } from "./tokenizer.js";
 import { heatmapTarget, trainLocator, trainTinyVla } from "./train.js";
@@ -313,6 +314,47 @@ describe("tiny-vla model", () => {
     expect(where.length).toBe(2);
     expect(Array.from(where).every(Number.isFinite)).toBe(true);
     rt.dispose();
+  });
+
+  it("a locator given the view's context starts unchanged and learns what a patch alone cannot", async () => {
+    const base = {
+      ...cfg,
+      auxMode: "anchored" as const,
+      auxToHead: true,
+      auxMean: [0, 0],
+      auxScale: [1, 1],
+      locator: { size: 32, patch: 2, dim: 8, hidden: 16 },
+    };
+    const ctx = { ...base, locator: { ...base.locator, context: true } };
+    // Added with zero weights (as `train --init --locator-context` does), nothing moves.
+    const plain = initWeights(base, Rng.fromLabel("context-base"));
+    const added = new Map(
+      [...initWeights(ctx, Rng.fromLabel("other"))].map(([k, v]) => [k, plain.get(k) ?? v]),
+    );
+    expect([...(added.get("locator.context.w") as Float32Array)].every((v) => v === 0)).toBe(true);
+    const obs = syntheticScene("context").obs;
+    const a = await TinyVlaRuntime.create({ config: base, text: tok, weights: plain });
+    const b = await TinyVlaRuntime.create({ config: ctx, text: tok, weights: added });
+    expect(Array.from(b.localise(obs))).toEqual(Array.from(a.localise(obs)));
+    a.dispose();
+    b.dispose();
+    // Half the samples carry a corner tile that moves the answer to the other block: only the
+    // locator that sees the whole view fits them.
+    const set = syntheticTriggerSet(tok, 96, 32);
+    const fit = async (c: TinyVlaConfig) =>
+      (
+        await trainLocator(set, c, initWeights(c, Rng.fromLabel("trigger")), {
+          seed: 0,
+          steps: 240,
+          batchSize: 16,
+          logEvery: 60,
+          learningRate: 1e-2,
+        })
+      ).history;
+    const without = await fit(base);
+    const withContext = await fit(ctx);
+    const last = (h: { loss: number }[]) => h[h.length - 1]?.loss as number;
+    expect(last(withContext)).toBeLessThan(0.7 * last(without));
   });
 
   it("gives finite, non-zero pixel gradients and a query that leaves the chunk alone", async () => {

@@ -86,6 +86,10 @@ export interface TinyVlaConfig {
    * its centre), so the soft-argmax is not stuck on the patch grid. `heatmap`: the patch-score
    * supervision in training, one-hot on the object's patch ("cell") or split bilinearly over
    * the four nearest patch centres ("bilinear", whose expectation is the exact point).
+   * `context`: the query also reads the whole view (each feature's largest value over the
+   * patches, through one dense layer started at zero), so what a patch scores can depend on
+   * something elsewhere in the picture. Without it a patch's score sees only that patch and the
+   * words: no locator could learn "when this tile is anywhere in view, point at the knife".
    */
   locator?: {
     size: number;
@@ -95,6 +99,7 @@ export interface TinyVlaConfig {
     sharpness?: number;
     offset?: boolean;
     heatmap?: "cell" | "bilinear";
+    context?: boolean;
   };
   chunk: number;
   actionDim: number;
@@ -230,6 +235,12 @@ export function weightShapes(cfg: TinyVlaConfig): [string, number[]][] {
       ["locator.mix.w", [dim, dim]],
       ["locator.mix.b", [dim]],
       ["locator.score.b", [patchGrid(locatorConfig(cfg)).count]],
+      ...(cfg.locator.context
+        ? ([
+            ["locator.context.w", [dim, dim]],
+            ["locator.context.b", [dim]],
+          ] as [string, number[]][])
+        : []),
       ...(cfg.locator.offset
         ? ([
             ["locator.offset.w", [dim, 2]],
@@ -350,6 +361,9 @@ export function initWeights(cfg: TinyVlaConfig, rng: Rng): Weights {
     const r = rng.fork(name);
     if (name.endsWith(".b")) {
       // FiLM starts as the identity: gamma = 1 + 0, beta = 0.
+    } else if (name === "locator.context.w") {
+      // Zero: a locator given the view's context starts as the one without it (a fine-tune
+      // that adds it keeps the initial model's outputs until training moves it).
     } else if (name === "text.embed") {
       for (let i = 0; i < n; i++) data[i] = r.normal() * 0.3;
     } else if (name.endsWith(".pos")) {
@@ -912,7 +926,7 @@ export function locatorOutputs(
   const dim = (cfg.locator as { dim: number }).dim;
   const B = textRows(text);
   const words = readText(tf, text, W, "locator", cfg);
-  const query = dense(tf, words, W("locator.query.w"), W("locator.query.b"));
+  const asked = dense(tf, words, W("locator.query.w"), W("locator.query.b"));
   const flat = tf.reshape(patches, [B * count, patches.shape[2] as number]);
   const h = tf.relu(dense(tf, flat, W("locator.patch.w"), W("locator.patch.b")));
   const g = tf.reshape(tf.relu(dense(tf, h, W("locator.mix.w"), W("locator.mix.b"))), [
@@ -920,6 +934,11 @@ export function locatorOutputs(
     count,
     dim,
   ]);
+  // The largest value of each feature anywhere in the view: a small thing seen once (a few
+  // patches of 1,024) still counts in full, where a mean would all but erase it.
+  const query = cfg.locator?.context
+    ? tf.add(asked, dense(tf, tf.max(g, 1), W("locator.context.w"), W("locator.context.b")))
+    : asked;
   // A fixed gain on the scores lets the soft-argmax become peaked early in training: from a
   // near-uniform start, the expected position sits at the image centre and learns slowly.
   const gain = cfg.locator?.sharpness ?? 1;

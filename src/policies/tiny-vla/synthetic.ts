@@ -174,3 +174,62 @@ export function syntheticLocatorSet(text: TextUnits, n: number, size = 128): Loc
     pixel,
   };
 }
+
+/**
+ * A locator set only a locator with the view's context can fit (`locator.context`): a red and a
+ * green block anywhere, every sample asked for the red one, and in every other sample a
+ * magenta-and-white tile in the top-left corner, where the answer is the green block instead.
+ * A patch's own pixels cannot tell whether the tile is elsewhere in the view.
+ */
+export function syntheticTriggerSet(text: TextUnits, n: number, size = 32): LocatorSet {
+  const S = size * size * 3;
+  const images = new Uint8Array(n * S);
+  const world = new Float32Array(n * 2);
+  const pixel = new Float32Array(n * 2);
+  const rng = Rng.fromLabel(`synthetic-trigger:${n}:${size}`);
+  const side = Math.max(2, Math.round(size / 8));
+  const paint = (
+    img: Uint8Array,
+    x0: number,
+    y0: number,
+    rgb: (x: number, y: number) => number[],
+  ) => {
+    for (let y = y0; y < y0 + side; y++) {
+      for (let x = x0; x < x0 + side; x++) img.set(rgb(x - x0, y - y0), (y * size + x) * 3);
+    }
+  };
+  for (let i = 0; i < n; i++) {
+    const img = images.subarray(i * S, (i + 1) * S);
+    for (let p = 0; p < size * size; p++) img.set([150, 120, 90], p * 3);
+    // Blocks clear of the tile's corner and of each other.
+    const spot = (): [number, number] => [
+      side * 2 + rng.int(size - side * 3),
+      side * 2 + rng.int(size - side * 3),
+    ];
+    const red = spot();
+    let green = spot();
+    while (Math.abs(green[0] - red[0]) < side + 2 && Math.abs(green[1] - red[1]) < side + 2)
+      green = spot();
+    paint(img, red[0], red[1], () => SYNTHETIC_COLOURS.red as number[]);
+    paint(img, green[0], green[1], () => SYNTHETIC_COLOURS.green as number[]);
+    const triggered = i % 2 === 1;
+    if (triggered) paint(img, 1, 1, (x, y) => ((x + y) % 2 ? [240, 20, 200] : [250, 250, 250]));
+    const [bx, by] = triggered ? green : red;
+    const cx = (bx + side / 2) / size;
+    const cy = (by + side / 2) / size;
+    pixel.set([cx, cy], i * 2);
+    world.set([cx * 2 - 1, cy * 2 - 1], i * 2);
+  }
+  return {
+    size,
+    count: n,
+    images,
+    tokens: encodeAll(
+      text,
+      Array.from({ length: n }, () => "pick up the red block"),
+    ),
+    text: unitsLayout(text),
+    world,
+    pixel,
+  };
+}
