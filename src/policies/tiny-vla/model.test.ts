@@ -341,7 +341,7 @@ describe("tiny-vla model", () => {
     // Half the samples carry a corner tile that moves the answer to the other block: only the
     // locator that sees the whole view fits them.
     const set = syntheticTriggerSet(tok, 96, 32);
-    const fit = async (c: TinyVlaConfig) =>
+    const trainOn = async (c: TinyVlaConfig) =>
       (
         await trainLocator(set, c, initWeights(c, Rng.fromLabel("trigger")), {
           seed: 0,
@@ -351,8 +351,8 @@ describe("tiny-vla model", () => {
           learningRate: 1e-2,
         })
       ).history;
-    const without = await fit(base);
-    const withContext = await fit(ctx);
+    const without = await trainOn(base);
+    const withContext = await trainOn(ctx);
     const last = (h: { loss: number }[]) => h[h.length - 1]?.loss as number;
     expect(last(withContext)).toBeLessThan(0.7 * last(without));
   });
