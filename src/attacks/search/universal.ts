@@ -133,6 +133,12 @@ export async function fitViews(
       `${attack} found no training views in suite '${ctx.suite.id}'`,
     );
   }
+  // The fit runs as an episode begins, before the runner resets the policy for it: the instance
+  // still holds the last episode's state (tiny-vla its anchor, the object it found in another
+  // scene), and every fit query would be answered from it, the view's pixels never reaching the
+  // locator. A reset makes each query localise afresh; the runner's reset follows as before.
+  const first = views[0] as FitView;
+  await policy.reset({ task: first.id, seed: 0, policySeed: 0 });
   return { views, trainTasks, fitted, query };
 }
 
