@@ -7,12 +7,13 @@ import { openpiPolicy } from "./served/openpi.js";
 import { openvlaPolicy } from "./served/openvla.js";
 import { vlaEvalPolicy } from "./served/vla-eval.js";
 import { stubPolicy } from "./stub.js";
-import { tinyVlaPolicy } from "./tiny-vla/policy.js";
+import { tinyVlaBackdooredPolicy, tinyVlaPolicy } from "./tiny-vla/policy.js";
 
 export const policies = new Registry<Policy>(
   "policy",
   [
     tinyVlaPolicy,
+    tinyVlaBackdooredPolicy,
     scriptedPolicy,
     stubPolicy,
     onnxPolicy,

@@ -28,6 +28,8 @@ export const MANIFEST_FILE = "manifest.json";
 
 /** Where the shipped weights live inside the package. */
 export const SHIPPED_WEIGHTS_DIR = join(PACKAGE_ROOT, "assets", "tiny-vla");
+/** The backdoored twin's (docs/tiny-vla.md "The backdoored twin"): a known positive. */
+export const BACKDOORED_WEIGHTS_DIR = join(PACKAGE_ROOT, "assets", "tiny-vla-backdoored");
 
 export interface WeightEntry {
   name: string;
