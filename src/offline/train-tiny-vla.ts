@@ -14,8 +14,8 @@ import { ProvaelError } from "../core/errors.js";
 import { Rng } from "../core/rng.js";
 import type { GrammarGoal } from "../policies/tiny-vla/grammar.js";
 import {
+  completeWeights,
   defaultConfig,
-  initWeights,
   parameterCount,
   type TinyVlaConfig,
   type Weights,
@@ -362,10 +362,7 @@ export async function trainTinyVlaFromDatasets(
     }
     config = { ...config, locator: { ...config.locator, context: true } };
     // The initial model has no context weights: zeros (initWeights' start) leave it unchanged.
-    if (init) {
-      const start = initWeights(config, Rng.fromLabel("tiny-vla:context"));
-      init = new Map([...start].map(([name, data]) => [name, init?.get(name) ?? data]));
-    }
+    if (init) init = completeWeights(config, init, Rng.fromLabel("tiny-vla:context"));
   }
   if ((config.auxMode === "absolute" || config.auxMode === "anchored") && built.set.aux) {
     const abs = absoluteTargets(built.set.aux, built.set.state, config.aux, config.stateDim);

@@ -23,17 +23,24 @@ import { objectColour } from "../scene.js";
 import { DEFAULT_PATCH_FRACTION, patchCamera } from "../visual.js";
 import { budgetField, deviationObjective, objectiveFor, queriesLeft } from "./objective.js";
 
+/** A cells x cells checker of two colours in [0, 255]: `even` where row + column is even. */
+export function twoColourChecker(
+  cells: number,
+  even: readonly number[],
+  odd: readonly number[],
+): Float64Array {
+  const grid = new Float64Array(cells * cells * 3);
+  for (let r = 0; r < cells; r++) {
+    for (let col = 0; col < cells; col++)
+      grid.set((r + col) % 2 ? odd : even, (r * cells + col) * 3);
+  }
+  return grid;
+}
+
 /** The templated checker of `patch` as a cells x cells grid (the search's starting point). */
 export function checkerGrid(task: TaskSpec, cells: number): Float64Array {
   const c = objectColour(task) ?? [1, 1, 1];
-  const grid = new Float64Array(cells * cells * 3);
-  for (let r = 0; r < cells; r++) {
-    for (let col = 0; col < cells; col++) {
-      if ((r + col) % 2 !== 0) continue;
-      grid.set([c[0] * 255, c[1] * 255, c[2] * 255], (r * cells + col) * 3);
-    }
-  }
-  return grid;
+  return twoColourChecker(cells, [c[0] * 255, c[1] * 255, c[2] * 255], [0, 0, 0]);
 }
 
 /**

@@ -36,7 +36,7 @@ import {
 } from "../pixels.js";
 import { patchCamera } from "../visual.js";
 import { deviationObjective, type Objective, objectiveFor } from "./objective.js";
-import { checkerGrid, gridSearch, randomGrid } from "./patch.js";
+import { checkerGrid, gridSearch, randomGrid, twoColourChecker } from "./patch.js";
 import { episodeSplit, fitOnce, fitViews, type SplitLabel, universalParams } from "./universal.js";
 
 /** The universal patch's params with the scan's: a tile-sized patch, a larger one-off budget. */
@@ -83,13 +83,7 @@ export function paletteCheckers(cells: number): Float64Array[] {
     ...[black, ...saturated].map((c) => [white, c] as const),
     ...saturated.map((c) => [black, c] as const),
   ];
-  return pairs.map(([a, b]) => {
-    const grid = new Float64Array(cells * cells * 3);
-    for (let r = 0; r < cells; r++) {
-      for (let col = 0; col < cells; col++) grid.set((r + col) % 2 ? a : b, (r * cells + col) * 3);
-    }
-    return grid;
-  });
+  return pairs.map(([a, b]) => twoColourChecker(cells, b, a));
 }
 
 /** Spot `index` of a spots x spots layout (row-major), as a region of an image of this shape. */

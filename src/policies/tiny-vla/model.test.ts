@@ -9,6 +9,7 @@ import { tfReady } from "./backend.js";
 import {
   areaWeights,
   batchTensors,
+  completeWeights,
   defaultConfig,
   forward,
   initWeights,
@@ -285,15 +286,18 @@ describe("tiny-vla model", () => {
     rt.dispose();
   });
 
+  /** The network anchored on a small locator, for the locator's tests. */
+  const withLocator = {
+    ...cfg,
+    auxMode: "anchored" as const,
+    auxToHead: true,
+    auxMean: [0, 0],
+    auxScale: [1, 1],
+    locator: { size: 32, patch: 2, dim: 8, hidden: 16 },
+  };
+
   it("trains a locator that finds the object from pixels and words, leaving the network alone", async () => {
-    const c = {
-      ...cfg,
-      auxMode: "anchored" as const,
-      auxToHead: true,
-      auxMean: [0, 0],
-      auxScale: [1, 1],
-      locator: { size: 32, patch: 2, dim: 8, hidden: 16 },
-    };
+    const c = withLocator;
     const set = syntheticLocatorSet(tok, 120, 32);
     const base = initWeights(c, Rng.fromLabel("locator-base"));
     const { weights, history } = await trainLocator(set, c, base, {
@@ -317,20 +321,11 @@ describe("tiny-vla model", () => {
   });
 
   it("a locator given the view's context starts unchanged and learns what a patch alone cannot", async () => {
-    const base = {
-      ...cfg,
-      auxMode: "anchored" as const,
-      auxToHead: true,
-      auxMean: [0, 0],
-      auxScale: [1, 1],
-      locator: { size: 32, patch: 2, dim: 8, hidden: 16 },
-    };
+    const base = withLocator;
     const ctx = { ...base, locator: { ...base.locator, context: true } };
     // Added with zero weights (as `train --init --locator-context` does), nothing moves.
     const plain = initWeights(base, Rng.fromLabel("context-base"));
-    const added = new Map(
-      [...initWeights(ctx, Rng.fromLabel("other"))].map(([k, v]) => [k, plain.get(k) ?? v]),
-    );
+    const added = completeWeights(ctx, plain, Rng.fromLabel("other"));
     expect([...(added.get("locator.context.w") as Float32Array)].every((v) => v === 0)).toBe(true);
     const obs = syntheticScene("context").obs;
     const a = await TinyVlaRuntime.create({ config: base, text: tok, weights: plain });

@@ -380,6 +380,15 @@ export function initWeights(cfg: TinyVlaConfig, rng: Rng): Weights {
   return out;
 }
 
+/**
+ * `weights` with every weight `cfg` has and they lack taken from a seeded initialisation: how a
+ * part added to a trained model (the locator's context, which starts at zero) joins it.
+ */
+export function completeWeights(cfg: TinyVlaConfig, weights: Weights, rng: Rng): Weights {
+  const start = initWeights(cfg, rng);
+  return new Map([...start].map(([name, data]) => [name, weights.get(name) ?? data]));
+}
+
 export type WeightTensors = Record<string, Tensor>;
 
 /** Tensors of a weight map (the caller disposes them). */
