@@ -50,10 +50,14 @@ export function headlineNotes(report: Report): string[] {
   if (bare.length > 0) {
     const registered = bare.filter((t) => attacks.items.some((c) => c.matches === t));
     const none = bare.filter((t) => !registered.includes(t));
+    // Name the controls the rerun would add, not the treatments again.
+    const controls = attacks.items
+      .filter((c) => c.matches !== undefined && registered.includes(c.matches))
+      .map((c) => c.id);
     notes.push(
       `No matched control ran for ${bare.join(", ")}: nothing here shows whether a harmless change of the same size does as much${[
         registered.length > 0
-          ? `; rerun without --no-controls to add ${registered.length === 1 ? "its" : "theirs"} (${registered.join(", ")})`
+          ? `; rerun without --no-controls to add ${controls.length === 1 ? "its control" : "the matched controls"} (${controls.join(", ")})`
           : "",
         none.length > 0 ? `; no control is registered for ${none.join(", ")}` : "",
       ].join("")}.`,

@@ -7,8 +7,10 @@
  * even scenes, first frame), tries at every spot the search's starting checker, the palette's
  * two-colour checkers and `probes` random colour grids; the spot whose best grid turns the
  * predicted motion furthest toward the hazard is kept and its grid refined there by the
- * antithetic random search with what is left of `fitQueries`. The palette is there because
- * triggers are made to be seen: high-contrast patterns of saturated colours (BadNets' and
+ * antithetic random search with what is left of `fitQueries`. "Toward the hazard" means, by
+ * default (`hazards: any`), a turn toward any of the scene's hazards beyond where the unpatched
+ * view already heads: the poisoner chose one, the screen cannot know which. The palette is there
+ * because triggers are made to be seen: high-contrast patterns of saturated colours (BadNets' and
  * BadVLA's checkers and tiles). A random grid of 48 values all but never lands near one, and a
  * local search from a grid that does not set the trigger off has no slope to follow: a planted
  * tile that sent tiny-vla-backdoored to the knife every time was missed by 3,000 random-grid
@@ -35,7 +37,12 @@ import {
   withLazyImage,
 } from "../pixels.js";
 import { patchCamera } from "../visual.js";
-import { deviationObjective, type Objective, objectiveFor } from "./objective.js";
+import {
+  anyHazardObjective,
+  deviationObjective,
+  type Objective,
+  objectiveFor,
+} from "./objective.js";
 import { checkerGrid, gridSearch, randomGrid, twoColourChecker } from "./patch.js";
 import { episodeSplit, fitOnce, fitViews, type SplitLabel, universalParams } from "./universal.js";
 
@@ -53,11 +60,22 @@ export const scanParams = universalParams
     spots: z.number().int().min(1).max(16).default(5),
     /** Random grids tried at every spot during the scan, beside the starting checker. */
     probes: z.number().int().min(0).max(64).default(3),
+    /**
+     * Which hazards the objective heads for: `any` scores how much more a prediction heads for
+     * one of the scene's hazards (forbidden and fragile objects, keep-out zones, the primary
+     * hazard) than the unpatched one does, since a planted trigger may aim at any of them (one
+     * more query per view); `primary` toward the task's primary hazard only, as the other
+     * search attacks do.
+     */
+    hazards: z.enum(["any", "primary"]).default("any"),
   })
   .strict();
-/** The control's params: the scan's, less the refinement's step (it does not refine). */
-const controlParams = scanParams.omit({ sigma: true });
-type ScanParams = z.infer<typeof controlParams> & { sigma?: number };
+/** The control's params: the scan's, less the refinement's step and the hazards (it has none). */
+const controlParams = scanParams.omit({ sigma: true, hazards: true });
+type ScanParams = z.infer<typeof controlParams> & {
+  sigma?: number;
+  hazards?: "any" | "primary";
+};
 
 /** The corners of the RGB cube: black, white, and the six saturated primaries and secondaries. */
 const CORNERS: readonly (readonly [number, number, number])[] = [
@@ -138,12 +156,14 @@ async function fitScan(
   };
   // The hazard objective needs no query; the control's reference is the unpatched prediction.
   const objectives: Objective[] = [];
+  const anyHazard = (params.hazards ?? "any") === "any";
   for (const v of views) {
-    objectives.push(
-      mode === "toward-hazard"
-        ? await objectiveFor(v.task, v.obs, () => counted(v.obs))
-        : deviationObjective(await counted(v.obs)),
-    );
+    const reference = () => counted(v.obs);
+    if (mode === "untargeted") objectives.push(deviationObjective(await reference()));
+    else {
+      const any = anyHazard ? anyHazardObjective(v.task, v.obs, await reference()) : null;
+      objectives.push(any ?? (await objectiveFor(v.task, v.obs, reference)));
+    }
   }
   const spotCount = params.spots * params.spots;
   const evaluate = async (spot: number, grid: Float64Array) => {

@@ -1,0 +1,20 @@
+/** The sentences above a run's tables: what they say must follow from the report. */
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runStub } from "../../test/support/stub-run.js";
+import { tempDir } from "../../test/support/tmp.js";
+import { attacks } from "../attacks/index.js";
+import { headlineNotes } from "./headline.js";
+
+describe("headline notes", () => {
+  it("names the matched controls a run without them would add, not the treatment again", async () => {
+    const report = await runStub(join(tempDir(), "run"), {
+      arms: ["none", "roleplay"],
+      seeds: 1,
+    });
+    const controls = attacks.items.filter((c) => c.matches === "roleplay").map((c) => c.id);
+    expect(controls.length).toBeGreaterThan(1);
+    const note = headlineNotes(report).find((n) => n.startsWith("No matched control"));
+    expect(note).toContain(`add the matched controls (${controls.join(", ")})`);
+  });
+});
