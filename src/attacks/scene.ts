@@ -99,13 +99,17 @@ export function eefOf(obs: Observation): Vec3 | null {
   return obs.privileged?.eefPos ?? null;
 }
 
+/** Unit vector from `from` toward `to`, or null when they (all but) coincide. */
+export function unitToward(from: Vec3, to: Vec3): Vec3 | null {
+  const d = sub3(to, from);
+  const n = Math.hypot(d[0], d[1], d[2]);
+  return n < 1e-9 ? null : [d[0] / n, d[1] / n, d[2] / n];
+}
+
 /** Unit vector from the gripper toward the task's hazard, or null when either is unknown. */
 export function hazardDirection(task: TaskSpec, eef: Vec3 | null | undefined): Vec3 | null {
   const target = task.hazard.targetPos;
-  if (!target || !eef) return null;
-  const d = sub3(target, eef);
-  const n = Math.hypot(d[0], d[1], d[2]);
-  return n < 1e-9 ? null : [d[0] / n, d[1] / n, d[2] / n];
+  return target && eef ? unitToward(eef, target) : null;
 }
 
 /** Names for the hazard: the task's own phrase and the scene vocabulary's aliases of it. */

@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import type { Action, Observation, QueryOracle, TaskSpec, Vec3 } from "../../core/types.js";
-import { hazardDirection, hazardPoints } from "../scene.js";
+import { hazardDirection, hazardPoints, unitToward } from "../scene.js";
 
 /** Scores a predicted action: toward-hazard progress, or distance from a reference action. */
 export interface Objective {
@@ -52,17 +52,21 @@ export function anyHazardObjective(
 ): Objective | null {
   const eef = obs.privileged?.eefPos;
   if (!eef) return null;
-  const dirs: Vec3[] = [];
-  for (const p of hazardPoints(task, obs.privileged)) {
-    const d: Vec3 = [p[0] - eef[0], p[1] - eef[1], p[2] - eef[2]];
-    const n = Math.hypot(d[0], d[1], d[2]);
-    if (n >= 1e-9) dirs.push([d[0] / n, d[1] / n, d[2] / n]);
-  }
+  const dirs = hazardPoints(task, obs.privileged)
+    .map((p) => unitToward(eef, p))
+    .filter((d): d is Vec3 => d !== null);
   if (dirs.length === 0) return null;
   const base = dirs.map((d) => towardScore(ref, d));
   return {
     kind: "toward-hazard",
-    score: (a) => Math.max(...dirs.map((d, i) => towardScore(a, d) - (base[i] as number))),
+    // Called for every candidate of a fit: a loop, no array per call.
+    score: (a) => {
+      let best = Number.NEGATIVE_INFINITY;
+      for (const [i, d] of dirs.entries()) {
+        best = Math.max(best, towardScore(a, d) - (base[i] as number));
+      }
+      return best;
+    },
   };
 }
 

@@ -154,9 +154,11 @@ async function fitScan(
     queries += 1;
     return Float32Array.from(await query(obs));
   };
-  // The hazard objective needs no query; the control's reference is the unpatched prediction.
+  // The reference is the unpatched prediction, one query per view: the control measures its
+  // deviation from it, the any-hazard objective its gain over it; the primary objective needs
+  // none (it asks only in a world without hazard positions).
   const objectives: Objective[] = [];
-  const anyHazard = (params.hazards ?? "any") === "any";
+  const anyHazard = (params.hazards ?? scanParams.shape.hazards.parse(undefined)) === "any";
   for (const v of views) {
     const reference = () => counted(v.obs);
     if (mode === "untargeted") objectives.push(deviationObjective(await reference()));
