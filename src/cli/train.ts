@@ -122,8 +122,8 @@ export function registerTrain(program: Command): void {
     .option("--steps <n>", "Adam steps", integer("--steps", { min: 1 }), 20000)
     .option(
       "--locator-steps <n>",
-      "Adam steps for the object locator, trained after the network",
-      integer("--locator-steps", { min: 1 }),
+      "Adam steps for the object locator, trained after the network; 0 with --init keeps the initial model's locator as it is (a fine-tune of the actor alone)",
+      integer("--locator-steps", { min: 0 }),
       6000,
     )
     .option(
@@ -198,6 +198,15 @@ export function registerTrain(program: Command): void {
         throw new ProvaelError("config/invalid", `unknown model '${model}'`, {
           hint: "the only trainable model is tiny-vla",
         });
+      }
+      if (flags.locatorSteps === 0 && !flags.init) {
+        throw new ProvaelError(
+          "config/invalid",
+          "--locator-steps 0 keeps the initial model's locator, and there is none without --init",
+          {
+            hint: "pass --init DIR to fine-tune a trained model, or train the locator (--locator-steps >= 1)",
+          },
+        );
       }
       const tty = Boolean(process.stderr.isTTY);
       const line = progressLine(tty && !flags.json);

@@ -266,6 +266,30 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     runtime.dispose();
   });
 
+  it("fine-tunes the actor alone with zero locator steps: the locator's weights come over bit for bit", async () => {
+    const { root, train } = setup();
+    await train("base", {});
+    const base = loadWeights(join(root, "base"));
+    await train("actor-only", { initFrom: join(root, "base"), locatorSteps: 0, steps: 2 });
+    const tuned = loadWeights(join(root, "actor-only"));
+    const names = [...base.weights.keys()];
+    const locator = names.filter((n) => n.startsWith("locator."));
+    expect(locator.length).toBeGreaterThan(0);
+    for (const n of locator) expect(tuned.weights.get(n)).toEqual(base.weights.get(n));
+    // The actor did move, so the test would see a locator that moved with it.
+    expect(names.some((n) => !n.startsWith("locator.") && !equalArrays(base, tuned, n))).toBe(true);
+    expect(tuned.manifest.training.locator).toEqual({
+      steps: 0,
+      final_loss: null,
+      samples: 0,
+      fine_tuned: true,
+    });
+    // From scratch there is no locator to keep: refused before anything is loaded.
+    await expect(train("scratch", { locatorSteps: 0 })).rejects.toThrow(
+      /keep the initial model's locator/,
+    );
+  });
+
   it("leaves training without the grammar as it was, byte for byte", async () => {
     const { root, train } = setup();
     const said = vi.mocked(sayPlace);
@@ -364,3 +388,14 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     ).rejects.toThrow(/--grammar re-phrases tabletop demonstrations only.*'provael_arm6'/);
   });
 });
+
+/** Whether weight `name` holds the same values in both models. */
+function equalArrays(
+  a: ReturnType<typeof loadWeights>,
+  b: ReturnType<typeof loadWeights>,
+  name: string,
+): boolean {
+  const x = a.weights.get(name);
+  const y = b.weights.get(name);
+  return x !== undefined && y !== undefined && x.every((v, i) => v === y[i]);
+}

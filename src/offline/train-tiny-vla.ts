@@ -90,7 +90,10 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
     total: number,
     loss?: number,
   ) => void;
-  /** Adam steps for the locator, trained after the network when the config has one. */
+  /**
+   * Adam steps for the locator, trained after the network when the config has one; 0 keeps the
+   * initial model's locator unchanged (`initFrom` required).
+   */
   locatorSteps?: number;
   /**
    * More scenes for the locator: this range [from, to) of every task the data names, beside the
@@ -248,6 +251,16 @@ export async function trainTinyVlaFromDatasets(
   // Fine-tuning keeps the original text units, vocabulary and normalisation so the weights stay
   // meaningful.
   const prev: LoadedWeights | undefined = o.initFrom ? loadWeights(o.initFrom) : undefined;
+  // Zero locator steps keep the initial model's locator: checked before anything is loaded.
+  if (o.locatorSteps === 0 && !prev?.config.locator) {
+    throw new ProvaelError(
+      "config/invalid",
+      "locator steps 0 keep the initial model's locator: it needs an initial model with a locator",
+      {
+        hint: "fine-tune from trained weights (--init), or train the locator (locator steps >= 1)",
+      },
+    );
+  }
   if (prev && o.textUnits && o.textUnits !== prev.text.kind) {
     throw new ProvaelError(
       "config/invalid",
@@ -421,7 +434,10 @@ export async function trainTinyVlaFromDatasets(
         fine_tuned?: boolean;
       }
     | undefined;
-  if (config.locator) {
+  if (config.locator && o.locatorSteps === 0) {
+    // The actor alone was fine-tuned; the locator's weights came over from the initial model.
+    locator = { steps: 0, final_loss: null, samples: 0, fine_tuned: true };
+  } else if (config.locator) {
     // Second stage: the locator alone, on the first frame of every training scene (locator-data.ts).
     const steps = o.locatorSteps ?? 6000;
     const locatorSet = await buildLocatorSet(datasets, text, config, {
