@@ -10,6 +10,8 @@ export const EXIT = {
   runtime: 4,
   /** Stopped by SIGINT or SIGTERM (128 + 2, the shell's convention for Ctrl-C). */
   interrupted: 130,
+  /** Its reader closed standard output (`provael ... | head`): 128 + 13, as SIGPIPE ends a Unix tool. */
+  brokenPipe: 141,
 } as const;
 
 /** Bad input the user can fix exits 2; failures at run time exit 4. */

@@ -70,6 +70,15 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A reader that stops early (`provael attack --help | head`) closes the pipe: that is the
+// reader's choice, so the command ends quietly instead of with a stack trace, with the status
+// a Unix tool killed by SIGPIPE has (128 + 13). A run still playing stops there; its finished
+// episodes are in the journal and `provael attack --resume` goes on from them.
+process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+  if (e.code !== "EPIPE") throw e;
+  process.exit(EXIT.brokenPipe);
+});
+
 main(process.argv).then((code) => {
   process.exitCode = code;
 });

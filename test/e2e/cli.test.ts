@@ -257,3 +257,20 @@ describe("listing and reporting", () => {
     });
   });
 });
+
+describe("a reader that closes the pipe early (`provael list-attacks | head`)", () => {
+  it("ends quietly with 141, no stack trace", async () => {
+    const child = spawn(process.execPath, [CLI, "list-attacks"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    // Closed before the first write: every write the command makes meets EPIPE.
+    child.stdout.destroy();
+    let stderr = "";
+    child.stderr.on("data", (d) => {
+      stderr += String(d);
+    });
+    const code = await new Promise<number | null>((r) => child.on("close", (c) => r(c)));
+    expect(stderr).toBe("");
+    expect(code).toBe(141);
+  });
+});
