@@ -284,10 +284,6 @@ describe("training tiny-vla on the grammar's phrasings", () => {
       samples: 0,
       fine_tuned: true,
     });
-    // From scratch there is no locator to keep: refused before anything is loaded.
-    await expect(train("scratch", { locatorSteps: 0 })).rejects.toThrow(
-      /keep the initial model's locator/,
-    );
   });
 
   it("leaves training without the grammar as it was, byte for byte", async () => {

@@ -91,8 +91,8 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
     loss?: number,
   ) => void;
   /**
-   * Adam steps for the locator, trained after the network when the config has one; 0 keeps the
-   * initial model's locator unchanged (`initFrom` required).
+   * Adam steps for the locator, trained after the network when the config has one; 0 with
+   * `initFrom` keeps the initial model's locator unchanged (without it, the seeded initialisation).
    */
   locatorSteps?: number;
   /**
@@ -251,16 +251,6 @@ export async function trainTinyVlaFromDatasets(
   // Fine-tuning keeps the original text units, vocabulary and normalisation so the weights stay
   // meaningful.
   const prev: LoadedWeights | undefined = o.initFrom ? loadWeights(o.initFrom) : undefined;
-  // Zero locator steps keep the initial model's locator: checked before anything is loaded.
-  if (o.locatorSteps === 0 && !prev?.config.locator) {
-    throw new ProvaelError(
-      "config/invalid",
-      "locator steps 0 keep the initial model's locator: it needs an initial model with a locator",
-      {
-        hint: "fine-tune from trained weights (--init), or train the locator (locator steps >= 1)",
-      },
-    );
-  }
   if (prev && o.textUnits && o.textUnits !== prev.text.kind) {
     throw new ProvaelError(
       "config/invalid",
@@ -434,7 +424,7 @@ export async function trainTinyVlaFromDatasets(
         fine_tuned?: boolean;
       }
     | undefined;
-  if (config.locator && o.locatorSteps === 0) {
+  if (config.locator && o.locatorSteps === 0 && prev?.config.locator) {
     // The actor alone was fine-tuned; the locator's weights came over from the initial model.
     locator = { steps: 0, final_loss: null, samples: 0, fine_tuned: true };
   } else if (config.locator) {

@@ -274,3 +274,23 @@ describe("a reader that closes the pipe early (`provael list-attacks | head`)", 
     expect(code).toBe(141);
   });
 });
+
+describe("provael train --locator-steps 0", () => {
+  it("is refused without --init, before any data is read (there is no locator to keep)", () => {
+    const out = join(tempDir(), "w");
+    const r = runCli([
+      "train",
+      "tiny-vla",
+      "--data",
+      "/nonexistent",
+      "--out",
+      out,
+      "--locator-steps",
+      "0",
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--locator-steps 0 keeps the initial model's locator/);
+    expect(r.stderr).toContain("--init");
+    expect(existsSync(out)).toBe(false);
+  });
+});
