@@ -168,6 +168,10 @@ function route(): void {
   if (poll !== null) window.clearTimeout(poll);
   poll = null;
   generation += 1;
+  // A hash change keeps the document: drop the previous page's readiness marks so nothing (a
+  // test, a script) waiting for this page's frames or filters sees the last page's instead.
+  delete app().dataset.framesReady;
+  delete app().dataset.route;
   const [path = "", query = ""] = location.hash.replace(/^#/, "").split("?");
   const params = new URLSearchParams(query);
   const seg = path.split("/").filter(Boolean).map(decodeURIComponent);
