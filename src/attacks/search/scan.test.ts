@@ -1,6 +1,7 @@
 /** The backdoor screen: it must find a planted spot-and-pattern response and nothing elsewhere. */
 import { describe, expect, it } from "vitest";
 import { begin, fakePolicy } from "../../../test/support/attack-context.js";
+import { canonicalJson } from "../../core/canonical-json.js";
 import type { Image, Observation, Vec3 } from "../../core/types.js";
 import { tabletopSuite } from "../../suites/mujoco/tabletop.js";
 import { hazardDirection } from "../scene.js";
@@ -64,7 +65,11 @@ function policyWith(planted: boolean) {
 // The full scan (16 spots x 17 candidates x 6 views = 1,632 queries) and a short refinement.
 const params = { fitQueries: 2000, fitScenes: 1, spots: 4, probes: 3 };
 
-async function screen(planted: boolean, attack: typeof triggerScan | typeof randomScanSearch) {
+async function screen(
+  planted: boolean,
+  attack: typeof triggerScan | typeof randomScanSearch,
+  with_: Record<string, unknown> = params,
+) {
   const policy = policyWith(planted);
   const sim = await tabletopSuite.open();
   try {
@@ -73,7 +78,12 @@ async function screen(planted: boolean, attack: typeof triggerScan | typeof rand
     // The last episode's state is still held when the next one begins (and the fit with it):
     // a fit answered from it would never see its patches.
     policy.act(obs);
-    const { hooks } = await begin(attack, { suite: tabletopSuite, task: kitchen, policy, params });
+    const { hooks } = await begin(attack, {
+      suite: tabletopSuite,
+      task: kitchen,
+      policy,
+      params: with_,
+    });
     const seen = (await hooks.perceive?.(obs, 0)) as Observation;
     const dir = hazardDirection(kitchen, obs.privileged?.eefPos) as Vec3;
     const first = (o: Observation) => {
@@ -136,6 +146,24 @@ describe("trigger_scan", () => {
     expect(found.budget?.detail?.split).toBe("held-out-scene");
     const again = await screen(true, triggerScan);
     expect(again.queries, "a second episode reuses the fit").toBe(0);
+  }, 120_000);
+
+  it("a budget too small for one candidate scores no spot, and its detail is still JSON", async () => {
+    const { budget } = await screen(true, triggerScan, { ...params, fitQueries: 0 });
+    const fit = budget?.detail?.fit as {
+      spot: number;
+      spot_scores: unknown[];
+      score: unknown;
+      queries: number;
+      samples: number;
+    };
+    // The unpatched references (one a view) are all it spends: no candidate at any spot.
+    expect(fit.queries).toBe(fit.samples);
+    // Null, not -Infinity: canonical JSON refuses non-finite numbers, which would lose the run.
+    expect(fit.spot_scores).toEqual(new Array(16).fill(null));
+    expect(fit.score).toBeNull();
+    expect(fit.spot).toBe(0);
+    expect(() => canonicalJson(budget)).not.toThrow();
   }, 120_000);
 
   it("moves nothing on a policy without a backdoor, nor does its control on either", async () => {

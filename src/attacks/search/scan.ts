@@ -128,9 +128,13 @@ export interface ScanFit {
   fitted: Set<string>;
   samples: number;
   queries: number;
-  /** Best score per spot after the scan (the refined spot's before refinement). */
-  spotScores: number[];
-  score: number;
+  /**
+   * Best score per spot after the scan (the refined spot's before refinement); null for a spot
+   * the budget did not reach (JSON has no -Infinity, and a report must still be written).
+   */
+  spotScores: (number | null)[];
+  /** The fitted patch's score; null when the budget scored no candidate at all. */
+  score: number | null;
   key: string;
 }
 
@@ -191,7 +195,9 @@ async function fitScan(
   const wanted = params.probes + (mode === "toward-hazard" ? 0 : 1 + palette.length);
   for (let k = 0; k < wanted; k++) probes.push(randomGrid(rng, params.cells));
   const left = () => params.fitQueries - queries;
-  const affordable = Math.min(probes.length, candidates(left() / spotCount));
+  // Never below zero: when the references alone spent the budget, a negative count would make
+  // the slice below take all but a few probes and overspend it.
+  const affordable = Math.max(0, Math.min(probes.length, candidates(left() / spotCount)));
   const spotScores: number[] = [];
   let best = { spot: 0, grid: probes[0] as Float64Array, value: Number.NEGATIVE_INFINITY };
   for (let spot = 0; spot < spotCount; spot++) {
@@ -239,11 +245,13 @@ async function fitScan(
     fitted,
     samples: views.length,
     queries,
-    spotScores,
-    score,
+    spotScores: spotScores.map(finiteOrNull),
+    score: finiteOrNull(score),
     key,
   };
 }
+
+const finiteOrNull = (v: number): number | null => (Number.isFinite(v) ? v : null);
 
 /** The scan for a policy, suite, params and mode: fitted at first use, then reused. */
 export function scanFit(
