@@ -6,6 +6,7 @@ import { trainTinyVlaFromDatasets } from "../offline/train-tiny-vla.js";
 import { SHIPPED_MODEL, TEXT_CONTEXT } from "../policies/tiny-vla/model.js";
 import { TEXT_UNITS_KINDS } from "../policies/tiny-vla/text-encoders.js";
 import type { TextUnitsKind } from "../policies/tiny-vla/text-units.js";
+import { EXIT } from "./exit.js";
 import { choice, integer, list, sceneRange } from "./parse.js";
 import { formatEta } from "./progress.js";
 
@@ -213,9 +214,31 @@ export function registerTrain(program: Command): void {
       // Off a terminal (nohup, CI) a line every tenth of each stage, with its stage, elapsed time
       // and ETA, keeps a log readable: loading a large set alone can take many minutes.
       const report = stageReporter((text) => process.stderr.write(`provael train: ${text}\n`));
+      // Ctrl-C or SIGTERM while training: finish the step in progress, skip what is left and
+      // write the weights as they are (hours of training are not thrown away); the manifest says
+      // where it stopped. While loading there is nothing to keep, and a second signal abandons.
+      const stop = new AbortController();
+      let stage: "load" | "train" | "locator" | "save" = "load";
+      const onSignal = () => {
+        line.stop();
+        if (stage !== "load") {
+          if (!stop.signal.aborted) {
+            process.stderr.write(
+              "provael: stopping: finishing this step, then writing the weights so far (signal again to abandon them)\n",
+            );
+            stop.abort();
+            return;
+          }
+        }
+        process.stderr.write(`interrupted: nothing written to ${flags.out}\n`);
+        process.exit(EXIT.interrupted);
+      };
+      process.on("SIGINT", onSignal);
+      process.on("SIGTERM", onSignal);
       let result: Awaited<ReturnType<typeof trainTinyVlaFromDatasets>>;
       try {
         result = await trainTinyVlaFromDatasets({
+          signal: stop.signal,
           data: flags.data,
           out: flags.out,
           seed: flags.seed,
@@ -242,13 +265,15 @@ export function registerTrain(program: Command): void {
           ...(flags.init ? { initFrom: flags.init } : {}),
           ...(flags.cache ? { cacheDir: flags.cache } : {}),
           clock: systemClock,
-          onStage: (stage, done, total, loss) => {
-            if (!tty && stage !== "save") report(stage, done, total, loss);
+          onStage: (now, done, total, loss) => {
+            // The locator's set loads after the actor trained: a stop then still keeps the actor.
+            if (!(stage !== "load" && now === "load")) stage = now;
+            if (!tty && now !== "save") report(now, done, total, loss);
             line.update(
-              stage === "load"
+              now === "load"
                 ? `loading episodes ${bar(done, total)} ${done}/${total}`
-                : stage === "train" || stage === "locator"
-                  ? `${stage === "train" ? "training" : "locator"} ${bar(done, total)} step ${done}/${total} | loss ${loss?.toFixed(4)}`
+                : now === "train" || now === "locator"
+                  ? `${now === "train" ? "training" : "locator"} ${bar(done, total)} step ${done}/${total} | loss ${loss?.toFixed(4)}`
                   : "saving",
               done === total,
             );
@@ -256,6 +281,8 @@ export function registerTrain(program: Command): void {
         });
       } finally {
         line.stop();
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
       }
       const summary = {
         out: flags.out,
@@ -264,7 +291,16 @@ export function registerTrain(program: Command): void {
         samples: result.samples,
         seconds: Math.round(result.seconds),
         final_loss: result.history[result.history.length - 1]?.loss ?? null,
+        ...(result.stopped ? { stopped: result.stopped } : {}),
       };
+      // Stopped early: the weights are written but are not what the recipe gives; the exit says so.
+      if (result.stopped) {
+        process.exitCode = EXIT.interrupted;
+        const { stage: at, step, of } = result.stopped;
+        process.stderr.write(
+          `interrupted: ${at} stopped at step ${step} of ${of}${at === "actor" ? "; the locator was not trained" : ""}. The weights are written as they were (manifest.json: training.stopped); they are not the trained model\n`,
+        );
+      }
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(summary)}\n`);
         return;

@@ -21,6 +21,7 @@ import { loadWeights } from "../policies/tiny-vla/weights.js";
 import { triggerRef } from "../suites/mujoco/trigger.js";
 import { stubSuite } from "../suites/stub.js";
 import { phrasingIds, phrasingNeeds, tabletopGoal } from "./grammar-phrasings.js";
+import { mergeLocator } from "./merge-locator.js";
 import { recordDemonstrations } from "./record.js";
 import { trainTinyVlaFromDatasets } from "./train-tiny-vla.js";
 
@@ -245,6 +246,24 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     };
     const first = await train("ctx", opts);
     expect((await train("ctx-again", opts)).digest).toBe(first.digest);
+    // The two stages in two trainings, joined: the same bytes (the locator never reads the actor).
+    await train("actor-only", { ...opts, locatorSteps: 1 });
+    await train("locator-only", { ...opts, steps: 1 });
+    const joined = mergeLocator(
+      join(root, "actor-only"),
+      join(root, "locator-only"),
+      join(root, "joined"),
+    );
+    expect(joined).toBe(first.digest);
+    // Not from a fine-tuned locator, nor across seeds.
+    await train("tuned", { ...opts, steps: 1, initFrom: join(root, "ctx") });
+    expect(() =>
+      mergeLocator(join(root, "actor-only"), join(root, "tuned"), join(root, "j2")),
+    ).toThrow(/not trained from scratch/);
+    await train("seed-1", { ...opts, steps: 1, seed: 1 });
+    expect(() =>
+      mergeLocator(join(root, "actor-only"), join(root, "seed-1"), join(root, "j3")),
+    ).toThrow(/different seeds/);
     const loaded = loadWeights(join(root, "ctx"));
     expect(loaded.config.textContext).toEqual({ hidden: 8, heads: 2 });
     expect(loaded.manifest.training).toMatchObject({
@@ -279,6 +298,35 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     expect(chunk.length).toBe(loaded.config.chunk * loaded.config.actionDim);
     expect(Array.from(chunk).every(Number.isFinite)).toBe(true);
     runtime.dispose();
+  });
+
+  it("stops at a signal after the step in progress, writes the weights then, and says where", async () => {
+    const { root, train } = setup();
+    const stop = new AbortController();
+    const r = await train("stopped", {
+      steps: 50,
+      logEvery: 5,
+      signal: stop.signal,
+      onStage: (stage: string, done: number) => {
+        if (stage === "train" && done >= 10) stop.abort();
+      },
+    });
+    expect(r.stopped).toEqual({ stage: "actor", step: 10, of: 50 });
+    expect(r.history.at(-1)?.step).toBe(10);
+    const m = loadWeights(join(root, "stopped")).manifest.training;
+    expect(m.stopped).toEqual({ stage: "actor", step: 10, of: 50 });
+    expect(m.locator).toBeUndefined();
+    // A stop in the locator stage keeps the whole actor.
+    const late = new AbortController();
+    const l = await train("late", {
+      locatorSteps: 200,
+      signal: late.signal,
+      onStage: (stage: string, done: number) => {
+        if (stage === "locator" && done >= 50) late.abort();
+      },
+    });
+    expect(l.stopped).toEqual({ stage: "locator", step: 50, of: 200 });
+    expect(l.history.at(-1)?.step).toBe(3);
   });
 
   it("leaves training without the grammar as it was, byte for byte", async () => {

@@ -107,6 +107,18 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
    * it is added to the initial model, its weights starting at zero.
    */
   locatorContext?: boolean;
+  /**
+   * Aborted: stop after the step in progress (actor or locator), skip what is left, and write
+   * the weights as they are then, the manifest saying where training stopped (`stopped`).
+   */
+  signal?: AbortSignal;
+}
+
+/** Where an interrupted training stopped; absent when it ran every step it was asked for. */
+export interface TrainingStop {
+  stage: "actor" | "locator";
+  step: number;
+  of: number;
 }
 
 export interface TrainFromDatasetsResult {
@@ -116,6 +128,7 @@ export interface TrainFromDatasetsResult {
   samples: number;
   history: LossRecord[];
   files: { weights: string; manifest: string; lossCurve: string; log: string };
+  stopped?: TrainingStop;
 }
 
 /**
@@ -412,8 +425,13 @@ export async function trainTinyVlaFromDatasets(
         }
       : {}),
     onProgress: (s, n, l) => o.onStage?.("train", s, n, l),
+    ...(o.signal ? { signal: o.signal } : {}),
   });
   let weights = result.weights;
+  let stopped: TrainingStop | undefined =
+    result.stepsDone < o.steps
+      ? { stage: "actor", step: result.stepsDone, of: o.steps }
+      : undefined;
   let locator:
     | {
         steps: number;
@@ -427,7 +445,7 @@ export async function trainTinyVlaFromDatasets(
   if (config.locator && o.locatorSteps === 0 && prev?.config.locator) {
     // The actor alone was fine-tuned; the locator's weights came over from the initial model.
     locator = { steps: 0, final_loss: null, samples: 0, fine_tuned: true };
-  } else if (config.locator) {
+  } else if (config.locator && !stopped) {
     // Second stage: the locator alone, on the first frame of every training scene (locator-data.ts).
     const steps = o.locatorSteps ?? 6000;
     const locatorSet = await buildLocatorSet(datasets, text, config, {
@@ -448,8 +466,11 @@ export async function trainTinyVlaFromDatasets(
           }
         : {}),
       onProgress: (s, n, l) => o.onStage?.("locator", s, n, l),
+      ...(o.signal ? { signal: o.signal } : {}),
     });
     weights = trained.weights;
+    if (trained.stepsDone < steps)
+      stopped = { stage: "locator", step: trained.stepsDone, of: steps };
     locator = {
       steps,
       final_loss: trained.history[trained.history.length - 1]?.loss ?? null,
@@ -489,6 +510,8 @@ export async function trainTinyVlaFromDatasets(
     final_loss: result.history[result.history.length - 1]?.loss ?? null,
     ...(locator ? { locator } : {}),
     ...(prev ? { init_from: prev.digest } : {}),
+    // Only for an interrupted training: these weights are not what the recipe gives.
+    ...(stopped ? { stopped } : {}),
   };
   const digest = saveWeights(o.out, { config, text, weights, training });
   const lossCurve = join(o.out, "loss-curve.svg");
@@ -529,5 +552,6 @@ export async function trainTinyVlaFromDatasets(
       lossCurve,
       log,
     },
+    ...(stopped ? { stopped } : {}),
   };
 }

@@ -3,6 +3,7 @@ import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLI, runCli } from "../support/cli.js";
+import { writeTabletopDemos } from "../support/tabletop-demos.js";
 import { tempDir } from "../support/tmp.js";
 
 const QUICK = [
@@ -293,4 +294,50 @@ describe("provael train --locator-steps 0", () => {
     expect(r.stderr).toContain("--init");
     expect(existsSync(out)).toBe(false);
   });
+});
+
+describe("provael train, interrupted", () => {
+  it("finishes the step in progress on Ctrl-C, writes the weights so far, and says where it stopped (exit 130)", async () => {
+    const root = tempDir();
+    const data = join(root, "demos");
+    // Cameras at the shipped model's size: the CLI trains the shipped shape.
+    writeTabletopDemos(data, [{ task: "kitchen_red_block", scene: 20 }], {
+      frames: 40,
+      size: 128,
+    });
+    const out = join(root, "w");
+    const child = spawn(
+      process.execPath,
+      [CLI, "train", "tiny-vla", "--data", data, "--out", out, "--steps", "100000"],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stderr = "";
+    let asked = false;
+    child.stderr.on("data", (d) => {
+      stderr += String(d);
+      // The first training progress line: the actor is past its first logged steps.
+      if (!asked && /provael train: training step \d+/.test(stderr)) {
+        asked = true;
+        child.kill("SIGINT");
+      }
+    });
+    const code = await new Promise<number | null>((r) => child.on("close", (c) => r(c)));
+    expect(asked, stderr).toBe(true);
+    expect(code, stderr).toBe(130);
+    const m =
+      /interrupted: actor stopped at step (\d+) of 100000; the locator was not trained/.exec(
+        stderr,
+      );
+    expect(m, stderr).not.toBeNull();
+    const step = Number((m as RegExpExecArray)[1]);
+    expect(step).toBeGreaterThan(0);
+    expect(step).toBeLessThan(100000);
+    const manifest = JSON.parse(readFileSync(join(out, "manifest.json"), "utf8"));
+    expect(manifest.training.stopped).toEqual({ stage: "actor", step, of: 100000 });
+    expect(manifest.training.locator).toBeUndefined();
+    const log = JSON.parse(readFileSync(join(out, "training-log.json"), "utf8"));
+    // The loss history ends at the step the weights are from.
+    expect(log.history.at(-1).step).toBe(step);
+    expect(existsSync(join(out, "weights.bin"))).toBe(true);
+  }, 180_000);
 });

@@ -96,7 +96,13 @@ export interface TrainOptions {
    */
   phrase?: (sample: number, rng: Rng) => ArrayLike<number>;
   onProgress?: (step: number, steps: number, loss: number) => void;
+  /** Aborted: stop after the step in progress and return the weights as they are then. */
+  signal?: AbortSignal;
 }
+
+/** Steps between chances for a signal handler to run (a step takes tens of milliseconds). */
+const YIELD_EVERY = 10;
+const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface LossRecord {
   step: number;
@@ -114,6 +120,8 @@ export interface TrainResult {
   history: LossRecord[];
   trainSamples: number;
   validationSamples: number;
+  /** Steps taken: `options.steps`, or fewer when the signal stopped training early. */
+  stepsDone: number;
 }
 
 /** The text layout of a set's id rows, checked against the network's bag width. */
@@ -342,7 +350,10 @@ export async function trainTinyVla(
     return sum / pick.length;
   };
 
+  let stepsDone = 0;
   for (let step = 1; step <= options.steps; step++) {
+    if (options.signal?.aborted) break;
+    stepsDone = step;
     const progress = (step - 1) / Math.max(1, options.steps - 1);
     (optimizer as unknown as { learningRate: number }).learningRate =
       lrEnd + 0.5 * (lr0 - lrEnd) * (1 + Math.cos(Math.PI * progress));
@@ -368,7 +379,10 @@ export async function trainTinyVla(
     accGrip += parts[1];
     accAux += parts[2];
     accN++;
-    if (step % logEvery === 0 || step === options.steps) {
+    // The loop is synchronous: let a signal handler run now and then, so a stop can be asked.
+    if (options.signal && step % YIELD_EVERY === 0) await yieldToEvents();
+    // Also log the last step before a stop, so the history ends where the weights are.
+    if (step % logEvery === 0 || step === options.steps || options.signal?.aborted) {
       const move = accMove / accN;
       const grip = accGrip / accN;
       const aux = accAux / accN;
@@ -398,7 +412,13 @@ export async function trainTinyVla(
   }
   optimizer.dispose();
   invScale.dispose();
-  return { weights, history, trainSamples: train.length, validationSamples: val.length };
+  return {
+    weights,
+    history,
+    trainSamples: train.length,
+    validationSamples: val.length,
+    stepsDone,
+  };
 }
 
 /**
@@ -432,6 +452,8 @@ export interface LocatorOptions {
    */
   fromWeights?: boolean;
   onProgress?: (step: number, total: number, loss: number) => void;
+  /** As `TrainOptions.signal`. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -480,7 +502,7 @@ export async function trainLocator(
   cfg: TinyVlaConfig,
   weights: Weights,
   options: LocatorOptions,
-): Promise<{ weights: Weights; history: { step: number; loss: number }[] }> {
+): Promise<{ weights: Weights; history: { step: number; loss: number }[]; stepsDone: number }> {
   const tf = await tfReady();
   const lc = locatorConfig(cfg);
   if (lc.imageSize !== set.size) {
@@ -518,7 +540,10 @@ export async function trainLocator(
   const history: { step: number; loss: number }[] = [];
   let acc = 0;
   let accN = 0;
+  let stepsDone = 0;
   for (let step = 1; step <= steps; step++) {
+    if (options.signal?.aborted) break;
+    stepsDone = step;
     const progress = (step - 1) / Math.max(1, steps - 1);
     (optimizer as unknown as { learningRate: number }).learningRate =
       lr0 * (0.05 + 0.95 * 0.5 * (1 + Math.cos(Math.PI * progress)));
@@ -563,7 +588,8 @@ export async function trainLocator(
     });
     acc += value;
     accN++;
-    if (step % (options.logEvery ?? 50) === 0 || step === steps) {
+    if (options.signal && step % YIELD_EVERY === 0) await yieldToEvents();
+    if (step % (options.logEvery ?? 50) === 0 || step === steps || options.signal?.aborted) {
       history.push({ step, loss: acc / accN });
       options.onProgress?.(step, steps, acc / accN);
       acc = 0;
@@ -576,5 +602,5 @@ export async function trainLocator(
     v.dispose();
   }
   optimizer.dispose();
-  return { weights: out, history };
+  return { weights: out, history, stepsDone };
 }

@@ -1,0 +1,45 @@
+/**
+ * Joins the actor of one tiny-vla training with the locator of another made from the same data,
+ * recipe and seed, so the two stages can train in two processes at once (the WASM backend uses
+ * one core each). A locator trained from scratch starts from its own seeded initialisation and
+ * never reads the actor's weights (`trainLocator`), so the joined weights are the bytes one
+ * training of both stages writes; the test beside this file holds that to account.
+ */
+import { isDeepStrictEqual } from "node:util";
+import type { Digest } from "../core/digest.js";
+import { ProvaelError } from "../core/errors.js";
+import { loadWeights, saveWeights } from "../policies/tiny-vla/weights.js";
+
+export function mergeLocator(actorDir: string, locatorDir: string, out: string): Digest {
+  const a = loadWeights(actorDir);
+  const b = loadWeights(locatorDir);
+  const refuse = (why: string, hint: string) => {
+    throw new ProvaelError("config/invalid", why, { details: { actorDir, locatorDir }, hint });
+  };
+  const same = "train both from the same data with the same options and seed";
+  if (!a.config.locator) refuse(`${actorDir} has no locator`, same);
+  if (!isDeepStrictEqual(a.config, b.config)) refuse("the two models' configurations differ", same);
+  if (!isDeepStrictEqual(a.text.toJson(), b.text.toJson()))
+    refuse("the two models read text with different units", same);
+  if (a.manifest.training.seed !== b.manifest.training.seed)
+    refuse("the two trainings used different seeds", same);
+  const locator = b.manifest.training.locator as { fine_tuned?: boolean } | undefined;
+  // A fine-tuned locator started from its own run's actor stage, so it is not independent.
+  if (!locator || locator.fine_tuned || b.manifest.training.stopped)
+    refuse(
+      `${locatorDir}'s locator was not trained from scratch to the end`,
+      "train the locator without --init and let it finish",
+    );
+  const weights = new Map(a.weights);
+  for (const [name, data] of b.weights) if (name.startsWith("locator.")) weights.set(name, data);
+  return saveWeights(out, {
+    config: a.config,
+    text: a.text,
+    weights,
+    training: {
+      ...a.manifest.training,
+      locator,
+      merged: { actor: a.digest, locator: b.digest },
+    },
+  });
+}
