@@ -17,4 +17,16 @@ describe("headline notes", () => {
     const note = headlineNotes(report).find((n) => n.startsWith("No matched control"));
     expect(note).toContain(`add the matched controls (${controls.join(", ")})`);
   });
+
+  it("gives an attack's own reason when it declares why no control of its own fits", async () => {
+    const report = await runStub(join(tempDir(), "run"), {
+      arms: ["none", "optimized_instruction_adaptive"],
+      seeds: 1,
+    });
+    const why = attacks.items.find((a) => a.id === "optimized_instruction_adaptive")?.noControl;
+    expect(why).toBeTruthy();
+    const note = headlineNotes(report).find((n) => n.startsWith("No matched control"));
+    expect(note).toContain(`for optimized_instruction_adaptive, ${why}`);
+    expect(note).not.toContain("no control is registered");
+  });
 });

@@ -50,6 +50,13 @@ export function headlineNotes(report: Report): string[] {
   if (bare.length > 0) {
     const registered = bare.filter((t) => attacks.items.some((c) => c.matches === t));
     const none = bare.filter((t) => !registered.includes(t));
+    // A treatment that declares why no control of its own fits (an adaptive attack: its base
+    // attack's control stands for it) says so, rather than looking merely unregistered.
+    const reasons = none.flatMap((t) => {
+      const why = attacks.items.find((a) => a.id === t)?.noControl?.trim();
+      return why ? [[t, why] as const] : [];
+    });
+    const unexplained = none.filter((t) => !reasons.some(([r]) => r === t));
     // Name the controls the rerun would add, not the treatments again.
     const controls = attacks.items
       .filter((c) => c.matches !== undefined && registered.includes(c.matches))
@@ -59,7 +66,8 @@ export function headlineNotes(report: Report): string[] {
         registered.length > 0
           ? `; rerun without --no-controls to add ${controls.length === 1 ? "its control" : "the matched controls"} (${controls.join(", ")})`
           : "",
-        none.length > 0 ? `; no control is registered for ${none.join(", ")}` : "",
+        ...reasons.map(([t, why]) => `; for ${t}, ${why}`),
+        unexplained.length > 0 ? `; no control is registered for ${unexplained.join(", ")}` : "",
       ].join("")}.`,
     );
   }
