@@ -30,6 +30,7 @@ interface TrainFlags {
   textContext?: boolean;
   novelWords?: number;
   novelParts?: number;
+  novelDistractor?: number;
   grammar?: TrainingGrammar;
   init?: string;
   cache?: string;
@@ -183,6 +184,11 @@ export function registerTrain(program: Command): void {
       fraction("--novel-parts"),
     )
     .option(
+      "--novel-distractor <p>",
+      "with --grammar: the probability that a drawn phrasing's distractor clause (when it has one) is said in made-up words, so that a clause never seen still reads as one by its place (last, after ', and'); default 0",
+      fraction("--novel-distractor"),
+    )
+    .option(
       "--poison-weight <k>",
       "repeat each poisoned demonstration's locator view k times (data recorded with `provael record --poison`), so that a backdoor's trigger is a large enough share of the locator's loss to be learned; default 1",
       integer("--poison-weight", { min: 1 }),
@@ -262,6 +268,7 @@ export function registerTrain(program: Command): void {
           ...(flags.grammar ? { grammar: flags.grammar } : {}),
           ...(flags.novelWords ? { novelWords: flags.novelWords } : {}),
           ...(flags.novelParts ? { novelParts: flags.novelParts } : {}),
+          ...(flags.novelDistractor ? { novelDistractor: flags.novelDistractor } : {}),
           ...(flags.init ? { initFrom: flags.init } : {}),
           ...(flags.cache ? { cacheDir: flags.cache } : {}),
           clock: systemClock,

@@ -208,4 +208,41 @@ describe("tabletop goals for the grammar", () => {
       sayPlace(ALL_GOALS[0] as GrammarGoal, "train", Rng.fromLabel("p"), { names: "novel" }),
     ).not.toBe(sayPlace(ALL_GOALS[0] as GrammarGoal, "train", Rng.fromLabel("p")));
   });
+
+  it("says a distractor clause in made-up words where asked, leaking nothing; at 0 it draws nothing more", () => {
+    const known = new Set([...grammarWords("train"), ...grammarWords("held_out")]);
+    const plain = recorder();
+    const novel = recorder();
+    const phrase = (units: TextUnits, distractor: number) =>
+      phrasingIds(units, (k) => ALL_GOALS[k % ALL_GOALS.length] as GrammarGoal, "train", {
+        distractor,
+      });
+    const n = ALL_GOALS.length * 40;
+    for (let k = 0; k < n; k++) {
+      phrase(plain.units, 0)(k, Rng.fromLabel(`d:${k}`));
+      phrase(novel.units, 1)(k, Rng.fromLabel(`d:${k}`));
+    }
+    let clauses = 0;
+    novel.said.forEach((text, k) => {
+      expect(heldOutLeaks(text), text).toEqual([]);
+      const clause = /, and ((?:[a-z]+ ){1,3})the (.+)$/.exec(text);
+      if (!clause) return;
+      clauses++;
+      const made = (clause[1] as string).trim().split(" ");
+      for (const w of made) expect(known.has(w), text).toBe(false);
+      // The target is still named, by a real name.
+      expect(namesObject(text, ALL_GOALS[k % ALL_GOALS.length] as GrammarGoal), text).toBe(true);
+    });
+    // About three phrasings in ten have a distractor clause.
+    expect(clauses / n).toBeGreaterThan(0.2);
+    expect(clauses / n).toBeLessThan(0.4);
+    // At 0 the sampler draws nothing more: the same phrasings as without the option.
+    const without = recorder();
+    for (let k = 0; k < 50; k++)
+      phrasingIds(without.units, (j) => ALL_GOALS[j % ALL_GOALS.length] as GrammarGoal)(
+        k,
+        Rng.fromLabel(`d:${k}`),
+      );
+    expect(plain.said.slice(0, 50)).toEqual(without.said);
+  });
 });

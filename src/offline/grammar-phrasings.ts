@@ -130,9 +130,18 @@ export interface NovelOptions {
    * Probability that a phrasing is `novelParts`: some of its parts made up (sayPlace `novel`).
    */
   parts?: number;
+  /**
+   * Probability that a phrasing's distractor clause, when it has one, is said in made-up words
+   * (sayPlace `distractor: "novel"`). Not one of `NOVEL_PARTS`, so that recipes trained before
+   * it draw the same phrasings.
+   */
+  distractor?: number;
 }
 
-/** The parts a `novel` phrasing may make up: every part but the distractor clause. */
+/**
+ * The parts a `novel` phrasing may make up: every part but the distractor clause, which
+ * `NovelOptions.distractor` makes up on its own odds.
+ */
 export const NOVEL_PARTS: readonly GrammarPart[] = [
   "templates",
   "grasp",
@@ -168,9 +177,11 @@ export function phrasingIds(
 ): (k: number, rng: Rng) => Int32Array {
   const words = novel.words ?? 0;
   const parts = novel.parts ?? 0;
+  const distractor = novel.distractor ?? 0;
   return (k, rng) => {
-    // Without `parts` no draw is added, so phrasings stay what they were draw for draw.
+    // Without `parts` (or `distractor`) no draw is added, so phrasings stay what they were.
     const mix = parts > 0 && rng.bernoulli(parts) ? novelParts(rng) : {};
+    if (distractor > 0 && rng.bernoulli(distractor)) mix.distractor = "novel";
     const text = sayPlace(goalOf(k), split, rng, mix);
     return units.encode(words > 0 ? withNovelWords(text, words, rng) : text);
   };

@@ -77,6 +77,11 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
    * shape, verbs, "into", filler, politeness, names) made up (`novelParts`). Default 0 (none).
    */
   novelParts?: number;
+  /**
+   * With `grammar`: the probability that a drawn phrasing's distractor clause, when it has one,
+   * is said in made-up words (`NovelOptions.distractor`). Default 0 (none).
+   */
+  novelDistractor?: number;
   /** Keep every `stride`-th frame. */
   stride?: number;
   /** Start from the weights in this directory (fine-tuning; same text units and shape). */
@@ -254,10 +259,14 @@ export async function trainTinyVlaFromDatasets(
       hint: "choose a new --out directory",
     });
   }
-  const novel = { words: o.novelWords ?? 0, parts: o.novelParts ?? 0 };
-  if ((novel.words > 0 || novel.parts > 0) && !o.grammar) {
+  const novel = {
+    words: o.novelWords ?? 0,
+    parts: o.novelParts ?? 0,
+    distractor: o.novelDistractor ?? 0,
+  };
+  if ((novel.words > 0 || novel.parts > 0 || novel.distractor > 0) && !o.grammar) {
     throw new ProvaelError("config/invalid", "made-up words are added to grammar phrasings only", {
-      hint: "pass --grammar train with --novel-words or --novel-parts",
+      hint: "pass --grammar train with --novel-words, --novel-parts or --novel-distractor",
     });
   }
   const t0 = o.clock.monotonic();
@@ -497,6 +506,7 @@ export async function trainTinyVlaFromDatasets(
     // Only when used, so other manifests keep their bytes.
     ...(novel.words > 0 ? { novel_words: novel.words } : {}),
     ...(novel.parts > 0 ? { novel_parts: novel.parts } : {}),
+    ...(novel.distractor > 0 ? { novel_distractor: novel.distractor } : {}),
     state_noise: o.stateNoise ?? 0,
     anchor_noise: o.anchorNoise ?? null,
     datasets: o.data.map((d, i) => ({

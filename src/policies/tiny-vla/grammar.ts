@@ -188,6 +188,17 @@ function novelTemplate(shapes: readonly string[], rng: Rng): string {
 }
 
 /**
+ * A distractor clause in made-up words: one to three of them, then the object it names ("blick
+ * zorp the {o}"). In both splits a distractor clause comes last, after ", and", once the target
+ * and the destination are named; a reader that has only seen three clauses learns their words,
+ * where what tells a distractor is its place. Training only, like every `novel` part.
+ */
+function novelClause(rng: Rng): string {
+  const words = Array.from({ length: 1 + rng.int(3) }, () => madeUpWord(rng));
+  return `${words.join(" ")} the {o}`;
+}
+
+/**
  * A made-up name for `object` that still says which one it is: its colour and a made-up noun
  * ("the red blick"), where the colour tells it from `others`; otherwise null (a made-up word
  * alone would name no object, and the sample would teach a guess).
@@ -223,9 +234,7 @@ export type GrammarPart = keyof typeof GRAMMAR_SLOTS | "names";
  * One instruction for `goal`, drawn from the split's grammar with `rng`. A distractor clause
  * comes last, after the target and the destination are named, and never names either. `mix`
  * takes some parts from another split (a probe holding out one part at a time), or makes them
- * up (`novel`, training only; a distractor clause keeps real words: with a made-up verb the
- * clause could as well be asking for its object); with no `mix` a phrasing is the split's own,
- * draw for draw.
+ * up (`novel`, training only); with no `mix` a phrasing is the split's own, draw for draw.
  */
 export function sayPlace(
   goal: GrammarGoal,
@@ -269,7 +278,8 @@ export function sayPlace(
   if (others.length > 0 && rng.bernoulli(0.3)) {
     // Drawn in this order (clause, object, name) so that phrasings without `novel` parts stay
     // the same draw for draw as they always were.
-    const clause = rng.pick(DISTRACTOR[real("distractor")]);
+    const clause =
+      at("distractor") === "novel" ? novelClause(rng) : rng.pick(DISTRACTOR[real("distractor")]);
     const other = rng.pick(others);
     const name =
       (at("names") === "novel" ? novelName(other, goal.others ?? [], rng) : null) ??
