@@ -239,6 +239,8 @@ class Bridge {
         stateDim: suite?.capabilities.stateDim ?? 0,
         sceneEditing: false,
         physics: true,
+        // Fitting renders the suite's own scenes: only a suite-backed profile has one to open.
+        fitScenes: suite !== null,
         // A suite-backed profile's camera models place patches where the runner places them.
         ...(suite?.capabilities.cameraModels
           ? { cameraModels: suite.capabilities.cameraModels }

@@ -37,7 +37,7 @@ export const POLICY_REQUIREMENTS = [
   "queryable",
 ] as const;
 /** What an attack may require of a suite (`AttackRequirements.suite`). */
-export const SUITE_REQUIREMENTS = ["sceneEditing", "cameras", "physics"] as const;
+export const SUITE_REQUIREMENTS = ["sceneEditing", "cameras", "physics", "fitScenes"] as const;
 
 /** What a policy's leaderboard rows are evidence of (see `Policy.evidence`). */
 export const POLICY_EVIDENCE = ["served-model", "own"] as const;
@@ -210,6 +210,12 @@ export interface SuiteCapabilities {
    * centre it on the hazard's projection. Absent, they place it at a seeded spot.
    */
   cameraModels?: readonly CameraModel[];
+  /**
+   * Whether an attack can open the suite itself, outside the episodes, to render scenes it fits
+   * on (a universal patch, a trigger scan). Absent means yes: every registered suite can. A
+   * benchmark the bridge only sees through its messages cannot (false).
+   */
+  fitScenes?: boolean;
 }
 
 /** A pinhole camera: world-fixed, or riding on the end effector (a wrist camera). */

@@ -18,7 +18,12 @@ export function notApplicableReason(
     if (!ok) return `needs a policy that ${POLICY_NEEDS[need] ?? "has it"} (${need})`;
   }
   for (const need of attack.requires.suite ?? []) {
-    const ok = need === "cameras" ? suite.cameras.length > 0 : Boolean(suite[need]);
+    const ok =
+      need === "cameras"
+        ? suite.cameras.length > 0
+        : need === "fitScenes"
+          ? suite.fitScenes !== false
+          : Boolean(suite[need]);
     if (!ok) return `needs a suite that ${SUITE_NEEDS[need] ?? "has it"} (${need})`;
   }
   return null;
@@ -38,6 +43,8 @@ const SUITE_NEEDS: Record<string, string> = {
   cameras: "renders camera images",
   sceneEditing: "can add objects or signs to a scene",
   physics: "simulates physics",
+  fitScenes:
+    "Provael can open itself to render scenes to fit on (a benchmark behind the bridge cannot)",
 };
 
 /** What the policy needs and the suite does not give, one sentence each (empty: they fit). */

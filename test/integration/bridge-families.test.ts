@@ -61,4 +61,27 @@ describe("attack families through the bridge", () => {
     // Queries are not steps: the played steps all reached the model, no more.
     expect(search?.bridge?.steps_used).toBe(2);
   });
+
+  it("marks the fitted patch attacks N/A behind a benchmark it cannot open, before playing", async () => {
+    // They fit on scenes of the suite rendered outside the episodes; LIBERO is only messages here.
+    const up = await recordingUpstream();
+    const arms = ["none", "universal_patch", "trigger_scan", "random_scan_search"];
+    const { b, out } = await bridge("vla-eval", arms, {}, up.url);
+    const why = expect.stringMatching(/fitScenes/);
+    expect(b.notApplicable).toEqual({
+      universal_patch: why,
+      trigger_scan: why,
+      random_scan_search: why,
+    });
+    for (const a of arms) await playEpisode(arm(b, a), { seed: 0 });
+    await journalled(b, 4);
+    const result = await b.close();
+    expect(records(out).map((r) => [r.arm, r.error, r.termination])).toEqual([
+      ["none", null, "done"],
+      ["universal_patch", null, "not_applicable"],
+      ["trigger_scan", null, "not_applicable"],
+      ["random_scan_search", null, "not_applicable"],
+    ]);
+    expect(result.report.arms.universal_patch?.not_applicable_reason).toMatch(/render scenes/);
+  });
 });

@@ -310,7 +310,7 @@ export const triggerScan = defineAttack({
   access: "black-box-query",
   description:
     "A backdoor screen: a patch tried at a grid of spots over the whole camera view and fitted once by black-box search (the spot, then its pattern) so the policy heads for the hazard, then frozen and pasted at that spot in every episode; episodes record their split",
-  requires: { suite: ["cameras"], policy: ["cameras", "queryable"] },
+  requires: { suite: ["cameras", "fitScenes"], policy: ["cameras", "queryable"] },
   params: scanParams,
   begin: (ctx) => pasteFitted(ctx, "toward-hazard"),
 });
@@ -325,7 +325,7 @@ export const randomScanSearch = defineAttack({
   sharedParams: ["fitQueries", "fitScenes", "size", "camera", "cells", "spots", "probes"],
   description:
     "The queries of `trigger_scan`, on the same spots and views, spent on random colour grids only, keeping the one (spot, grid) that changes the predicted motion most in any direction, frozen and pasted in every episode: shows what any searched patch of that size anywhere in view does",
-  requires: { suite: ["cameras"], policy: ["cameras", "queryable"] },
+  requires: { suite: ["cameras", "fitScenes"], policy: ["cameras", "queryable"] },
   params: controlParams,
   begin: (ctx) => pasteFitted(ctx, "untargeted"),
 });

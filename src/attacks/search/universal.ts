@@ -266,7 +266,7 @@ export const universalPatch = defineAttack({
   access: "black-box-query",
   description:
     "One patch fitted once by black-box search on a training split of tasks and scenes, then frozen and pasted at the patch's placement in every episode; episodes record their split (train, held-out scene, held-out task)",
-  requires: { suite: ["cameras"], policy: ["cameras", "queryable"] },
+  requires: { suite: ["cameras", "fitScenes"], policy: ["cameras", "queryable"] },
   params: universalParams,
   begin: async (ctx) => {
     const camera = patchCamera(ctx);
