@@ -10,6 +10,17 @@ import type { Digest } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { loadWeights, saveWeights } from "../policies/tiny-vla/weights.js";
 
+/** The manifest's training fields that say what both stages were trained on and how. */
+const RECIPE = [
+  "datasets",
+  "stride",
+  "text_units",
+  "grammar",
+  "novel_words",
+  "novel_parts",
+  "novel_distractor",
+] as const;
+
 export function mergeLocator(actorDir: string, locatorDir: string, out: string): Digest {
   const a = loadWeights(actorDir);
   const b = loadWeights(locatorDir);
@@ -23,6 +34,11 @@ export function mergeLocator(actorDir: string, locatorDir: string, out: string):
     refuse("the two models read text with different units", same);
   if (a.manifest.training.seed !== b.manifest.training.seed)
     refuse("the two trainings used different seeds", same);
+  // What the two stages read must be the same too, or OUT would be neither training's result.
+  const differ = RECIPE.filter(
+    (k) => !isDeepStrictEqual(a.manifest.training[k], b.manifest.training[k]),
+  );
+  if (differ.length > 0) refuse(`the two trainings' recipes differ in ${differ.join(", ")}`, same);
   const locator = b.manifest.training.locator as { fine_tuned?: boolean } | undefined;
   // A fine-tuned locator started from its own run's actor stage, so it is not independent.
   if (!locator || locator.fine_tuned || b.manifest.training.stopped)

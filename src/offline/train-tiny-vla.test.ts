@@ -264,6 +264,10 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     expect(() =>
       mergeLocator(join(root, "actor-only"), join(root, "seed-1"), join(root, "j3")),
     ).toThrow(/different seeds/);
+    await train("other-recipe", { ...opts, steps: 1, novelParts: 0.25 });
+    expect(() =>
+      mergeLocator(join(root, "actor-only"), join(root, "other-recipe"), join(root, "j4")),
+    ).toThrow(/recipes differ in novel_parts/);
     const loaded = loadWeights(join(root, "ctx"));
     expect(loaded.config.textContext).toEqual({ hidden: 8, heads: 2 });
     expect(loaded.manifest.training).toMatchObject({
