@@ -3,7 +3,7 @@
  * recipe and seed, so the two stages can train in two processes at once (the WASM backend uses
  * one core each). A locator trained from scratch starts from its own seeded initialisation and
  * never reads the actor's weights (`trainLocator`), so the joined weights are the bytes one
- * training of both stages writes; the test beside this file holds that to account.
+ * training of both stages writes (src/offline/train-tiny-vla.test.ts holds that to account).
  */
 import { isDeepStrictEqual } from "node:util";
 import type { Digest } from "../core/digest.js";
