@@ -280,7 +280,7 @@ export function registerTrain(program: Command): void {
               now === "load"
                 ? `loading episodes ${bar(done, total)} ${done}/${total}`
                 : now === "train" || now === "locator"
-                  ? `${now === "train" ? "training" : "locator"} ${bar(done, total)} step ${done}/${total} | loss ${loss?.toFixed(4)}`
+                  ? `${now === "train" ? "training" : "locator"} ${bar(done, total)} step ${done}/${total} | loss ${loss === undefined ? "—" : loss.toFixed(4)}`
                   : "saving",
               done === total,
             );

@@ -408,6 +408,8 @@ export async function trainTinyVlaFromDatasets(
   const episodeOf = built.set.episodeOf;
   const grammar = o.grammar;
   const t1 = o.clock.monotonic();
+  // Training starts now, not at its first logged step: a stop asked from here on keeps it.
+  o.onStage?.("train", 0, o.steps);
   const result = await trainTinyVla(built.set, config, {
     seed: o.seed,
     steps: o.steps,
