@@ -286,6 +286,14 @@ export function registerTrain(program: Command): void {
             );
           },
         });
+      } catch (e) {
+        // Stopped before the first step: nothing was written, and the exit says it was a stop.
+        if (stop.signal.aborted && e instanceof ProvaelError && e.code === "run/incomplete") {
+          process.stderr.write(`interrupted: nothing written to ${flags.out}\n`);
+          process.exitCode = EXIT.interrupted;
+          return;
+        }
+        throw e;
       } finally {
         line.stop();
         process.off("SIGINT", onSignal);

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { describe, expect, it, vi } from "vitest";
@@ -331,6 +331,13 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     });
     expect(l.stopped).toEqual({ stage: "locator", step: 50, of: 200 });
     expect(l.history.at(-1)?.step).toBe(3);
+    // Stopped before the first step: nothing to keep, nothing written.
+    const early = new AbortController();
+    early.abort();
+    await expect(train("early", { signal: early.signal })).rejects.toThrow(
+      /stopped before the first training step/,
+    );
+    expect(existsSync(join(root, "early", "manifest.json"))).toBe(false);
   });
 
   it("leaves training without the grammar as it was, byte for byte", async () => {

@@ -492,6 +492,18 @@ export async function trainTinyVlaFromDatasets(
       ...(fineTune ? { fine_tuned: true } : {}),
     };
   }
+  // Stopped before a single actor step: the weights are the initial ones, nothing to keep, and
+  // writing them would only block the next run's --out.
+  if (stopped?.stage === "actor" && stopped.step === 0) {
+    throw new ProvaelError(
+      "run/incomplete",
+      "stopped before the first training step: nothing written",
+      {
+        details: { out: o.out },
+        hint: "run the command again",
+      },
+    );
+  }
   const trainSeconds = (o.clock.monotonic() - t1) / 1000;
   o.onStage?.("save", 0, 1);
   const training = {
