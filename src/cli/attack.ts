@@ -40,6 +40,7 @@ import { EXIT } from "./exit.js";
 import { choice, integer, list } from "./parse.js";
 import { progressMode, progressReporter } from "./progress.js";
 import { addServedPolicyFlags, type ServedFlags, servedPolicyOptions } from "./serve-policy.js";
+import { stopOnSignal } from "./stop.js";
 import { textTable } from "./table.js";
 
 interface AttackFlags extends ServedFlags {
@@ -369,26 +370,16 @@ export function registerAttack(program: Command): void {
       );
       // Ctrl-C or SIGTERM: stop starting episodes, let those in flight finish and be journalled,
       // then say how to continue. A second signal abandons the ones in flight.
-      const stop = new AbortController();
       let saved = 0;
       let total = 0;
       const interrupted = () =>
         `interrupted: ${saved} of ${total} episodes saved in ${out}; continue with: ${resumeCommand(out)}\n`;
-      const onSignal = () => {
-        if (!stop.signal.aborted) {
-          bar.stop();
-          process.stderr.write(
-            "provael: stopping: finishing the episodes in flight (signal again to abandon them)\n",
-          );
-          stop.abort();
-          return;
-        }
-        bar.stop();
-        process.stderr.write(interrupted());
-        process.exit(EXIT.interrupted);
-      };
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
+      const stop = stopOnSignal({
+        quiet: () => bar.stop(),
+        stopping:
+          "provael: stopping: finishing the episodes in flight (signal again to abandon them)",
+        abandoned: interrupted,
+      });
       const runOptions: RunOptions = {
         plan,
         out,
@@ -431,8 +422,7 @@ export function registerAttack(program: Command): void {
         result = await runAttack(runOptions);
       } finally {
         bar.stop();
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
+        stop.release();
       }
       if (stop.signal.aborted && !result.report) {
         process.stderr.write(interrupted());

@@ -8,6 +8,7 @@ import { DEFAULT_TRIGGER, TRIGGERS, triggerRef } from "../suites/mujoco/trigger.
 import { EXIT } from "./exit.js";
 import { integer, sceneRange } from "./parse.js";
 import { progressMode, progressReporter } from "./progress.js";
+import { stopOnSignal } from "./stop.js";
 
 interface RecordFlags {
   suite: string;
@@ -160,21 +161,12 @@ export function registerRecord(program: Command): void {
       const t0 = systemClock.monotonic();
       // Ctrl-C or SIGTERM: finish the episode being played, then write the dataset with the
       // episodes kept so far (hours of rendering are not thrown away). A second signal abandons it.
-      const stop = new AbortController();
-      const onSignal = () => {
-        bar.stop();
-        if (!stop.signal.aborted) {
-          process.stderr.write(
-            "provael: stopping: finishing this episode, then writing the episodes kept so far (signal again to abandon them)\n",
-          );
-          stop.abort();
-          return;
-        }
-        process.stderr.write(`interrupted: nothing written to ${flags.out}\n`);
-        process.exit(EXIT.interrupted);
-      };
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
+      const stop = stopOnSignal({
+        quiet: () => bar.stop(),
+        stopping:
+          "provael: stopping: finishing this episode, then writing the episodes kept so far (signal again to abandon them)",
+        abandoned: () => `interrupted: nothing written to ${flags.out}\n`,
+      });
       let result: Awaited<ReturnType<typeof recordDemonstrations>>;
       try {
         result = await recordDemonstrations({
@@ -202,8 +194,7 @@ export function registerRecord(program: Command): void {
         });
       } finally {
         bar.stop();
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
+        stop.release();
       }
       const seconds = (systemClock.monotonic() - t0) / 1000;
       const summary = {

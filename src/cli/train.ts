@@ -9,6 +9,7 @@ import type { TextUnitsKind } from "../policies/tiny-vla/text-units.js";
 import { EXIT } from "./exit.js";
 import { choice, integer, list, sceneRange } from "./parse.js";
 import { formatEta } from "./progress.js";
+import { stopOnSignal } from "./stop.js";
 
 interface TrainFlags {
   data: string[];
@@ -223,24 +224,14 @@ export function registerTrain(program: Command): void {
       // Ctrl-C or SIGTERM while training: finish the step in progress, skip what is left and
       // write the weights as they are (hours of training are not thrown away); the manifest says
       // where it stopped. While loading there is nothing to keep, and a second signal abandons.
-      const stop = new AbortController();
       let stage: "load" | "train" | "locator" | "save" = "load";
-      const onSignal = () => {
-        line.stop();
-        if (stage !== "load") {
-          if (!stop.signal.aborted) {
-            process.stderr.write(
-              "provael: stopping: finishing this step, then writing the weights so far (signal again to abandon them)\n",
-            );
-            stop.abort();
-            return;
-          }
-        }
-        process.stderr.write(`interrupted: nothing written to ${flags.out}\n`);
-        process.exit(EXIT.interrupted);
-      };
-      process.on("SIGINT", onSignal);
-      process.on("SIGTERM", onSignal);
+      const stop = stopOnSignal({
+        quiet: () => line.stop(),
+        stopping:
+          "provael: stopping: finishing this step, then writing the weights so far (signal again to abandon them)",
+        abandoned: () => `interrupted: nothing written to ${flags.out}\n`,
+        canStop: () => stage !== "load",
+      });
       let result: Awaited<ReturnType<typeof trainTinyVlaFromDatasets>>;
       try {
         result = await trainTinyVlaFromDatasets({
@@ -296,8 +287,7 @@ export function registerTrain(program: Command): void {
         throw e;
       } finally {
         line.stop();
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
+        stop.release();
       }
       const summary = {
         out: flags.out,

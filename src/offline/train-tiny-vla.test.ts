@@ -306,29 +306,24 @@ describe("training tiny-vla on the grammar's phrasings", () => {
 
   it("stops at a signal after the step in progress, writes the weights then, and says where", async () => {
     const { root, train } = setup();
-    const stop = new AbortController();
-    const r = await train("stopped", {
-      steps: 50,
-      logEvery: 5,
-      signal: stop.signal,
-      onStage: (stage: string, done: number) => {
-        if (stage === "train" && done >= 10) stop.abort();
-      },
-    });
+    // A signal that fires once `stage` reports step `at` (as Ctrl-C would, mid-training).
+    const stopAt = (at: string, step: number) => {
+      const stop = new AbortController();
+      return {
+        signal: stop.signal,
+        onStage: (stage: string, done: number) => {
+          if (stage === at && done >= step) stop.abort();
+        },
+      };
+    };
+    const r = await train("stopped", { steps: 50, logEvery: 5, ...stopAt("train", 10) });
     expect(r.stopped).toEqual({ stage: "actor", step: 10, of: 50 });
     expect(r.history.at(-1)?.step).toBe(10);
     const m = loadWeights(join(root, "stopped")).manifest.training;
     expect(m.stopped).toEqual({ stage: "actor", step: 10, of: 50 });
     expect(m.locator).toBeUndefined();
     // A stop in the locator stage keeps the whole actor.
-    const late = new AbortController();
-    const l = await train("late", {
-      locatorSteps: 200,
-      signal: late.signal,
-      onStage: (stage: string, done: number) => {
-        if (stage === "locator" && done >= 50) late.abort();
-      },
-    });
+    const l = await train("late", { locatorSteps: 200, ...stopAt("locator", 50) });
     expect(l.stopped).toEqual({ stage: "locator", step: 50, of: 200 });
     expect(l.history.at(-1)?.step).toBe(3);
     // Stopped before the first step: nothing to keep, nothing written.
