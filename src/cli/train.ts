@@ -2,7 +2,11 @@ import type { Command } from "commander";
 import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
 import { TRAINING_GRAMMARS, type TrainingGrammar } from "../offline/grammar-phrasings.js";
-import { trainTinyVlaFromDatasets } from "../offline/train-tiny-vla.js";
+import {
+  ACTOR_TEXTS,
+  type ActorText,
+  trainTinyVlaFromDatasets,
+} from "../offline/train-tiny-vla.js";
 import { SHIPPED_MODEL, TEXT_CONTEXT } from "../policies/tiny-vla/model.js";
 import { TEXT_UNITS_KINDS } from "../policies/tiny-vla/text-encoders.js";
 import type { TextUnitsKind } from "../policies/tiny-vla/text-units.js";
@@ -33,6 +37,7 @@ interface TrainFlags {
   novelParts?: number;
   novelDistractor?: number;
   grammar?: TrainingGrammar;
+  actorText?: ActorText;
   init?: string;
   cache?: string;
   json?: boolean;
@@ -190,6 +195,11 @@ export function registerTrain(program: Command): void {
       fraction("--novel-distractor"),
     )
     .option(
+      "--actor-text <what>",
+      "with --grammar: what the actor's samples read: grammar (default: a drawn phrasing, as the locator's) or recorded (the demonstration's recorded instruction, so only the locator, which says where the named object is, learns the grammar)",
+      choice("--actor-text", ACTOR_TEXTS),
+    )
+    .option(
       "--poison-weight <k>",
       "repeat each poisoned demonstration's locator view k times (data recorded with `provael record --poison`), so that a backdoor's trigger is a large enough share of the locator's loss to be learned; default 1",
       integer("--poison-weight", { min: 1 }),
@@ -260,6 +270,7 @@ export function registerTrain(program: Command): void {
           ...(flags.novelWords ? { novelWords: flags.novelWords } : {}),
           ...(flags.novelParts ? { novelParts: flags.novelParts } : {}),
           ...(flags.novelDistractor ? { novelDistractor: flags.novelDistractor } : {}),
+          ...(flags.actorText ? { actorText: flags.actorText } : {}),
           ...(flags.init ? { initFrom: flags.init } : {}),
           ...(flags.cache ? { cacheDir: flags.cache } : {}),
           clock: systemClock,

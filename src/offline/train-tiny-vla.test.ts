@@ -235,6 +235,39 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     );
   });
 
+  it("keeps the recorded instructions for the actor when asked, the locator alone reading the grammar", async () => {
+    const { root, train } = setup();
+    const said = vi.mocked(sayPlace);
+    const opts = { grammar: "train", textUnits: "subword" };
+    const both = await train("both", opts);
+    said.mockClear();
+    const recorded = await train("recorded", { ...opts, actorText: "recorded" });
+    // Only the locator's 2 steps x 32 samples drew a phrasing; the actor's 3 x 8 read the data's.
+    expect(said.mock.calls.length).toBe(2 * 32);
+    expect(recorded.digest).not.toBe(both.digest);
+    const a = loadWeights(join(root, "both"));
+    const r = loadWeights(join(root, "recorded"));
+    expect(r.manifest.training).toMatchObject({ grammar: "train", actor_text: "recorded" });
+    expect(a.manifest.training).not.toHaveProperty("actor_text");
+    // The locator never reads the actor: its weights are the grammar training's, bit for bit,
+    // and only actor weights moved.
+    const moved = [...a.weights.keys()].filter(
+      (n) => !isDeepStrictEqual(a.weights.get(n), r.weights.get(n)),
+    );
+    expect(moved.length).toBeGreaterThan(0);
+    expect(moved.filter((n) => n.startsWith("locator."))).toEqual([]);
+    // So a locator trained with the actor on the grammar joins this actor (what the actor reads
+    // is the actor's own recipe), and the join is the one training's bytes.
+    await train("locator-only", { ...opts, steps: 1 });
+    expect(mergeLocator(join(root, "recorded"), join(root, "locator-only"), join(root, "j"))).toBe(
+      recorded.digest,
+    );
+    // Without the grammar every sample reads its recorded instruction: nothing to choose.
+    await expect(train("no-grammar", { actorText: "recorded" })).rejects.toThrow(
+      /what the actor reads is a choice only with a grammar/,
+    );
+  });
+
   it("trains a word-by-word reader (text context) that loads, localises and acts, reproducibly", async () => {
     const { root, train } = setup();
     const opts = {

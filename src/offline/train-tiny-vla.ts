@@ -48,6 +48,10 @@ import {
   saveTrainingSet,
 } from "./training-data.js";
 
+/** What the actor's training samples read when a grammar is given (`actorText`). */
+export type ActorText = "grammar" | "recorded";
+export const ACTOR_TEXTS: readonly ActorText[] = ["grammar", "recorded"];
+
 export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress" | "init"> {
   /** Dataset directories (same features). */
   data: string[];
@@ -82,6 +86,13 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
    * is said in made-up words (`NovelOptions.distractor`). Default 0 (none).
    */
   novelDistractor?: number;
+  /**
+   * With `grammar`: what the actor's samples read. "grammar" (the default) draws a phrasing for
+   * them as for the locator's; "recorded" keeps each demonstration's recorded instruction for the
+   * actor, so only the locator (which says where the named object is) learns the grammar. A
+   * diagnostic of whether varied phrasings cost the actor its task, and a recipe if they do.
+   */
+  actorText?: ActorText;
   /** Keep every `stride`-th frame. */
   stride?: number;
   /** Start from the weights in this directory (fine-tuning; same text units and shape). */
@@ -269,6 +280,13 @@ export async function trainTinyVlaFromDatasets(
       hint: "pass --grammar train with --novel-words, --novel-parts or --novel-distractor",
     });
   }
+  if (o.actorText && !o.grammar) {
+    throw new ProvaelError(
+      "config/invalid",
+      "what the actor reads is a choice only with a grammar: without one it reads the recorded instructions",
+      { hint: "pass --grammar train with --actor-text, or leave --actor-text out" },
+    );
+  }
   const t0 = o.clock.monotonic();
   // Fine-tuning keeps the original text units, vocabulary and normalisation so the weights stay
   // meaningful.
@@ -425,7 +443,7 @@ export async function trainTinyVlaFromDatasets(
     ...(o.validation === undefined ? {} : { validation: o.validation }),
     ...(o.logEvery === undefined ? {} : { logEvery: o.logEvery }),
     ...(init ? { init } : {}),
-    ...(grammar && goals
+    ...(grammar && goals && o.actorText !== "recorded"
       ? {
           phrase: phrasingIds(
             text,
@@ -517,6 +535,8 @@ export async function trainTinyVlaFromDatasets(
     text_units: text.kind,
     // Absent when training read the recorded instructions, so those manifests keep their bytes.
     ...(grammar ? { grammar } : {}),
+    // Only when the actor kept the recorded instructions, so other manifests keep their bytes.
+    ...(o.actorText === "recorded" ? { actor_text: "recorded" } : {}),
     // Only when used, so other manifests keep their bytes.
     ...(novel.words > 0 ? { novel_words: novel.words } : {}),
     ...(novel.parts > 0 ? { novel_parts: novel.parts } : {}),
