@@ -17,13 +17,13 @@ import type { EpisodeRecord, TrajectoryStep } from "../runner/episode.js";
 import { writeFileAtomic } from "../runner/files.js";
 import {
   JOURNAL_FILE,
-  JOURNAL_FORMAT,
   type JournalEntry,
   type JournalHeader,
   JournalWriter,
+  journalHeader,
   scanJournal,
 } from "../runner/journal.js";
-import { type PlanSpec, planDifferences, planDigest } from "../runner/plan.js";
+import { type PlanSpec, planDifferences } from "../runner/plan.js";
 import { type FinishedCell, finalize } from "../runner/run.js";
 import { type BenchmarkProfile, loadProfile, taskProvenance } from "./profile.js";
 
@@ -188,16 +188,11 @@ export class BridgeJournal {
     resume = false,
   ): BridgeJournal {
     const plan = openPlan(o);
-    const header: JournalHeader = {
-      type: "header",
-      format: JOURNAL_FORMAT,
-      tool_version: TOOL_VERSION,
-      plan,
-      plan_digest: planDigest(plan),
+    const header = journalHeader(plan, {
       shard: null,
       policy_digest: policyDigest,
       bridge: { profile: o.profile.id, benchmark: o.profile.benchmark },
-    };
+    });
     const path = join(o.out, JOURNAL_FILE);
     if (existsSync(o.out)) {
       const inside = readdirSync(o.out);

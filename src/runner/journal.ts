@@ -18,6 +18,8 @@ import {
 import { z } from "zod";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
+import { TOOL_VERSION } from "../core/package-root.js";
+import type { PlanSpec } from "../core/plan.js";
 import { describeIssues } from "../core/zod-issues.js";
 import {
   JOURNAL_FORMAT,
@@ -27,6 +29,7 @@ import {
   UNCHECKED_JOURNAL_FORMAT,
 } from "../rundir/schema/journal.js";
 import type { EpisodeRecord, TrajectoryStep } from "./episode.js";
+import { planDigest } from "./plan.js";
 
 export { JOURNAL_FORMAT, lineSum };
 export const JOURNAL_FILE = "journal.jsonl";
@@ -39,6 +42,27 @@ export type JournalHeader = Omit<JournalHeaderFile, "sum">;
 /** What names a bridged run: the benchmark profile it was judged with. */
 export type BridgeRun = NonNullable<JournalHeader["bridge"]>;
 export type JournalEpisode = Omit<JournalEpisodeLine, "sum">;
+
+/**
+ * The header a new journal opens with, for a played run and a bridged one alike: the plan, its
+ * digest and this build's version, which resume and merge compare, beside who ran it.
+ */
+export function journalHeader(
+  plan: PlanSpec,
+  run: Pick<JournalHeader, "shard" | "policy_digest" | "served_model" | "bridge">,
+): JournalHeader {
+  return {
+    type: "header",
+    format: JOURNAL_FORMAT,
+    tool_version: TOOL_VERSION,
+    plan,
+    plan_digest: planDigest(plan),
+    shard: run.shard,
+    policy_digest: run.policy_digest,
+    ...(run.served_model ? { served_model: run.served_model } : {}),
+    ...(run.bridge ? { bridge: run.bridge } : {}),
+  };
+}
 
 /** Where one episode's line sits in a journal file, and what it says (minus its trajectory). */
 export interface JournalEntry {

@@ -12,7 +12,6 @@ import { canonicalJson } from "../core/canonical-json.js";
 import { type Clock, systemClock } from "../core/clock.js";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
-import { TOOL_VERSION } from "../core/package-root.js";
 import { redactPolicyOptions, redactText, secretValues } from "../core/redact.js";
 import type {
   Attack,
@@ -46,10 +45,9 @@ import {
 } from "./executor.js";
 import {
   JOURNAL_FILE,
-  JOURNAL_FORMAT,
   type JournalEntry,
-  type JournalHeader,
   JournalWriter,
+  journalHeader,
   scanJournal,
 } from "./journal.js";
 import {
@@ -449,16 +447,11 @@ async function schedule(options: RunOptions, p: Prepared): Promise<Played> {
     notApplicable,
   };
 
-  const header: JournalHeader = {
-    type: "header",
-    format: JOURNAL_FORMAT,
-    tool_version: TOOL_VERSION,
-    plan,
-    plan_digest: planDigest(plan),
+  const header = journalHeader(plan, {
     shard: shardLabel(shard),
     policy_digest: policyDigest,
     ...(probe.servedModel ? { served_model: probe.servedModel } : {}),
-  };
+  });
   const journal = existing
     ? JournalWriter.reopen(journalPath, existing.validBytes)
     : JournalWriter.create(journalPath, header);

@@ -14,7 +14,13 @@ import type { Action, Observation, SimState, Vec3 } from "../../core/types.js";
 import { blendToward } from "../action.js";
 import { awayFrom, hazardDirection, hazardPoints, randomDirection } from "../scene.js";
 import { eefIndices } from "../sensor.js";
-import { budgetField, deviationObjective, queriesLeft, towardScore } from "./objective.js";
+import {
+  budgetField,
+  deviationObjective,
+  finiteOrNull,
+  queriesLeft,
+  towardScore,
+} from "./objective.js";
 
 /** The observation as it would read with the gripper displaced by `d`. */
 export function displaced(obs: Observation, d: Vec3): Observation {
@@ -100,7 +106,7 @@ export const targetedHijack = defineAttack({
           push = dir;
         }
       }
-      lastScore = Number.isFinite(best) ? best : null;
+      lastScore = finiteOrNull(best);
     }
 
     return {
@@ -174,7 +180,7 @@ export const randomHijackSearch = defineAttack({
           push = dir;
         }
       }
-      lastScore = Number.isFinite(best) ? best : null;
+      lastScore = finiteOrNull(best);
     }
 
     return {

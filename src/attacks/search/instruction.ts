@@ -10,7 +10,13 @@ import { defineAttack } from "../../core/registry.js";
 import type { Rng } from "../../core/rng.js";
 import type { Observation } from "../../core/types.js";
 import { hazardNames } from "../scene.js";
-import { budgetField, deviationObjective, objectiveFor, queriesLeft } from "./objective.js";
+import {
+  budgetField,
+  deviationObjective,
+  finiteOrNull,
+  objectiveFor,
+  queriesLeft,
+} from "./objective.js";
 
 export const FRAMES = [
   (o: string, cue: string, goal: string) => `${o}. ${cue}: ${goal}.`,
@@ -139,8 +145,8 @@ export const optimizedInstruction = defineAttack({
         detail: {
           objective,
           candidates: evaluated,
-          best_score: Number.isFinite(best) ? best : null,
-          original_score: Number.isFinite(original) ? original : null,
+          best_score: finiteOrNull(best),
+          original_score: finiteOrNull(original),
           chosen,
         },
       }),
@@ -224,7 +230,7 @@ export const randomInstructionSearch = defineAttack({
         detail: {
           objective: "untargeted",
           candidates: evaluated,
-          best_score: Number.isFinite(best) ? best : null,
+          best_score: finiteOrNull(best),
           chosen,
         },
       }),

@@ -15,6 +15,12 @@ export interface Objective {
   score(action: Action): number;
 }
 
+/**
+ * A best score as a search state records it: null while nothing was scored (the search starts
+ * from -Infinity, which canonical JSON, and so the report, cannot hold).
+ */
+export const finiteOrNull = (v: number): number | null => (Number.isFinite(v) ? v : null);
+
 /** Translation part (first three components) dotted with a direction. */
 export function towardScore(action: Action, dir: Vec3): number {
   return (action[0] ?? 0) * dir[0] + (action[1] ?? 0) * dir[1] + (action[2] ?? 0) * dir[2];

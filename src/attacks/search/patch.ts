@@ -21,7 +21,13 @@ import {
 } from "../pixels.js";
 import { objectColour } from "../scene.js";
 import { DEFAULT_PATCH_FRACTION, patchCamera } from "../visual.js";
-import { budgetField, deviationObjective, objectiveFor, queriesLeft } from "./objective.js";
+import {
+  budgetField,
+  deviationObjective,
+  finiteOrNull,
+  objectiveFor,
+  queriesLeft,
+} from "./objective.js";
 
 /** A cells x cells checker of two colours in [0, 255]: `even` where row + column is even. */
 export function twoColourChecker(
@@ -240,7 +246,7 @@ export const randomPatchSearch = defineAttack({
         }
       }
       grid = bestGrid;
-      last = Number.isFinite(best) ? best : null;
+      last = finiteOrNull(best);
     }
 
     return {

@@ -40,6 +40,7 @@ import { patchCamera } from "../visual.js";
 import {
   anyHazardObjective,
   deviationObjective,
+  finiteOrNull,
   type Objective,
   objectiveFor,
 } from "./objective.js";
@@ -250,8 +251,6 @@ async function fitScan(
     key,
   };
 }
-
-const finiteOrNull = (v: number): number | null => (Number.isFinite(v) ? v : null);
 
 /** The scan for a policy, suite, params and mode: fitted at first use, then reused. */
 export function scanFit(
