@@ -89,6 +89,8 @@ export async function fitViews(
   attack: string,
 ): Promise<{
   views: FitView[];
+  /** The suite's tasks, every one (the training split is `trainTasks`). */
+  tasks: TaskSpec[];
   trainTasks: string[];
   fitted: Set<string>;
   query: (obs: Observation) => Action | Promise<Action>;
@@ -139,7 +141,7 @@ export async function fitViews(
   // locator. A reset makes each query localise afresh; the runner's reset follows as before.
   const first = views[0] as FitView;
   await policy.reset({ task: first.id, seed: 0, policySeed: 0 });
-  return { views, trainTasks, fitted, query };
+  return { views, tasks: all, trainTasks, fitted, query };
 }
 
 /** Which split an episode's scene is in, from its first frame (rendered once, here). */
@@ -163,11 +165,11 @@ async function fitPatch(
   const { params } = ctx;
   const {
     views,
+    tasks: all,
     trainTasks: train,
     fitted,
     query,
   } = await fitViews(ctx, camera, params.fitScenes, "universal_patch");
-  const all = suites.get(ctx.suite.id).tasks();
   const samples: { obs: Observation; region: PatchRegion; score: (a: Float32Array) => number }[] =
     [];
   for (const v of views) {
