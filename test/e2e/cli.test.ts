@@ -324,10 +324,9 @@ describe("provael train, interrupted", () => {
     const code = await new Promise<number | null>((r) => child.on("close", (c) => r(c)));
     expect(asked, stderr).toBe(true);
     expect(code, stderr).toBe(130);
-    const m =
-      /interrupted: actor stopped at step (\d+) of 1000; the locator was not trained/.exec(
-        stderr,
-      );
+    const m = /interrupted: actor stopped at step (\d+) of 1000; the locator was not trained/.exec(
+      stderr,
+    );
     expect(m, stderr).not.toBeNull();
     const step = Number((m as RegExpExecArray)[1]);
     expect(step).toBeGreaterThan(0);
