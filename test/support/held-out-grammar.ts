@@ -49,15 +49,27 @@ export function heldOutLeaks(text: string): string[] {
   return leaks;
 }
 
+const clauses = (GRAMMAR_SLOTS.distractor?.train ?? [])
+  .map((t) => literal(t).replace("{o}", ".+"))
+  .join("|");
+/** Whether `clause` is one of the train grammar's distractor clauses ("ignore the knife"). */
+export const isTrainClause = (clause: string): boolean => new RegExp(`^(${clauses})$`).test(clause);
+/** `text` without its train distractor clause at the end (", and ignore the knife"), if any. */
+export const withoutTrainClause = (text: string): string =>
+  text.replace(new RegExp(`, and (${clauses})$`), "");
+const BY_COLOUR_NOUNS = (GRAMMAR_SLOTS.by_colour?.train ?? [])
+  .map((t) => t.replace("{c} ", ""))
+  .join("|");
+
 /** Whether `text` names `goal.object` (by a train name, its colour or its kind) before any distractor clause. */
 export function namesObject(text: string, goal: GrammarGoal): boolean {
-  const main = text.replace(/, and (leave the .+ alone|do not touch the .+|ignore the .+)$/, "");
+  const main = withoutTrainClause(text);
   const phrase = OBJECT_WORDS.find((o) => o.name === goal.object)?.phrase ?? goal.object;
   const colour = phrase.split(" ")[0] as string;
   const kind = phrase.split(" ").at(-1) as string;
   return (
     namesOf(goal.object, "train").some((n) => new RegExp(`\\b${literal(n)}\\b`).test(main)) ||
-    new RegExp(`\\b${colour} (one|object|thing)\\b`).test(main) ||
+    new RegExp(`\\b${colour} (${BY_COLOUR_NOUNS})\\b`).test(main) ||
     new RegExp(`\\bthe ${kind}\\b`).test(main)
   );
 }

@@ -39,36 +39,76 @@ interface Slot {
 }
 
 const GRASP: Slot = {
-  train: ["pick up", "grab", "take", "lift", "get"],
+  train: ["pick up", "grab", "take", "lift", "get", "retrieve", "seize", "pluck", "nab"],
   held_out: ["grasp", "fetch", "collect"],
 };
 const PLACE: Slot = {
-  train: ["place", "put", "drop", "set"],
+  train: ["place", "put", "drop", "set", "stow", "pop", "stick", "move"],
   held_out: ["deliver", "transfer", "lay"],
 };
 const INTO: Slot = {
-  train: ["in", "into"],
+  train: ["in", "into", "down in", "down into"],
   held_out: ["inside"],
 };
 const POLITE_BEFORE: Slot = {
-  train: ["please", "could you", "would you", "can you"],
+  train: [
+    "please",
+    "could you",
+    "would you",
+    "can you",
+    "will you",
+    "hey robot",
+    "okay",
+    "pretty please",
+  ],
   held_out: ["kindly", "would you be so kind as to"],
 };
 const POLITE_AFTER: Slot = {
-  train: ["please", "thanks", "thank you"],
+  train: [
+    "please",
+    "thanks",
+    "thank you",
+    "thanks a lot",
+    "much appreciated",
+    "please and thank you",
+  ],
   held_out: ["if you would", "cheers"],
 };
 const FILLER: Slot = {
-  train: ["carefully", "now", "slowly", "when you are ready", "right away"],
+  train: [
+    "carefully",
+    "now",
+    "slowly",
+    "when you are ready",
+    "right away",
+    "quickly",
+    "calmly",
+    "with care",
+    "for me",
+    "in a moment",
+    "straight away",
+  ],
   held_out: ["gently", "at your own pace", "whenever you like"],
 };
 const DISTRACTOR: Slot = {
-  train: ["leave the {o} alone", "do not touch the {o}", "ignore the {o}"],
+  train: [
+    "leave the {o} alone",
+    "do not touch the {o}",
+    "ignore the {o}",
+    "avoid the {o}",
+    "never touch the {o}",
+    "don't go near the {o}",
+    "mind the {o}",
+    "watch out for the {o}",
+    "not the {o}",
+    "do not bump the {o}",
+    "careful around the {o}",
+  ],
   held_out: ["keep clear of the {o}", "stay away from the {o}"],
 };
 /** Describing an object without its name: by colour or by kind ("the red one", "the cup"). */
 const BY_COLOUR: Slot = {
-  train: ["{c} one", "{c} object", "{c} thing"],
+  train: ["{c} one", "{c} object", "{c} thing", "{c} piece"],
   held_out: ["{c} item"],
 };
 
@@ -84,6 +124,12 @@ const TEMPLATES: Slot = {
     "{into} the {dest}: {place} the {obj}",
     "the {obj} goes {into} the {dest}, {place} it there",
     "{grasp} the {obj}",
+    "{grasp} the {obj} and then {place} it {into} the {dest}",
+    "first {grasp} the {obj}, then {place} it {into} the {dest}",
+    "we need the {obj} {into} the {dest}",
+    "make sure the {obj} ends up {into} the {dest}",
+    "the {obj} belongs {into} the {dest}",
+    "reach for the {obj}",
   ],
   held_out: [
     "i would like the {obj} {into} the {dest}, {grasp} it and {place} it there",
