@@ -71,6 +71,13 @@ describe("tiny-vla instruction grammar", () => {
       sayPlace(goal("orange_cup"), "held_out", rng),
     ).filter((t) => words(t).some((w) => !trained.has(w))).length;
     expect(unseen).toBeGreaterThan(90);
+    // What the held-out split shares with training is pinned: object words and the few function
+    // words both need. Growing the train split must not teach a held-out word ("be", "to",
+    // "keep clear of"), or the held-out row would measure less than it says.
+    expect(grammarWords("held_out").filter((w) => trained.has(w))).toEqual([
+      ...["and", "away", "basket", "blue", "box", "glass", "green", "hand", "it", "keep", "mug"],
+      ...["purple", "red", "the", "there", "up", "would", "yellow", "you", "zone"],
+    ]);
   });
 
   it("holds out one part at a time when asked, and says the split's own phrasing otherwise", () => {
