@@ -235,11 +235,12 @@ export function registerTrain(program: Command): void {
       // write the weights as they are (hours of training are not thrown away); the manifest says
       // where it stopped. While loading there is nothing to keep, and a second signal abandons.
       let stage: "load" | "train" | "locator" | "save" = "load";
+      const nothingWritten = `interrupted: nothing written to ${flags.out}\n`;
       const stop = stopOnSignal({
         quiet: () => line.stop(),
         stopping:
           "provael: stopping: finishing this step, then writing the weights so far (signal again to abandon them)",
-        abandoned: () => `interrupted: nothing written to ${flags.out}\n`,
+        abandoned: () => nothingWritten,
         canStop: () => stage !== "load",
       });
       let result: Awaited<ReturnType<typeof trainTinyVlaFromDatasets>>;
@@ -291,7 +292,7 @@ export function registerTrain(program: Command): void {
       } catch (e) {
         // Stopped before the first step: nothing was written, and the exit says it was a stop.
         if (stop.signal.aborted && e instanceof ProvaelError && e.code === "run/incomplete") {
-          process.stderr.write(`interrupted: nothing written to ${flags.out}\n`);
+          process.stderr.write(nothingWritten);
           process.exitCode = EXIT.interrupted;
           return;
         }
