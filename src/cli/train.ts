@@ -10,6 +10,7 @@ import {
 import { SHIPPED_MODEL, TEXT_CONTEXT } from "../policies/tiny-vla/model.js";
 import { TEXT_UNITS_KINDS } from "../policies/tiny-vla/text-encoders.js";
 import type { TextUnitsKind } from "../policies/tiny-vla/text-units.js";
+import { TRAIN_DEFAULTS } from "../policies/tiny-vla/train.js";
 import { EXIT } from "./exit.js";
 import { choice, integer, list, sceneRange } from "./parse.js";
 import { formatEta } from "./progress.js";
@@ -139,8 +140,18 @@ export function registerTrain(program: Command): void {
       "also train the locator on these tabletop scenes of every task the data names (one first frame each, no episode needed), beside the demonstrations' own scenes; keep them inside the policy's declared training scenes",
       sceneRange("--locator-scenes"),
     )
-    .option("--batch <n>", "minibatch size", integer("--batch", { min: 1 }), 32)
-    .option("--lr <x>", "initial learning rate (cosine decay to a tenth)", fraction("--lr"), 2e-3)
+    .option(
+      "--batch <n>",
+      "minibatch size",
+      integer("--batch", { min: 1 }),
+      TRAIN_DEFAULTS.batchSize,
+    )
+    .option(
+      "--lr <x>",
+      "initial learning rate (cosine decay to a tenth)",
+      fraction("--lr"),
+      TRAIN_DEFAULTS.learningRate,
+    )
     .option("--stride <n>", "keep every n-th frame", integer("--stride", { min: 1 }), 1)
     .option(
       "--validation <f>",
@@ -152,13 +163,13 @@ export function registerTrain(program: Command): void {
       "--shift <px>",
       "random image shift augmentation in pixels",
       integer("--shift", { min: 0 }),
-      0,
+      TRAIN_DEFAULTS.shift,
     )
     .option(
       "--state-noise <f>",
       "Gaussian noise on the normalised state",
       fraction("--state-noise"),
-      0,
+      TRAIN_DEFAULTS.stateNoise,
     )
     .option(
       "--image-size <n>",

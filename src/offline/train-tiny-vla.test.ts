@@ -17,6 +17,7 @@ import { type GrammarGoal, sayPlace } from "../policies/tiny-vla/grammar.js";
 import { TinyVlaRuntime } from "../policies/tiny-vla/runtime.js";
 import { SubwordEncoder } from "../policies/tiny-vla/subword.js";
 import { DEFAULT_SUBWORD } from "../policies/tiny-vla/text-encoders.js";
+import { TRAIN_DEFAULTS } from "../policies/tiny-vla/train.js";
 import { loadWeights } from "../policies/tiny-vla/weights.js";
 import { triggerRef } from "../suites/mujoco/trigger.js";
 import { stubSuite } from "../suites/stub.js";
@@ -75,6 +76,13 @@ describe("training tiny-vla from demonstrations", () => {
     const words = JSON.parse(readFileSync(join(root, "words", "manifest.json"), "utf8"));
     expect(words.tokenizer.vocabulary).toContain("cup");
     expect(words.textUnits).toBeUndefined();
+    // The manifest says what the training ran with, defaults included (anchor noise was null).
+    expect(words.training).toMatchObject({
+      batch_size: 4,
+      learning_rate: TRAIN_DEFAULTS.learningRate,
+      word_dropout: TRAIN_DEFAULTS.wordDropout,
+      anchor_noise: TRAIN_DEFAULTS.anchorNoise,
+    });
 
     await train("subword", { textUnits: "subword" });
     const loaded = loadWeights(join(root, "subword"));

@@ -25,6 +25,7 @@ import { DEFAULT_SUBWORD } from "../policies/tiny-vla/text-encoders.js";
 import { encodeAll, type TextUnitsKind, unitsLayout } from "../policies/tiny-vla/text-units.js";
 import {
   type LossRecord,
+  TRAIN_DEFAULTS,
   type TrainOptions,
   trainLocator,
   trainTinyVla,
@@ -527,11 +528,11 @@ export async function trainTinyVlaFromDatasets(
   const training = {
     seed: o.seed,
     steps: o.steps,
-    batch_size: o.batchSize ?? 32,
-    learning_rate: o.learningRate ?? 2e-3,
+    batch_size: o.batchSize ?? TRAIN_DEFAULTS.batchSize,
+    learning_rate: o.learningRate ?? TRAIN_DEFAULTS.learningRate,
     stride: o.stride ?? 1,
-    shift: o.shift ?? 0,
-    word_dropout: o.wordDropout ?? 0.05,
+    shift: o.shift ?? TRAIN_DEFAULTS.shift,
+    word_dropout: o.wordDropout ?? TRAIN_DEFAULTS.wordDropout,
     text_units: text.kind,
     // Absent when training read the recorded instructions, so those manifests keep their bytes.
     ...(grammar ? { grammar } : {}),
@@ -541,8 +542,8 @@ export async function trainTinyVlaFromDatasets(
     ...(novel.words > 0 ? { novel_words: novel.words } : {}),
     ...(novel.parts > 0 ? { novel_parts: novel.parts } : {}),
     ...(novel.distractor > 0 ? { novel_distractor: novel.distractor } : {}),
-    state_noise: o.stateNoise ?? 0,
-    anchor_noise: o.anchorNoise ?? null,
+    state_noise: o.stateNoise ?? TRAIN_DEFAULTS.stateNoise,
+    anchor_noise: o.anchorNoise ?? TRAIN_DEFAULTS.anchorNoise,
     datasets: o.data.map((d, i) => ({
       digest: datasetDigest(d),
       episodes: datasets[i]?.episodes.length ?? 0,

@@ -56,6 +56,19 @@ export interface TrainingSet {
   anchor?: Float32Array;
 }
 
+/**
+ * What a training uses where its options say nothing. The manifest records the values a
+ * training ran with, so it reads them from here rather than from a copy.
+ */
+export const TRAIN_DEFAULTS = {
+  batchSize: 32,
+  learningRate: 2e-3,
+  shift: 0,
+  wordDropout: 0.05,
+  stateNoise: 0,
+  anchorNoise: 0.015,
+} as const;
+
 export interface TrainOptions {
   seed: number;
   steps: number;
@@ -252,18 +265,18 @@ export async function trainTinyVla(
 ): Promise<TrainResult> {
   const tf = await tfReady();
   if (set.count === 0) throw new ProvaelError("config/invalid", "the training set is empty");
-  const batchSize = options.batchSize ?? 32;
-  const lr0 = options.learningRate ?? 2e-3;
+  const batchSize = options.batchSize ?? TRAIN_DEFAULTS.batchSize;
+  const lr0 = options.learningRate ?? TRAIN_DEFAULTS.learningRate;
   const lrEnd = lr0 * (options.finalLearningRate ?? 0.1);
   const gripWeight = options.gripWeight ?? 0.5;
   const withAux = cfg.aux > 0 && set.aux !== undefined;
   const auxWeight = withAux ? (options.auxWeight ?? 1) : 0;
   const logEvery = options.logEvery ?? 50;
   const aug = {
-    shift: options.shift ?? 0,
-    wordDropout: options.wordDropout ?? 0.05,
-    stateNoise: options.stateNoise ?? 0,
-    anchorNoise: options.anchorNoise ?? 0.015,
+    shift: options.shift ?? TRAIN_DEFAULTS.shift,
+    wordDropout: options.wordDropout ?? TRAIN_DEFAULTS.wordDropout,
+    stateNoise: options.stateNoise ?? TRAIN_DEFAULTS.stateNoise,
+    anchorNoise: options.anchorNoise ?? TRAIN_DEFAULTS.anchorNoise,
   };
   const root = Rng.fromLabel(`tiny-vla:train:${options.seed}`);
   const layout = textLayoutOf(cfg, set.text);
