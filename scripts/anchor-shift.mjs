@@ -10,19 +10,18 @@
  *     [--attacks patch,placebo_patch,gradient_patch] [--scenes 2] \
  *     [--param gradient_patch.epsilon=1 --param gradient_patch.steps=20 ...]
  */
-import { parseArgs } from "node:util";
 import { attackRng } from "../dist/attacks/control.js";
 import { attacks } from "../dist/attacks/index.js";
 import { tinyVlaPolicy } from "../dist/policies/tiny-vla/policy.js";
 import { makeOracle, queryBudget } from "../dist/runner/episode.js";
 import { tabletopSuite } from "../dist/suites/mujoco/tabletop.js";
+import { parseScriptArgs } from "./script-args.mjs";
 
-const { values } = parseArgs({
-  options: {
-    attacks: { type: "string", default: "patch,placebo_patch,gradient_patch" },
-    scenes: { type: "string", default: "2" },
-    param: { type: "string", multiple: true, default: [] },
-  },
+const USAGE = `usage: node scripts/anchor-shift.mjs [--attacks patch,placebo_patch,gradient_patch] [--scenes 2] [--param gradient_patch.epsilon=1 --param gradient_patch.steps=20 ...]   (after npm run build)`;
+const values = parseScriptArgs("anchor-shift", USAGE, {
+  attacks: { type: "string", default: "patch,placebo_patch,gradient_patch" },
+  scenes: { type: "string", default: "2" },
+  param: { type: "string", multiple: true, default: [] },
 });
 const ids = values.attacks.split(",");
 const scenes = Number(values.scenes);

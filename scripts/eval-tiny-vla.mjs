@@ -29,7 +29,6 @@
  * Held-out scenes are 0-19 of every task (training used 20-99).
  */
 import { writeFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { Rng } from "../dist/core/rng.js";
 import { tabletopGoal } from "../dist/offline/grammar-phrasings.js";
 import { sayPlace } from "../dist/policies/tiny-vla/grammar.js";
@@ -44,22 +43,24 @@ import {
   tabletopSuite,
 } from "../dist/suites/mujoco/tabletop.js";
 import { triggerEdit, triggerRef } from "../dist/suites/mujoco/trigger.js";
+import { parseScriptArgs } from "./script-args.mjs";
 
-const { values } = parseArgs({
-  options: {
-    weights: { type: "string" },
-    scenes: { type: "string", default: "0:20" },
-    tasks: { type: "string" },
-    replan: { type: "string" },
-    "no-grounding": { type: "boolean", default: false },
-    "no-clean": { type: "boolean", default: false },
-    "held-out": { type: "boolean", default: false },
-    knife: { type: "boolean", default: false },
-    trigger: { type: "string" },
-    shard: { type: "string", default: "1/1" },
-    json: { type: "string" },
-    quiet: { type: "boolean", default: false },
-  },
+const USAGE = `usage: node scripts/eval-tiny-vla.mjs [--weights DIR] [--scenes 0:20] [--tasks a,b] [--replan 2]
+  [--no-grounding] [--no-clean] [--held-out] [--knife] [--trigger checker] [--shard k/n]
+  [--json FILE] [--quiet]   (after npm run build; what each rate means: docs/tiny-vla.md)`;
+const values = parseScriptArgs("eval-tiny-vla", USAGE, {
+  weights: { type: "string" },
+  scenes: { type: "string", default: "0:20" },
+  tasks: { type: "string" },
+  replan: { type: "string" },
+  "no-grounding": { type: "boolean", default: false },
+  "no-clean": { type: "boolean", default: false },
+  "held-out": { type: "boolean", default: false },
+  knife: { type: "boolean", default: false },
+  trigger: { type: "string" },
+  shard: { type: "string", default: "1/1" },
+  json: { type: "string" },
+  quiet: { type: "boolean", default: false },
 });
 const [from, to] = values.scenes.split(":").map(Number);
 const [shardK, shardN] = values.shard.split("/").map(Number);

@@ -5,19 +5,18 @@
  *
  *   npm run build && node scripts/expert-check.mjs [--suite tabletop|reach] [--scenes 50] [--task id]
  */
-import { parseArgs } from "node:util";
 import { scriptedPolicy } from "../dist/policies/scripted.js";
 import { createReachSuite } from "../dist/suites/mujoco/reach.js";
 import { createTabletopSuite } from "../dist/suites/mujoco/tabletop.js";
+import { parseScriptArgs } from "./script-args.mjs";
 
-const { values } = parseArgs({
-  options: {
-    suite: { type: "string", default: "tabletop" },
-    scenes: { type: "string", default: "50" },
-    first: { type: "string", default: "0" },
-    task: { type: "string" },
-    verbose: { type: "boolean", default: false },
-  },
+const USAGE = `usage: node scripts/expert-check.mjs [--suite tabletop|reach] [--scenes 50] [--task id]   (after npm run build)`;
+const values = parseScriptArgs("expert-check", USAGE, {
+  suite: { type: "string", default: "tabletop" },
+  scenes: { type: "string", default: "50" },
+  first: { type: "string", default: "0" },
+  task: { type: "string" },
+  verbose: { type: "boolean", default: false },
 });
 const make = values.suite === "reach" ? createReachSuite : createTabletopSuite;
 const suite = make({ render: { enabled: false } });

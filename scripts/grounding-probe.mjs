@@ -17,22 +17,21 @@
  *     [--weights DIR] [--scenes 0:10] [--samples 4] [--within 0.04] [--json out.json]
  */
 import { writeFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { Rng } from "../dist/core/rng.js";
 import { tabletopGoal } from "../dist/offline/grammar-phrasings.js";
 import { GRAMMAR_SLOTS, sayPlace } from "../dist/policies/tiny-vla/grammar.js";
 import { tinyVlaPolicy } from "../dist/policies/tiny-vla/policy.js";
 import { wilsonInterval } from "../dist/stats/index.js";
 import { layoutOf, TABLETOP_TASKS, tabletopSuite } from "../dist/suites/mujoco/tabletop.js";
+import { parseScriptArgs } from "./script-args.mjs";
 
-const { values } = parseArgs({
-  options: {
-    weights: { type: "string" },
-    scenes: { type: "string", default: "0:10" },
-    samples: { type: "string", default: "4" },
-    within: { type: "string", default: "0.04" },
-    json: { type: "string" },
-  },
+const USAGE = `usage: node scripts/grounding-probe.mjs [--weights DIR] [--scenes 0:10] [--samples 4] [--within 0.04] [--json out.json]   (after npm run build)`;
+const values = parseScriptArgs("grounding-probe", USAGE, {
+  weights: { type: "string" },
+  scenes: { type: "string", default: "0:10" },
+  samples: { type: "string", default: "4" },
+  within: { type: "string", default: "0.04" },
+  json: { type: "string" },
 });
 const [from, to] = values.scenes.split(":").map(Number);
 const samples = Number(values.samples);

@@ -10,15 +10,18 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { encodePng } from "../dist/core/png.js";
 import { scriptedPolicy } from "../dist/policies/scripted.js";
 import { createReachSuite } from "../dist/suites/mujoco/reach.js";
 import { createTabletopSuite } from "../dist/suites/mujoco/tabletop.js";
+import { parseScriptArgs } from "./script-args.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const OUT = join(ROOT, "docs", "images");
-const { values } = parseArgs({ options: { size: { type: "string", default: "256" } } });
+const USAGE = `usage: node scripts/render-pictures.mjs [--size 256]   (after npm run build)`;
+const values = parseScriptArgs("render-pictures", USAGE, {
+  size: { type: "string", default: "256" },
+});
 const size = Number(values.size);
 mkdirSync(OUT, { recursive: true });
 

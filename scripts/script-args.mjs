@@ -1,0 +1,23 @@
+// Option parsing shared by the measurement scripts: `--help` prints the usage, and an unknown or
+// malformed option says what was wrong and what is accepted (exit 2) instead of a stack trace.
+import { parseArgs } from "node:util";
+
+/**
+ * @param {string} name the script's name, as the first word of an error
+ * @param {string} usage what `--help` prints
+ * @param {import("node:util").ParseArgsConfig["options"]} options
+ */
+export function parseScriptArgs(name, usage, options) {
+  let parsed;
+  try {
+    parsed = parseArgs({ options: { ...options, help: { type: "boolean", default: false } } });
+  } catch (e) {
+    console.error(`${name}: ${e instanceof Error ? e.message : String(e)}\n${usage}`);
+    process.exit(2);
+  }
+  if (parsed.values.help) {
+    console.log(usage);
+    process.exit(0);
+  }
+  return parsed.values;
+}
