@@ -5,7 +5,7 @@
  * one where the glass vase hides nothing from the agent view), the kitchen scene with the gripper
  * at its grasp (tabletop-grasp-*.png) and a reach scene (reach-scene0-*.png).
  *
- *   npm run build && node scripts/render-pictures.mjs [--size 256]
+ *   npm run build && node scripts/render-pictures.mjs --help   # its options
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -18,7 +18,7 @@ import { parseScriptArgs } from "./script-args.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const OUT = join(ROOT, "docs", "images");
-const USAGE = `usage: node scripts/render-pictures.mjs [--size 256]   (after npm run build)`;
+const USAGE = `usage: node scripts/render-pictures.mjs [--size 256]`;
 const values = parseScriptArgs("render-pictures", USAGE, {
   size: { type: "string", default: "256" },
 });

@@ -2,6 +2,9 @@
 // malformed option says what was wrong and what is accepted (exit 2) instead of a stack trace.
 import { parseArgs } from "node:util";
 
+/** Every script reads the compiled library, said once here rather than in each usage. */
+const AFTER_BUILD = "\n(run `npm run build` first: the scripts read dist/)";
+
 /**
  * @param {string} name the script's name, as the first word of an error
  * @param {string} usage what `--help` prints
@@ -12,11 +15,11 @@ export function parseScriptArgs(name, usage, options) {
   try {
     parsed = parseArgs({ options: { ...options, help: { type: "boolean", default: false } } });
   } catch (e) {
-    console.error(`${name}: ${e instanceof Error ? e.message : String(e)}\n${usage}`);
+    console.error(`${name}: ${e instanceof Error ? e.message : String(e)}\n${usage}${AFTER_BUILD}`);
     process.exit(2);
   }
   if (parsed.values.help) {
-    console.log(usage);
+    console.log(`${usage}${AFTER_BUILD}`);
     process.exit(0);
   }
   return parsed.values;

@@ -152,7 +152,12 @@ export function registerTrain(program: Command): void {
       fraction("--lr"),
       TRAIN_DEFAULTS.learningRate,
     )
-    .option("--stride <n>", "keep every n-th frame", integer("--stride", { min: 1 }), 1)
+    .option(
+      "--stride <n>",
+      "keep every n-th frame",
+      integer("--stride", { min: 1 }),
+      TRAIN_DEFAULTS.stride,
+    )
     .option(
       "--validation <f>",
       "fraction of episodes held out for a validation loss",

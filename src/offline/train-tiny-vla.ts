@@ -339,7 +339,7 @@ export async function trainTinyVlaFromDatasets(
     ...(needs && !subword ? { vocabulary: needs.words } : {}),
     cameras: probe.cameras,
     stateFeatures: probe.stateFeatures,
-    stride: o.stride ?? 1,
+    stride: o.stride ?? TRAIN_DEFAULTS.stride,
     // Only when chosen, so the cache keys of word-unit sets stay what they were.
     ...(subword ? { subword } : {}),
   };
@@ -530,7 +530,7 @@ export async function trainTinyVlaFromDatasets(
     steps: o.steps,
     batch_size: o.batchSize ?? TRAIN_DEFAULTS.batchSize,
     learning_rate: o.learningRate ?? TRAIN_DEFAULTS.learningRate,
-    stride: o.stride ?? 1,
+    stride: o.stride ?? TRAIN_DEFAULTS.stride,
     shift: o.shift ?? TRAIN_DEFAULTS.shift,
     word_dropout: o.wordDropout ?? TRAIN_DEFAULTS.wordDropout,
     text_units: text.kind,

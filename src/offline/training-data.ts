@@ -26,7 +26,7 @@ import {
   unitsLayout,
 } from "../policies/tiny-vla/text-units.js";
 import type { TokenizerJson } from "../policies/tiny-vla/tokenizer.js";
-import type { TrainingSet } from "../policies/tiny-vla/train.js";
+import { TRAIN_DEFAULTS, type TrainingSet } from "../policies/tiny-vla/train.js";
 import type { Dataset, EpisodeMeta } from "./lerobot.js";
 
 export interface BuildOptions {
@@ -134,7 +134,7 @@ export async function buildTrainingSet(
       }
     }
   }
-  const stride = Math.max(1, options.stride ?? 1);
+  const stride = Math.max(1, options.stride ?? TRAIN_DEFAULTS.stride);
   const jobs = datasets.flatMap((ds, d) =>
     (options.episodes?.[d] ?? ds.episodes.map((e) => e.episodeIndex)).map((e) => ({ ds, e })),
   );

@@ -63,6 +63,8 @@ export interface TrainingSet {
 export const TRAIN_DEFAULTS = {
   batchSize: 32,
   learningRate: 2e-3,
+  /** Every `stride`-th frame of each episode becomes a sample (offline/training-data.ts). */
+  stride: 1,
   shift: 0,
   wordDropout: 0.05,
   stateNoise: 0,
