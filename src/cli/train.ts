@@ -28,6 +28,7 @@ interface TrainFlags {
   shift: number;
   stateNoise: number;
   locatorSteps: number;
+  locatorSeed?: number;
   locatorScenes?: [number, number];
   poisonWeight?: number;
   locatorContext?: boolean;
@@ -134,6 +135,11 @@ export function registerTrain(program: Command): void {
       "Adam steps for the object locator, trained after the network; 0 with --init keeps the initial model's locator as it is (a fine-tune of the actor alone)",
       integer("--locator-steps", { min: 0 }),
       6000,
+    )
+    .option(
+      "--locator-seed <n>",
+      "seed of the locator stage alone (default: --seed); the manifest records it when it differs",
+      integer("--locator-seed", { min: 0 }),
     )
     .option(
       "--locator-scenes <from:to>",
@@ -275,6 +281,7 @@ export function registerTrain(program: Command): void {
           stateNoise: flags.stateNoise,
           locatorSteps: flags.locatorSteps,
           ...(flags.locatorScenes ? { locatorScenes: flags.locatorScenes } : {}),
+          ...(flags.locatorSeed !== undefined ? { locatorSeed: flags.locatorSeed } : {}),
           ...(flags.poisonWeight ? { poisonWeight: flags.poisonWeight } : {}),
           ...(flags.locatorContext ? { locatorContext: true } : {}),
           model: {

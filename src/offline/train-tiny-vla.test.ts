@@ -305,6 +305,24 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     expect(() =>
       mergeLocator(join(root, "actor-only"), join(root, "seed-1"), join(root, "j3")),
     ).toThrow(/different seeds/);
+    // A locator of its own seed joins the actor of the run's seed: the bytes of one command
+    // with --locator-seed, which keeps the actor and changes the locator only.
+    const both = await train("loc-seed", { ...opts, locatorSeed: 3 });
+    expect(both.digest).not.toBe(first.digest);
+    await train("locator-seed-3", { ...opts, steps: 1, locatorSeed: 3 });
+    expect(
+      mergeLocator(join(root, "actor-only"), join(root, "locator-seed-3"), join(root, "j5")),
+    ).toBe(both.digest);
+    const split = (dir: string, locator: boolean) =>
+      [...loadWeights(join(root, dir)).weights]
+        .filter(([name]) => name.startsWith("locator.") === locator)
+        .map(([name, w]) => [name, Array.from(w)]);
+    expect(split("loc-seed", false)).toEqual(split("ctx", false));
+    expect(split("loc-seed", true)).not.toEqual(split("ctx", true));
+    expect(loadWeights(join(root, "loc-seed")).manifest.training.locator).toMatchObject({
+      seed: 3,
+    });
+    expect(loadWeights(join(root, "ctx")).manifest.training.locator).not.toHaveProperty("seed");
     await train("other-recipe", { ...opts, steps: 1, novelParts: 0.25 });
     expect(() =>
       mergeLocator(join(root, "actor-only"), join(root, "other-recipe"), join(root, "j4")),

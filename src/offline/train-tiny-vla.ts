@@ -117,6 +117,12 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
    * scenes the demonstrations were recorded in (a locator sample is the scene's first frame).
    */
   locatorScenes?: readonly [number, number];
+  /**
+   * Seed of the locator stage alone (default `seed`): its initialisation and batches. The
+   * locator's held-out accuracy varies more between seeds than the actor's, so a recipe may pick
+   * it by a validation probe without retraining the actor.
+   */
+  locatorSeed?: number;
   /** Repeat each poisoned locator view this many times (default 1; locator-data.ts says why). */
   poisonWeight?: number;
   /**
@@ -486,7 +492,7 @@ export async function trainTinyVlaFromDatasets(
     // A fine-tune starts from the initial model's locator, at a fifth of the from-scratch rate.
     const fineTune = prev?.config.locator !== undefined;
     const trained = await trainLocator(locatorSet, config, weights, {
-      seed: o.seed,
+      seed: o.locatorSeed ?? o.seed,
       steps,
       learningRate: fineTune ? 1e-3 : 5e-3,
       ...(fineTune ? { fromWeights: true } : {}),
@@ -507,6 +513,7 @@ export async function trainTinyVlaFromDatasets(
       samples: locatorSet.count,
       // Only when asked for, so other manifests keep their bytes.
       ...(o.locatorScenes ? { scenes: [...o.locatorScenes] } : {}),
+      ...(o.locatorSeed !== undefined && o.locatorSeed !== o.seed ? { seed: o.locatorSeed } : {}),
       ...(o.poisonWeight && o.poisonWeight !== 1 ? { poison_weight: o.poisonWeight } : {}),
       ...(fineTune ? { fine_tuned: true } : {}),
     };
