@@ -1,5 +1,5 @@
 import pngjs from "pngjs";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { decodePng, encodePng, pngHeader } from "./png.js";
 import type { Image } from "./types.js";
 
@@ -69,3 +69,63 @@ describe("encodePng without pngjs's PNG object", () => {
     }
   });
 });
+
+describe("decodePng's direct path", () => {
+  // What pngjs alone makes of the bytes: the reference the direct path must equal.
+  function viaPngjs(bytes: Uint8Array, channels: number): Image {
+    const png = pngjs.PNG.sync.read(Buffer.from(bytes));
+    const data = new Uint8Array(png.width * png.height * channels);
+    for (let i = 0; i < png.width * png.height; i++)
+      for (let k = 0; k < channels; k++) data[i * channels + k] = png.data[4 * i + k] as number;
+    return { width: png.width, height: png.height, channels, data };
+  }
+  function rgba(width: number, height: number): pngjs.PNG {
+    const png = new pngjs.PNG({ width, height });
+    for (let i = 0; i < png.data.length; i++) png.data[i] = (i * 53 + (i >> 5) * 7) & 255;
+    return png;
+  }
+
+  it("decodes what pngjs decodes, for every colour type, filter and channel count", () => {
+    for (const colorType of [0, 2, 4, 6] as const) {
+      for (const filterType of [-1, 0, 1, 2, 3, 4] as const) {
+        const bytes = pngjs.PNG.sync.write(rgba(23, 9), { colorType, filterType });
+        for (const channels of [1, 3, 4]) {
+          expect(decodePng(bytes, channels)).toEqual(viaPngjs(bytes, channels));
+        }
+      }
+    }
+  });
+
+  it("takes 8-bit files itself and hands pngjs the rest (16-bit here), with the same result", () => {
+    const read = vi.spyOn(pngjs.PNG.sync, "read");
+    decodePng(encodePng(image(4, 4, 3)), 3);
+    expect(read).not.toHaveBeenCalled();
+    const deep = pngjs.PNG.sync.write(rgba(8, 8), { colorType: 2, bitDepth: 16 });
+    expect(decodePng(deep, 3)).toEqual(viaPngjs(deep, 3));
+    expect(read).toHaveBeenCalledTimes(2); // once by decodePng, once by the reference
+    read.mockRestore();
+  });
+
+  it("throws on a broken chunk checksum, a short image and a cut file", () => {
+    const good = encodePng(image(12, 6, 3));
+    const flipped = Uint8Array.from(good);
+    flipped[20] = (flipped[20] as number) ^ 1; // inside IHDR: its checksum no longer holds
+    expect(() => decodePng(flipped)).toThrow(/checksum/);
+    expect(() => decodePng(good.subarray(0, good.length - 20))).toThrow();
+    // A header that promises more rows than the data holds.
+    const taller = Uint8Array.from(good);
+    new DataView(taller.buffer).setUint32(20, 7);
+    const crc = crc32Of(taller.subarray(12, 29));
+    new DataView(taller.buffer).setUint32(29, crc);
+    expect(() => decodePng(taller)).toThrow(/short/);
+  });
+});
+
+function crc32Of(bytes: Uint8Array): number {
+  let c = 0xffffffff;
+  for (const b of bytes) {
+    c ^= b;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  }
+  return (c ^ 0xffffffff) >>> 0;
+}

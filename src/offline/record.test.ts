@@ -65,6 +65,34 @@ describe("recording demonstrations", () => {
     expect(built.text.unknown("cup")).toEqual([]);
     expect(built.stats.actionScale.every((s) => s >= 0.05)).toBe(true);
 
+    // Every other frame (only those decoded): the stride-1 set's samples at even frame offsets
+    // of each episode, images, states and action chunks alike.
+    const strided = await buildTrainingSet([ds], {
+      imageSize: 4,
+      chunk: 4,
+      maxTokens: 8,
+      cameras: ["agentview"],
+      stateFeatures: "raw",
+      stride: 2,
+    });
+    const keep: number[] = [];
+    let at = 0;
+    for (const e of ds.episodes) {
+      for (let t = 0; t < e.length; t += 2) keep.push(at + t);
+      at += e.length;
+    }
+    expect(strided.set.count).toBe(keep.length);
+    const rowsOf = (a: ArrayLike<number>, width: number, rows: number[]) =>
+      rows.flatMap((r) => Array.from({ length: width }, (_, k) => a[r * width + k]));
+    const px = 4 * 4 * 3;
+    expect(Array.from(strided.set.images[0] ?? [])).toEqual(
+      rowsOf(built.set.images[0] ?? [], px, keep),
+    );
+    expect(Array.from(strided.set.state)).toEqual(
+      rowsOf(built.set.state, built.set.state.length / built.set.count, keep),
+    );
+    expect(Array.from(strided.set.targets)).toEqual(rowsOf(built.set.targets, 4 * A, keep));
+
     // Subword units: rows of maxWords x perWord ids, and the cache keeps which units they are.
     const subword = { buckets: 256, minN: 3, maxN: 5, maxWords: 6, perWord: 8 };
     const sub = await buildTrainingSet([ds], {

@@ -165,7 +165,13 @@ export async function buildTrainingSet(
   const actions: Float32Array[] = [];
   let n = 0;
   for (const [done, { ds, e }] of jobs.entries()) {
+    const length = ds.episodes[e]?.length ?? 0;
     const ep = await ds.episode(e, {
+      // Only the frames a sample is taken from are decoded (every stride-th); the others give
+      // their actions to the chunks.
+      ...(stride > 1
+        ? { frames: Array.from({ length: Math.ceil(length / stride) }, (_, k) => k * stride) }
+        : {}),
       mapImage: (_cam: string, img: Image): Image => ({
         width: S,
         height: S,
