@@ -3,7 +3,7 @@
  * one encoder and one decoder over pngjs, between PNG bytes and our HWC `Image`. Decoding takes
  * a direct path for the PNGs Provael and most encoders write (8-bit grey, RGB or RGBA, not
  * interlaced, no palette or transparency chunk): zlib's native inflate and one pass of
- * unfiltering into the channels asked for, 2-3 times pngjs's speed (training reads a few hundred
+ * unfiltering into the channels asked for, about twice pngjs's speed (training reads a few hundred
  * thousand recorded frames); every other PNG goes through pngjs.
  */
 import * as zlib from "node:zlib";
@@ -187,7 +187,7 @@ function unfilter(raw: Uint8Array, height: number, stride: number, bpp: number):
     const src = y * (stride + 1) + 1;
     const row = y * stride;
     const up = row - stride;
-    const first = y > 0;
+    const hasUp = y > 0;
     if (filter === 0) {
       out.set(raw.subarray(src, src + stride), row);
     } else if (filter === 1) {
@@ -195,17 +195,17 @@ function unfilter(raw: Uint8Array, height: number, stride: number, bpp: number):
       for (let x = bpp; x < stride; x++)
         out[row + x] = ((raw[src + x] as number) + (out[row + x - bpp] as number)) & 0xff;
     } else if (filter === 2) {
-      if (!first) out.set(raw.subarray(src, src + stride), row);
+      if (!hasUp) out.set(raw.subarray(src, src + stride), row);
       else
         for (let x = 0; x < stride; x++)
           out[row + x] = ((raw[src + x] as number) + (out[up + x] as number)) & 0xff;
     } else if (filter === 3) {
       for (let x = 0; x < stride; x++) {
         const a = x >= bpp ? (out[row + x - bpp] as number) : 0;
-        const b = first ? (out[up + x] as number) : 0;
+        const b = hasUp ? (out[up + x] as number) : 0;
         out[row + x] = ((raw[src + x] as number) + ((a + b) >> 1)) & 0xff;
       }
-    } else if (filter === 4 && !first) {
+    } else if (filter === 4 && !hasUp) {
       // Above and upper-left are zero on the first row: Paeth picks the byte to the left.
       for (let x = 0; x < bpp; x++) out[row + x] = raw[src + x] as number;
       for (let x = bpp; x < stride; x++)
