@@ -106,6 +106,28 @@ describe("decodePng's direct path", () => {
     read.mockRestore();
   });
 
+  it("leaves a file with two headers to pngjs", () => {
+    const good = encodePng(image(6, 4, 3));
+    // Signature (8) and IHDR (25 bytes with length, type and checksum), then the header again.
+    const twice = Buffer.concat([good.subarray(0, 33), good.subarray(8, 33), good.subarray(33)]);
+    const read = vi.spyOn(pngjs.PNG.sync, "read");
+    let ours: unknown;
+    try {
+      ours = decodePng(twice);
+    } catch (e) {
+      ours = e;
+    }
+    expect(read).toHaveBeenCalledTimes(1);
+    read.mockRestore();
+    let theirs: unknown;
+    try {
+      theirs = viaPngjs(twice, 3);
+    } catch (e) {
+      theirs = e;
+    }
+    expect(ours).toEqual(theirs);
+  });
+
   it("throws on a broken chunk checksum, a short image and a cut file", () => {
     const good = encodePng(image(12, 6, 3));
     const flipped = Uint8Array.from(good);

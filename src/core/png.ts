@@ -136,6 +136,8 @@ function decodeDirect(bytes: Uint8Array, channels: number): Image | undefined {
     if (crc32(bytes, at + 4, end) !== dv.getUint32(end)) throw new Error(`bad ${type} checksum`);
     const data = bytes.subarray(at + 8, end);
     if (type === "IHDR") {
+      // A second header, or image data before the first, is not a file to guess at.
+      if (samples !== 0 || idat.length > 0 || length !== 13) return undefined;
       const [depth, colour, , , interlace] = data.subarray(8, 13);
       width = dv.getUint32(at + 8);
       height = dv.getUint32(at + 12);
