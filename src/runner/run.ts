@@ -467,6 +467,10 @@ async function schedule(options: RunOptions, p: Prepared): Promise<Played> {
   options.onProgress?.(done.size, cells.length, 0);
   const lane = async (laneIndex: number, ex: Executor) => {
     for (;;) {
+      // Back to the event loop before each episode: an in-process episode (MuJoCo and tiny-vla)
+      // never waits on I/O, so without this a run of them never lets Ctrl-C or SIGTERM's
+      // handler run (or a timer fire) until the whole run is over.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       if (next >= limit || aborted || options.signal?.aborted) return;
       const cell: Cell | undefined = pending[next++];
       if (!cell) return;

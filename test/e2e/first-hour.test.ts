@@ -162,6 +162,42 @@ describe("a new user's first hour", () => {
     expect(read(out, "trajectories.jsonl")).toBe(read(join(dir, "whole"), "trajectories.jsonl"));
   }, 300_000);
 
+  it("SIGTERM stops the default run in one worker between episodes (it used to be ignored until the end)", async () => {
+    const out = join(tempDir(), "term");
+    // The default run (tiny-vla on tabletop, its attacks and controls), in this process's thread.
+    const child = spawn(
+      process.execPath,
+      [CLI, "attack", "--workers", "1", "--no-html", "--out", out],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stderr = "";
+    child.stderr.on("data", (d) => {
+      stderr += String(d);
+    });
+    const journal = join(out, "journal.jsonl");
+    await new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        // The header and one episode: the run is under way, in one process.
+        const lines = existsSync(journal) ? readFileSync(journal, "utf8").split("\n").length : 0;
+        if (lines > 2) {
+          clearInterval(timer);
+          child.kill("SIGTERM");
+          resolve();
+        }
+      }, 5);
+      child.on("exit", () => {
+        clearInterval(timer);
+        reject(new Error(`the run ended before it could be stopped: ${stderr}`));
+      });
+    });
+    const code = await new Promise<number | null>((r) => child.on("exit", (c) => r(c)));
+    expect(code, stderr).toBe(130);
+    expect(stderr).toContain("stopping: finishing the episodes in flight");
+    const m = /interrupted: (\d+) of 48 episodes saved/.exec(stderr);
+    expect(m, stderr).not.toBeNull();
+    expect(Number((m as RegExpExecArray)[1])).toBeLessThan(48);
+  }, 180_000);
+
   it("an N/A arm carries its reason in report.json, the table, report.md and report.html", () => {
     const out = join(tempDir(), "run");
     const r = runCli([
