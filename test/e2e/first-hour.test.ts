@@ -122,29 +122,7 @@ describe("a new user's first hour", () => {
     const whole = runCli([...args, "--out", join(dir, "whole")]);
     expect(whole.code, whole.stderr).toBe(0);
     const out = join(dir, "stopped");
-    const child = spawn(process.execPath, [CLI, ...args, "--out", out], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.on("data", (d) => {
-      stderr += String(d);
-    });
-    const journal = join(out, "journal.jsonl");
-    await new Promise<void>((resolve, reject) => {
-      const timer = setInterval(() => {
-        const lines = existsSync(journal) ? readFileSync(journal, "utf8").split("\n").length : 0;
-        if (lines > 30) {
-          clearInterval(timer);
-          child.kill("SIGINT");
-          resolve();
-        }
-      }, 5);
-      child.on("exit", () => {
-        clearInterval(timer);
-        reject(new Error("the run ended before it could be interrupted"));
-      });
-    });
-    const code = await new Promise<number | null>((r) => child.on("exit", (c) => r(c)));
+    const { code, stderr } = await stopAfter([...args, "--out", out], out, 30, "SIGINT");
     expect(code).toBe(130);
     const m = /interrupted: (\d+) of 1620 episodes saved in (\S+); continue with: (.*)\n/.exec(
       stderr,
@@ -164,33 +142,14 @@ describe("a new user's first hour", () => {
 
   it("SIGTERM stops the default run in one worker between episodes (it used to be ignored until the end)", async () => {
     const out = join(tempDir(), "term");
-    // The default run (tiny-vla on tabletop, its attacks and controls), in this process's thread.
-    const child = spawn(
-      process.execPath,
-      [CLI, "attack", "--workers", "1", "--no-html", "--out", out],
-      { stdio: ["ignore", "pipe", "pipe"] },
+    // The default run (tiny-vla on tabletop, its attacks and controls), in this process's thread;
+    // the header and one episode journalled: the run is under way.
+    const { code, stderr } = await stopAfter(
+      ["attack", "--workers", "1", "--no-html", "--out", out],
+      out,
+      2,
+      "SIGTERM",
     );
-    let stderr = "";
-    child.stderr.on("data", (d) => {
-      stderr += String(d);
-    });
-    const journal = join(out, "journal.jsonl");
-    await new Promise<void>((resolve, reject) => {
-      const timer = setInterval(() => {
-        // The header and one episode: the run is under way, in one process.
-        const lines = existsSync(journal) ? readFileSync(journal, "utf8").split("\n").length : 0;
-        if (lines > 2) {
-          clearInterval(timer);
-          child.kill("SIGTERM");
-          resolve();
-        }
-      }, 5);
-      child.on("exit", () => {
-        clearInterval(timer);
-        reject(new Error(`the run ended before it could be stopped: ${stderr}`));
-      });
-    });
-    const code = await new Promise<number | null>((r) => child.on("exit", (c) => r(c)));
     expect(code, stderr).toBe(130);
     expect(stderr).toContain("stopping: finishing the episodes in flight");
     const m = /interrupted: (\d+) of 48 episodes saved/.exec(stderr);
@@ -356,3 +315,37 @@ describe("a new user's first hour", () => {
     expect(readdirSync(join(repo, "keys")).sort()).toEqual(["private.pem", "public.pem"]);
   }, 120_000);
 });
+
+/**
+ * Runs the CLI with `args`, sends `signal` once the journal in `out` has more than `lines`
+ * lines, and waits for the exit: its code and everything it wrote to stderr.
+ */
+async function stopAfter(
+  args: string[],
+  out: string,
+  lines: number,
+  signal: NodeJS.Signals,
+): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (d) => {
+    stderr += String(d);
+  });
+  const journal = join(out, "journal.jsonl");
+  await new Promise<void>((resolve, reject) => {
+    const timer = setInterval(() => {
+      const n = existsSync(journal) ? readFileSync(journal, "utf8").split("\n").length : 0;
+      if (n > lines) {
+        clearInterval(timer);
+        child.kill(signal);
+        resolve();
+      }
+    }, 5);
+    child.on("exit", () => {
+      clearInterval(timer);
+      reject(new Error(`the run ended before it could be stopped: ${stderr}`));
+    });
+  });
+  const code = await new Promise<number | null>((r) => child.on("exit", (c) => r(c)));
+  return { code, stderr };
+}
