@@ -162,7 +162,7 @@ function shippedTinyVla(id: string, dir: string, description: string) {
 export const tinyVlaPolicy = shippedTinyVla(
   "tiny-vla",
   SHIPPED_WEIGHTS_DIR,
-  "Our small vision-language-action model (TensorFlow.js WASM): patch embeddings of both cameras, FiLM by the instruction, spatial softmax, MLP head predicting 4-step chunks; weights shipped",
+  "Our small vision-language-action model (TensorFlow.js WASM): subword text read word by word, a locator that finds the named object (the knife included), patch embeddings of both cameras, FiLM by the instruction, MLP head predicting 4-step chunks; holds still once done; weights shipped",
 );
 
 /**
