@@ -68,17 +68,19 @@ export const RECIPES: Recipe[] = [
   {
     name: "quick",
     description:
-      "The default: baseline, controls and instruction attacks at 10 seeds. On tabletop with no --attacks or --tasks: one instruction, one visual and one action attack with their matched controls, 3 tasks, 2 seeds",
+      "The default: baseline, controls and instruction attacks at 10 seeds. On tabletop with no --attacks or --tasks: one instruction, one visual and one action attack with their matched controls, 3 tasks, 4 seeds",
     attacks: [...ALWAYS, "instruction"],
     seeds: 10,
     // Physics with two rendered cameras costs seconds per episode: a first look, not a verdict.
-    // One arm per family a newcomer should see side by side on tiny-vla: an instruction attack
-    // that does not move it, a patch beside its placebo, and an action-channel attack that does.
+    // One arm per family a newcomer should see side by side on tiny-vla, each beside its
+    // controls. 4 seeds (96 episodes, under 3 minutes on 2 cores) is the fewest at which the
+    // strongest of them, trajectory_hijack, can clear Holm across the three (6 discordant pairs
+    // all one way: one-sided p = 0.016, x3 = 0.047); at 2 seeds no arm could (docs/attacks-results.md).
     suites: {
       tabletop: {
         attacks: ["none", "goal_substitution", "patch", "trajectory_hijack"],
         tasks: QUICK_TABLETOP_TASKS,
-        seeds: 2,
+        seeds: 4,
       },
     },
   },
