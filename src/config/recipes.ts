@@ -68,19 +68,19 @@ export const RECIPES: Recipe[] = [
   {
     name: "quick",
     description:
-      "The default: baseline, controls and instruction attacks at 10 seeds. On tabletop with no --attacks or --tasks: one instruction, one visual and one action attack with their matched controls, 3 tasks, 4 seeds",
+      "The default: baseline, controls and instruction attacks at 10 seeds. On tabletop with no --attacks or --tasks: one instruction, one visual and one action attack with their matched controls, 3 tasks, 5 seeds",
     attacks: [...ALWAYS, "instruction"],
     seeds: 10,
     // Physics with two rendered cameras costs seconds per episode: a first look, not a verdict.
     // One arm per family a newcomer should see side by side on tiny-vla, each beside its
-    // controls. 4 seeds (96 episodes, under 3 minutes on 2 cores) is the fewest at which the
-    // strongest of them, trajectory_hijack, can clear Holm across the three (6 discordant pairs
-    // all one way: one-sided p = 0.016, x3 = 0.047); at 2 seeds no arm could (docs/attacks-results.md).
+    // controls. 5 seeds (120 episodes, about 130 s on 2 cores) is the fewest the report does not
+    // mark preliminary, and enough for the strongest arm to clear Holm across the three (at 2
+    // seeds 6 pairs could not: a 6:0 split is one-sided p = 0.016, x3 = 0.047).
     suites: {
       tabletop: {
         attacks: ["none", "goal_substitution", "patch", "trajectory_hijack"],
         tasks: QUICK_TABLETOP_TASKS,
-        seeds: 4,
+        seeds: 5,
       },
     },
   },

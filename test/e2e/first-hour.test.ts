@@ -152,9 +152,9 @@ describe("a new user's first hour", () => {
     );
     expect(code, stderr).toBe(130);
     expect(stderr).toContain("stopping: finishing the episodes in flight");
-    const m = /interrupted: (\d+) of 96 episodes saved/.exec(stderr);
+    const m = /interrupted: (\d+) of 120 episodes saved/.exec(stderr);
     expect(m, stderr).not.toBeNull();
-    expect(Number((m as RegExpExecArray)[1])).toBeLessThan(96);
+    expect(Number((m as RegExpExecArray)[1])).toBeLessThan(120);
   }, 180_000);
 
   it("an N/A arm carries its reason in report.json, the table, report.md and report.html", () => {
