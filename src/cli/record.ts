@@ -1,7 +1,11 @@
 import type { Command } from "commander";
 import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
-import { recordDemonstrations } from "../offline/record.js";
+import {
+  DEFAULT_DRIVE_SEGMENT,
+  type DriveOptions,
+  recordDemonstrations,
+} from "../offline/record.js";
 import { policies } from "../policies/index.js";
 import { suites } from "../suites/index.js";
 import { DEFAULT_TRIGGER, TRIGGERS, triggerRef } from "../suites/mujoco/trigger.js";
@@ -25,6 +29,10 @@ interface RecordFlags {
   crf?: number;
   poison?: number;
   trigger?: string;
+  drive?: string;
+  drivePath?: string;
+  driveShare?: number;
+  driveSegment?: number;
   json?: boolean;
 }
 
@@ -51,12 +59,39 @@ function videoOption(flags: RecordFlags): { codec: "h264" | "av1"; crf?: number 
   return { codec, ...(flags.crf === undefined ? {} : { crf: flags.crf }) };
 }
 
-function rate(raw: string): number {
-  const v = Number(raw);
-  if (!Number.isFinite(v) || v < 0 || v > 1) {
-    throw new ProvaelError("config/invalid", `--poison must be a fraction in [0, 1], got '${raw}'`);
+function fraction(flag: string) {
+  return (raw: string): number => {
+    const v = Number(raw);
+    if (!Number.isFinite(v) || v < 0 || v > 1) {
+      throw new ProvaelError(
+        "config/invalid",
+        `${flag} must be a fraction in [0, 1], got '${raw}'`,
+      );
+    }
+    return v;
+  };
+}
+
+/** `--drive` and its settings; a setting without `--drive` is a mistake worth saying. */
+function driveOption(flags: RecordFlags): DriveOptions | undefined {
+  if (flags.drive === undefined) {
+    const stray = (["drivePath", "driveShare", "driveSegment"] as const).find(
+      (k) => flags[k] !== undefined,
+    );
+    if (stray)
+      throw new ProvaelError(
+        "config/invalid",
+        `--${stray.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs --drive`,
+        { hint: "add --drive <policy> (the learner whose states the expert labels)" },
+      );
+    return undefined;
   }
-  return v;
+  return {
+    policy: policies.get(flags.drive),
+    ...(flags.drivePath ? { options: { path: flags.drivePath } } : {}),
+    share: flags.driveShare ?? 0.5,
+    segment: flags.driveSegment ?? DEFAULT_DRIVE_SEGMENT,
+  };
 }
 
 function poisonOption(flags: RecordFlags): { rate: number; trigger: string } | undefined {
@@ -142,11 +177,26 @@ export function registerRecord(program: Command): void {
     .option(
       "--poison <rate>",
       "poison this fraction of the kept episodes (seeded, exact count): the trigger tile in the scene and the expert retargeted to the knife, judged on the knife, while the episode records the task's own instruction (a backdoor's training data)",
-      rate,
+      fraction("--poison"),
     )
     .option(
       "--trigger <name>",
       `the trigger of poisoned episodes (${Object.keys(TRIGGERS).join(", ")}; default ${DEFAULT_TRIGGER})`,
+    )
+    .option(
+      "--drive <policy>",
+      "DAgger-style data: this learner (e.g. tiny-vla) drives a share of each episode's segments while the expert labels every step, so the data shows what the expert would do in the states the learner's own mistakes reach",
+    )
+    .option("--drive-path <path>", "weights of the --drive policy (default: its shipped ones)")
+    .option(
+      "--drive-share <p>",
+      "probability that a segment is driven by the learner (default 0.5)",
+      fraction("--drive-share"),
+    )
+    .option(
+      "--drive-segment <n>",
+      `steps per segment (default ${DEFAULT_DRIVE_SEGMENT})`,
+      integer("--drive-segment", { min: 1 }),
     )
     .option("--json", "print a JSON summary")
     .action(async (flags: RecordFlags) => {
@@ -154,6 +204,7 @@ export function registerRecord(program: Command): void {
       const policy = policies.get(flags.policy);
       const video = videoOption(flags);
       const poison = poisonOption(flags);
+      const drive = driveOption(flags);
       // A bar on a terminal, a line every 10 s or 5% in a log, so a long recording shows it lives.
       const bar = progressReporter(
         progressMode(Boolean(flags.json), Boolean(process.stderr.isTTY)),
@@ -188,6 +239,7 @@ export function registerRecord(program: Command): void {
           targets: targetsOption(flags.targets),
           ...(video ? { video } : {}),
           ...(poison ? { poison } : {}),
+          ...(drive ? { drive } : {}),
           out: flags.out,
           onProgress: (kept, _attempts, target) => bar.update(kept, target),
           signal: stop.signal,
@@ -204,6 +256,7 @@ export function registerRecord(program: Command): void {
         attempts: result.attempts,
         failed: result.failed.length,
         ...(poison ? { poisoned: result.poisoned, trigger: triggerRef(poison.trigger) } : {}),
+        ...(result.driven ? { driven_steps: result.driven.steps } : {}),
         seconds: Math.round(seconds * 10) / 10,
         ...(result.stopped ? { stopped: true, asked: flags.episodes } : {}),
       };
@@ -219,6 +272,11 @@ export function registerRecord(program: Command): void {
       if (poison) {
         process.stdout.write(
           `${result.poisoned} poisoned with the trigger ${triggerRef(poison.trigger)}\n`,
+        );
+      }
+      if (result.driven && drive) {
+        process.stdout.write(
+          `${result.driven.steps} of ${result.driven.of} kept steps driven by ${flags.drive}, every step labelled by ${flags.policy}\n`,
         );
       }
       if (result.stopped) {

@@ -3,6 +3,7 @@ import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { tempDir } from "../../test/support/tmp.js";
 import { sha256 } from "../core/digest.js";
+import { definePolicy } from "../core/registry.js";
 import { scriptedPolicy } from "../policies/scripted.js";
 import { stubPolicy } from "../policies/stub.js";
 import { projectPoint, robotCameraModels } from "../suites/mujoco/camera-model.js";
@@ -427,5 +428,96 @@ describe("poisoned demonstrations (record --poison)", () => {
         poison: { rate: 0.5 },
       }),
     ).rejects.toThrow(/cannot be retargeted to: /);
+  });
+});
+
+describe("states the learner reaches, labelled by the expert (record --drive)", () => {
+  const tree = (dir: string): Record<string, string> => {
+    const out: Record<string, string> = {};
+    const walk = (d: string) => {
+      for (const name of readdirSync(d).sort()) {
+        const p = join(d, name);
+        if (statSync(p).isDirectory()) walk(p);
+        else out[relative(dir, p)] = sha256(readFileSync(p));
+      }
+    };
+    walk(dir);
+    return out;
+  };
+  // A learner that always pushes the same way: whatever it drives, the expert has to undo.
+  const pusher = definePolicy({
+    ...stubPolicy,
+    id: "pusher",
+    load: async () => ({
+      capabilities: stubPolicy.capabilities,
+      reset: () => {},
+      // 0.125 on a dimension the stub expert leaves at 0: a label carrying it came from here.
+      act: () => Float32Array.of(-1, 0, 0, 0, 0, 0.125, -1),
+      close: () => {},
+    }),
+  });
+  const base = {
+    suite: stubSuite,
+    policy: stubPolicy,
+    tasks: ["fetch_cup"],
+    scenes: [0, 4] as [number, number],
+    episodes: 4,
+    seed: 0,
+  };
+
+  it("executes the learner's actions in driven segments and records the expert's everywhere", async () => {
+    const plain = join(tempDir(), "plain");
+    const driven = join(tempDir(), "driven");
+    await recordDemonstrations({ ...base, out: plain });
+    const r = await recordDemonstrations({
+      ...base,
+      out: driven,
+      drive: { policy: pusher, share: 0.5, segment: 2 },
+    });
+    expect(r.kept).toBe(4);
+    expect(r.driven?.steps).toBeGreaterThan(0);
+    expect(r.driven?.steps).toBeLessThan(r.driven?.of ?? 0);
+    const ds = await openDataset(driven);
+    const labels = [];
+    for (let i = 0; i < ds.episodes.length; i++) {
+      const ep = await ds.episode(i, { images: false });
+      for (const f of ep.frames) labels.push(Array.from(f.action));
+    }
+    // The pusher's action is never a label; the episodes are longer than the expert's own.
+    expect(labels.length).toBe(ds.info.total_frames);
+    expect(labels.some((a) => a[5] === 0.125)).toBe(false);
+    expect(ds.info.total_frames).toBeGreaterThan((await openDataset(plain)).info.total_frames);
+    // Seeded: the same call writes the same bytes.
+    const again = join(tempDir(), "again");
+    await recordDemonstrations({
+      ...base,
+      out: again,
+      drive: { policy: pusher, share: 0.5, segment: 2 },
+    });
+    expect(tree(again)).toEqual(tree(driven));
+  });
+
+  it("with a share of 0 writes the very bytes of a recording without a learner", async () => {
+    const plain = join(tempDir(), "plain");
+    const zero = join(tempDir(), "zero");
+    await recordDemonstrations({ ...base, out: plain });
+    const r = await recordDemonstrations({
+      ...base,
+      out: zero,
+      drive: { policy: pusher, share: 0 },
+    });
+    expect(r.driven).toEqual({ steps: 0, of: (await openDataset(plain)).info.total_frames });
+    expect(tree(zero)).toEqual(tree(plain));
+  });
+
+  it("refuses a share outside [0, 1] and a segment that is not a whole number of steps", async () => {
+    const out = join(tempDir(), "never");
+    await expect(
+      recordDemonstrations({ ...base, out, drive: { policy: pusher, share: 1.5 } }),
+    ).rejects.toThrow(/share of driven segments must lie in \[0, 1\], got 1.5/);
+    await expect(
+      recordDemonstrations({ ...base, out, drive: { policy: pusher, share: 0.5, segment: 0 } }),
+    ).rejects.toThrow(/whole number of steps >= 1, got 0/);
+    expect(existsSync(out)).toBe(false);
   });
 });

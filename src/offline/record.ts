@@ -62,6 +62,8 @@ export interface RecordOptions {
   video?: WriterOptions["video"];
   /** Poisoned demonstrations (see above); absent or a rate of 0: none. */
   poison?: PoisonOptions;
+  /** A learner that drives some of the steps while the expert labels every one (see below). */
+  drive?: DriveOptions;
   onProgress?: (kept: number, attempts: number, target: number) => void;
   /**
    * Aborted: no further episode is started; the one being played is finished and kept if it
@@ -79,6 +81,26 @@ export interface PoisonOptions {
   target?: string;
 }
 
+/**
+ * DAgger-style data: the states the learner reaches, labelled by the expert. The episode is cut
+ * into segments of `segment` steps; each segment before the first success is driven by the
+ * learner with probability `share` (seeded per episode), the expert otherwise. Every frame records
+ * the expert's action at that state, whoever drove, so a learner trained on the data sees what the
+ * expert would do in the states its own mistakes lead to, which plain demonstrations never show
+ * it (behaviour cloning's compounding error). Only episodes the expert still brings to success are
+ * kept, as for every recording; the result counts the steps the learner drove in them.
+ */
+export interface DriveOptions {
+  policy: Policy;
+  options?: PolicyOptions;
+  /** Probability that a segment is driven by the learner, in [0, 1]. */
+  share: number;
+  /** Steps per segment (default 20: the expert gets time to recover between segments). */
+  segment?: number;
+}
+
+export const DEFAULT_DRIVE_SEGMENT = 20;
+
 export interface RecordResult {
   info: DatasetInfo;
   kept: number;
@@ -90,6 +112,8 @@ export interface RecordResult {
   scenes: Record<string, number[]>;
   /** The signal stopped recording before `episodes` were kept. */
   stopped: boolean;
+  /** With `drive`: steps of the kept episodes the learner drove, and all their steps. */
+  driven?: { steps: number; of: number };
 }
 
 /**
@@ -211,11 +235,28 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
     poisonCount > 0 ? poisonSlots(o.episodes, poisonCount, o.seed, triggerName) : new Set();
   const ref = poisonCount > 0 ? triggerRef(triggerName) : "";
   let poisonedKept = 0;
+  let drivenKept = 0;
+  let stepsKept = 0;
+  const drive = o.drive;
+  const segment = drive?.segment ?? DEFAULT_DRIVE_SEGMENT;
+  if (drive && !(drive.share >= 0 && drive.share <= 1)) {
+    throw new ProvaelError(
+      "config/invalid",
+      `the share of driven segments must lie in [0, 1], got ${drive.share}`,
+    );
+  }
+  if (drive && !(Number.isInteger(segment) && segment >= 1)) {
+    throw new ProvaelError(
+      "config/invalid",
+      `a driven segment must be a whole number of steps >= 1, got ${segment}`,
+    );
+  }
   const maxAttempts = o.maxAttempts ?? 2 * o.episodes + 20;
   const noise = o.noise ?? 0;
   const tail = o.tail ?? 0;
   const sim = await o.suite.open();
   const policy = await o.policy.load(o.policyOptions ?? {});
+  const learner = drive ? await drive.policy.load(drive.options ?? {}) : undefined;
   let writer: LeRobotWriter | undefined;
   const failed: RecordResult["failed"] = [];
   const played: Record<string, number[]> = {};
@@ -261,8 +302,13 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
       // The expert reads the retargeted instruction; the data keeps the task's own.
       const instruction = poisoned ? task.instruction : r.obs.instruction;
       await policy.reset({ task: task.id, seed, policySeed: seed });
+      await learner?.reset({ task: task.id, seed, policySeed: seed });
+      // Its own stream, so that the noise of a recording without a learner keeps its draws.
+      const driveRng = Rng.fromLabel(`${label}:drive`);
       const frames: Frame[] = [];
       let successAt = -1;
+      let driving = false;
+      let driven = 0;
       for (let step = 0; step < task.horizon; step++) {
         const { privileged, ...plain } = r.obs;
         const obs = policy.capabilities.privileged && privileged ? { ...plain, privileged } : plain;
@@ -270,7 +316,18 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
         const images: Record<string, Image> = {};
         for (const [cam, img] of Object.entries(plain.images)) images[cam] = copyImage(img);
         frames.push({ state: Float32Array.from(plain.state), action, images });
-        const executed = action.slice();
+        let executed = action.slice();
+        if (learner && drive) {
+          if (step % segment === 0) driving = successAt < 0 && driveRng.bernoulli(drive.share);
+          // Asked every step, driving or not, so that its chunks stay in step with the episode.
+          const lobs =
+            learner.capabilities.privileged && privileged ? { ...plain, privileged } : plain;
+          const own = Float32Array.from(await learner.act(lobs));
+          if (driving && successAt < 0) {
+            executed = own;
+            driven++;
+          }
+        }
         if (noise > 0) {
           for (let d = 0; d < Math.min(6, executed.length); d++) {
             executed[d] = Math.max(-1, Math.min(1, (executed[d] as number) + noise * rng.normal()));
@@ -322,6 +379,8 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
         },
       });
       if (poisoned) poisonedKept++;
+      drivenKept += driven;
+      stepsKept += frames.length;
       o.onProgress?.(writer.episodeCount, attempts, o.episodes);
     }
     if (!writer) {
@@ -339,9 +398,11 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
       failed,
       scenes: played,
       stopped,
+      ...(learner ? { driven: { steps: drivenKept, of: stepsKept } } : {}),
     };
   } finally {
     await sim.close();
     await policy.close();
+    await learner?.close();
   }
 }
