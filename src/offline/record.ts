@@ -254,9 +254,10 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
   const maxAttempts = o.maxAttempts ?? 2 * o.episodes + 20;
   const noise = o.noise ?? 0;
   const tail = o.tail ?? 0;
+  // The learner first: its weights path is what a user mistypes, and nothing is open yet.
+  const learner = drive ? await drive.policy.load(drive.options ?? {}) : undefined;
   const sim = await o.suite.open();
   const policy = await o.policy.load(o.policyOptions ?? {});
-  const learner = drive ? await drive.policy.load(drive.options ?? {}) : undefined;
   let writer: LeRobotWriter | undefined;
   const failed: RecordResult["failed"] = [];
   const played: Record<string, number[]> = {};
