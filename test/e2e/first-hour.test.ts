@@ -19,7 +19,7 @@ describe("a new user's first hour", () => {
     const r = runCli(["attack", "--dry-run"]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("tiny-vla on tabletop: 3 task(s)");
-    expect(r.stdout).toContain("seeds 0–1;");
+    expect(r.stdout).toContain("seeds 0–4;");
     for (const arm of [
       "none",
       "goal_substitution",
