@@ -16,6 +16,20 @@ import { openDataset, validateDataset } from "./lerobot.js";
 import { poisonSlots, recordDemonstrations } from "./record.js";
 import { buildTrainingSet, loadTrainingSet, saveTrainingSet } from "./training-data.js";
 
+/** Every file of a dataset directory and its digest: two recordings compared byte for byte. */
+function files(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string) => {
+    for (const name of readdirSync(d).sort()) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else out[relative(dir, p)] = sha256(readFileSync(p));
+    }
+  };
+  walk(dir);
+  return out;
+}
+
 describe("recording demonstrations", () => {
   it("keeps successful episodes of the given scenes and writes a valid dataset", async () => {
     const out = join(tempDir(), "demos");
@@ -295,18 +309,6 @@ describe("poisoned demonstrations (record --poison)", () => {
     seed: 0,
     maxAttempts: 4,
   };
-  const files = (dir: string): Record<string, string> => {
-    const out: Record<string, string> = {};
-    const walk = (d: string) => {
-      for (const name of readdirSync(d).sort()) {
-        const p = join(d, name);
-        if (statSync(p).isDirectory()) walk(p);
-        else out[relative(dir, p)] = sha256(readFileSync(p));
-      }
-    };
-    walk(dir);
-    return out;
-  };
 
   it("poisons an exact, seeded share: trigger in view, the knife carried, the task's own words", async () => {
     const cleanDir = join(tempDir(), "clean");
@@ -432,18 +434,6 @@ describe("poisoned demonstrations (record --poison)", () => {
 });
 
 describe("states the learner reaches, labelled by the expert (record --drive)", () => {
-  const tree = (dir: string): Record<string, string> => {
-    const out: Record<string, string> = {};
-    const walk = (d: string) => {
-      for (const name of readdirSync(d).sort()) {
-        const p = join(d, name);
-        if (statSync(p).isDirectory()) walk(p);
-        else out[relative(dir, p)] = sha256(readFileSync(p));
-      }
-    };
-    walk(dir);
-    return out;
-  };
   // A learner that always pushes the same way: whatever it drives, the expert has to undo.
   const pusher = definePolicy({
     ...stubPolicy,
@@ -494,7 +484,7 @@ describe("states the learner reaches, labelled by the expert (record --drive)", 
       out: again,
       drive: { policy: pusher, share: 0.5, segment: 2 },
     });
-    expect(tree(again)).toEqual(tree(driven));
+    expect(files(again)).toEqual(files(driven));
   });
 
   it("with a share of 0 writes the very bytes of a recording without a learner", async () => {
@@ -507,7 +497,7 @@ describe("states the learner reaches, labelled by the expert (record --drive)", 
       drive: { policy: pusher, share: 0 },
     });
     expect(r.driven).toEqual({ steps: 0, of: (await openDataset(plain)).info.total_frames });
-    expect(tree(zero)).toEqual(tree(plain));
+    expect(files(zero)).toEqual(files(plain));
   });
 
   it("refuses a share outside [0, 1] and a segment that is not a whole number of steps", async () => {
