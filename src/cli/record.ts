@@ -75,15 +75,17 @@ function fraction(flag: string) {
 /** `--drive` and its settings; a setting without `--drive` is a mistake worth saying. */
 function driveOption(flags: RecordFlags): DriveOptions | undefined {
   if (flags.drive === undefined) {
-    const stray = (["drivePath", "driveShare", "driveSegment"] as const).find(
-      (k) => flags[k] !== undefined,
-    );
+    const stray = (
+      [
+        ["drivePath", "--drive-path"],
+        ["driveShare", "--drive-share"],
+        ["driveSegment", "--drive-segment"],
+      ] as const
+    ).find(([key]) => flags[key] !== undefined);
     if (stray)
-      throw new ProvaelError(
-        "config/invalid",
-        `--${stray.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs --drive`,
-        { hint: "add --drive <policy> (the learner whose states the expert labels)" },
-      );
+      throw new ProvaelError("config/invalid", `${stray[1]} needs --drive`, {
+        hint: "add --drive <policy> (the learner whose states the expert labels)",
+      });
     return undefined;
   }
   return {

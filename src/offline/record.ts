@@ -318,13 +318,14 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
         for (const [cam, img] of Object.entries(plain.images)) images[cam] = copyImage(img);
         frames.push({ state: Float32Array.from(plain.state), action, images });
         let executed = action.slice();
-        if (learner && drive) {
-          if (step % segment === 0) driving = successAt < 0 && driveRng.bernoulli(drive.share);
+        // Only before the first success: the tail is the expert's own hold, never driven.
+        if (learner && drive && successAt < 0) {
+          if (step % segment === 0) driving = driveRng.bernoulli(drive.share);
           // Asked every step, driving or not, so that its chunks stay in step with the episode.
           const lobs =
             learner.capabilities.privileged && privileged ? { ...plain, privileged } : plain;
           const own = Float32Array.from(await learner.act(lobs));
-          if (driving && successAt < 0) {
+          if (driving) {
             executed = own;
             driven++;
           }
