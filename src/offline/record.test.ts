@@ -6,6 +6,7 @@ import { sha256 } from "../core/digest.js";
 import { definePolicy } from "../core/registry.js";
 import { scriptedPolicy } from "../policies/scripted.js";
 import { stubPolicy } from "../policies/stub.js";
+import type { FrameStore } from "../policies/tiny-vla/frame-store.js";
 import { projectPoint, robotCameraModels } from "../suites/mujoco/camera-model.js";
 import { TABLE_Z } from "../suites/mujoco/objects.js";
 import { rect } from "../suites/mujoco/scene-generator.js";
@@ -100,9 +101,9 @@ describe("recording demonstrations", () => {
     const rowsOf = (a: ArrayLike<number>, width: number, rows: number[]) =>
       rows.flatMap((r) => Array.from({ length: width }, (_, k) => a[r * width + k]));
     const px = 4 * 4 * 3;
-    expect(Array.from(strided.set.images[0] ?? [])).toEqual(
-      rowsOf(built.set.images[0] ?? [], px, keep),
-    );
+    const frames = (store: FrameStore | undefined) =>
+      Array.from({ length: store?.count ?? 0 }, (_, i) => Array.from(store?.frame(i) ?? [])).flat();
+    expect(frames(strided.set.images[0])).toEqual(rowsOf(frames(built.set.images[0]), px, keep));
     expect(Array.from(strided.set.state)).toEqual(
       rowsOf(built.set.state, built.set.state.length / built.set.count, keep),
     );
@@ -128,6 +129,27 @@ describe("recording demonstrations", () => {
     expect(back?.set.tokens).toEqual(sub.set.tokens);
     saveTrainingSet(cache, "k", built);
     expect(loadTrainingSet(cache, "k")?.text.toJson()).toEqual(built.text.toJson());
+
+    // Frames held in blocks (a camera past 4 GiB needs them): built in blocks of 7, the same
+    // frames; its cache is the very bytes of the one-block set's, and loads in blocks of 5 as
+    // the same frames again.
+    const blocked = await buildTrainingSet([ds], {
+      imageSize: 4,
+      chunk: 4,
+      maxTokens: 8,
+      cameras: ["agentview"],
+      stateFeatures: "raw",
+      framesPerBlock: 7,
+    });
+    expect(blocked.set.images[0]?.blocks.length).toBe(Math.ceil(built.set.count / 7));
+    expect(frames(blocked.set.images[0])).toEqual(frames(built.set.images[0]));
+    const blockedCache = join(tempDir(), "blocked.cache");
+    saveTrainingSet(blockedCache, "k", blocked);
+    expect(readFileSync(blockedCache)).toEqual(readFileSync(cache));
+    const reblocked = loadTrainingSet(blockedCache, "k", 5);
+    expect(reblocked?.set.images[0]?.blocks.length).toBe(Math.ceil(built.set.count / 5));
+    expect(frames(reblocked?.set.images[0])).toEqual(frames(built.set.images[0]));
+    expect(reblocked?.set.targets).toEqual(built.set.targets);
   });
 
   it("refuses a scene range no task has", async () => {

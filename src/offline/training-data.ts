@@ -11,6 +11,7 @@
 import { closeSync, existsSync, openSync, readSync, writeSync } from "node:fs";
 import { ProvaelError } from "../core/errors.js";
 import type { Image } from "../core/types.js";
+import { FrameStore } from "../policies/tiny-vla/frame-store.js";
 import {
   resizeArea,
   stateFeatureDim,
@@ -55,6 +56,8 @@ export interface BuildOptions {
   auxTarget?: (meta: EpisodeMeta) => [number, number] | undefined;
   /** Per dataset, only these episodes (default: all). */
   episodes?: number[][];
+  /** Frames per block of each camera's store (default: 1 GiB of them; tests use a few). */
+  framesPerBlock?: number;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -151,7 +154,7 @@ export async function buildTrainingSet(
     (s, { ds, e }) => s + Math.ceil((ds.episodes[e]?.length ?? 0) / stride),
     0,
   );
-  const images = cameras.map(() => new Uint8Array(count * px));
+  const images = cameras.map(() => FrameStore.alloc(count, px, options.framesPerBlock));
   const state = new Float32Array(count * stateDim);
   const targets = new Float32Array(count * options.chunk * actionDim);
   const textOf = new Int32Array(count);
@@ -187,7 +190,7 @@ export async function buildTrainingSet(
       const f = ep.frames[t];
       if (!f) continue;
       cameras.forEach((cam, c) => {
-        (images[c] as Uint8Array).set((f.images[cam] as Image).data, n * px);
+        (images[c] as FrameStore).set(n, (f.images[cam] as Image).data);
       });
       state.set(f.state, n * stateDim);
       const feat = new Float32Array(featureDim);
@@ -257,14 +260,15 @@ interface CacheHeader {
 /** Writes a built training set to one file (JSON header line, then the raw arrays). */
 export function saveTrainingSet(path: string, key: string, built: BuiltTrainingSet): void {
   const { set } = built;
-  const arrays: [string, Uint8Array | Float32Array | Int32Array][] = [
-    ...set.images.map((a, i) => [`images.${i}`, a] as [string, Uint8Array]),
-    ["state", set.state],
-    ["targets", set.targets],
-    ["tokens", set.tokens],
-    ["textOf", set.textOf],
-    ["episodeOf", set.episodeOf],
-    ...(set.aux ? [["aux", set.aux] as [string, Float32Array]] : []),
+  // A camera's frames are written back to back, one array in the file however they are blocked.
+  const arrays: [string, readonly (Uint8Array | Float32Array | Int32Array)[]][] = [
+    ...set.images.map((a, i) => [`images.${i}`, a.blocks] as [string, readonly Uint8Array[]]),
+    ["state", [set.state]],
+    ["targets", [set.targets]],
+    ["tokens", [set.tokens]],
+    ["textOf", [set.textOf]],
+    ["episodeOf", [set.episodeOf]],
+    ...(set.aux ? [["aux", [set.aux]] as [string, Float32Array[]]] : []),
   ];
   const header: CacheHeader = {
     magic: CACHE_MAGIC,
@@ -274,20 +278,23 @@ export function saveTrainingSet(path: string, key: string, built: BuiltTrainingS
     instructions: built.instructions,
     text: built.text.toJson(),
     stats: built.stats,
-    arrays: arrays.map(([name, a]) => ({
+    arrays: arrays.map(([name, parts]) => ({
       name,
-      type: a instanceof Uint8Array ? "u8" : a instanceof Float32Array ? "f32" : "i32",
-      length: a.length,
+      type:
+        parts[0] instanceof Float32Array ? "f32" : parts[0] instanceof Int32Array ? "i32" : "u8",
+      length: parts.reduce((n, a) => n + a.length, 0),
     })),
   };
   const fd = openSync(path, "w");
   try {
     writeSync(fd, `${JSON.stringify(header)}\n`);
-    for (const [, a] of arrays) {
-      const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-      // One write call moves at most ~2 GiB; write in pieces.
-      for (let done = 0; done < bytes.length; ) {
-        done += writeSync(fd, bytes, done, Math.min(bytes.length - done, 1 << 30));
+    for (const [, parts] of arrays) {
+      for (const a of parts) {
+        const bytes = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+        // One write call moves at most ~2 GiB; write in pieces.
+        for (let done = 0; done < bytes.length; ) {
+          done += writeSync(fd, bytes, done, Math.min(bytes.length - done, 1 << 30));
+        }
       }
     }
   } finally {
@@ -296,7 +303,11 @@ export function saveTrainingSet(path: string, key: string, built: BuiltTrainingS
 }
 
 /** Reads a cached training set, or undefined when the file is missing or was built differently. */
-export function loadTrainingSet(path: string, key: string): BuiltTrainingSet | undefined {
+export function loadTrainingSet(
+  path: string,
+  key: string,
+  framesPerBlock?: number,
+): BuiltTrainingSet | undefined {
   if (!existsSync(path)) return undefined;
   // Read piecewise: a cache can exceed the 2 GiB a single readFileSync allows.
   const fd = openSync(path, "r");
@@ -318,15 +329,29 @@ export function loadTrainingSet(path: string, key: string): BuiltTrainingSet | u
     }
     if (header.magic !== CACHE_MAGIC || header.key !== key) return undefined;
     let offset = nl + 1;
-    const got = new Map<string, Uint8Array | Float32Array | Int32Array>();
-    for (const a of header.arrays) {
-      const bytes = a.length * (a.type === "u8" ? 1 : 4);
-      const data = new Uint8Array(bytes);
-      for (let done = 0; done < bytes; ) {
-        const n = readSync(fd, data, done, Math.min(bytes - done, 1 << 30), offset + done);
-        if (n === 0) return undefined;
+    const fill = (data: Uint8Array): boolean => {
+      for (let done = 0; done < data.length; ) {
+        const n = readSync(fd, data, done, Math.min(data.length - done, 1 << 30), offset + done);
+        if (n === 0) return false;
         done += n;
       }
+      offset += data.length;
+      return true;
+    };
+    const got = new Map<string, Uint8Array | Float32Array | Int32Array>();
+    const stores = new Map<string, FrameStore>();
+    for (const a of header.arrays) {
+      if (a.name.startsWith("images.")) {
+        // Frames go into blocks: a camera's frames can be more than one typed array holds.
+        const frameBytes = header.count > 0 ? a.length / header.count : 1;
+        if (!Number.isInteger(frameBytes)) return undefined;
+        const store = FrameStore.alloc(header.count, frameBytes, framesPerBlock);
+        for (const block of store.blocks) if (!fill(block)) return undefined;
+        stores.set(a.name, store);
+        continue;
+      }
+      const data = new Uint8Array(a.length * (a.type === "u8" ? 1 : 4));
+      if (!fill(data)) return undefined;
       got.set(
         a.name,
         a.type === "u8"
@@ -335,7 +360,6 @@ export function loadTrainingSet(path: string, key: string): BuiltTrainingSet | u
             ? new Float32Array(data.buffer)
             : new Int32Array(data.buffer),
       );
-      offset += bytes;
     }
     const json: TextUnitsJson | undefined =
       header.text ?? (header.tokenizer ? { kind: "words", ...header.tokenizer } : undefined);
@@ -344,7 +368,7 @@ export function loadTrainingSet(path: string, key: string): BuiltTrainingSet | u
     return {
       set: {
         count: header.count,
-        images: header.cameras.map((_, i) => got.get(`images.${i}`) as Uint8Array),
+        images: header.cameras.map((_, i) => stores.get(`images.${i}`) as FrameStore),
         state: got.get("state") as Float32Array,
         targets: got.get("targets") as Float32Array,
         tokens: got.get("tokens") as Int32Array,

@@ -6,6 +6,7 @@ import { sha256 } from "../../core/digest.js";
 import { Rng } from "../../core/rng.js";
 import type { Image } from "../../core/types.js";
 import { tfReady } from "./backend.js";
+import type { FrameStore } from "./frame-store.js";
 import {
   areaWeights,
   batchTensors,
@@ -136,13 +137,7 @@ describe("tiny-vla model", () => {
       patches: cfg.cameras.map((_, c) => {
         const out = new Float32Array(3 * count * size);
         for (let i = 0; i < 3; i++) {
-          const S = cfg.imageSize * cfg.imageSize * 3;
-          patchify(
-            cfg,
-            (set.images[c] as Uint8Array).subarray(i * S, (i + 1) * S),
-            out,
-            i * count * size,
-          );
+          patchify(cfg, (set.images[c] as FrameStore).frame(i), out, i * count * size);
         }
         return out;
       }),
@@ -180,7 +175,7 @@ describe("tiny-vla model", () => {
     const input = (stateShift: number) => {
       const patches = c.cameras.map((_, k) => {
         const out = new Float32Array(count * size);
-        patchify(c, (set.images[k] as Uint8Array).subarray(0, c.imageSize * c.imageSize * 3), out);
+        patchify(c, (set.images[k] as FrameStore).frame(0), out);
         return out;
       });
       const state = new Float32Array(stateFeatureDim(c));

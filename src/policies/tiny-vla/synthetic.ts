@@ -5,6 +5,7 @@
  */
 import { Rng } from "../../core/rng.js";
 import type { Image, Observation } from "../../core/types.js";
+import { FrameStore } from "./frame-store.js";
 import { resizeArea, type TinyVlaConfig } from "./model.js";
 import { encodeAll, type TextUnits, unitsLayout } from "./text-units.js";
 import type { LocatorSet, TrainingSet } from "./train.js";
@@ -101,7 +102,7 @@ export function syntheticTrainingSet(
   const S = cfg.imageSize;
   const px = S * S * 3;
   const A = cfg.actionDim;
-  const images = cfg.cameras.map(() => new Uint8Array(n * px));
+  const images = cfg.cameras.map(() => FrameStore.alloc(n, px));
   const state = new Float32Array(n * cfg.stateDim);
   const targets = new Float32Array(n * cfg.chunk * A);
   const texts: string[] = [];
@@ -111,7 +112,7 @@ export function syntheticTrainingSet(
     const s = syntheticScene(`${prefix}:${i}`);
     aux.set(s.relative, i * 2);
     cfg.cameras.forEach((cam, c) => {
-      (images[c] as Uint8Array).set(resizeArea(s.obs.images[cam] as Image, S), i * px);
+      (images[c] as FrameStore).set(i, resizeArea(s.obs.images[cam] as Image, S));
     });
     state.set(s.obs.state.subarray(0, cfg.stateDim), i * cfg.stateDim);
     for (let k = 0; k < cfg.chunk; k++) targets.set(s.action, (i * cfg.chunk + k) * A);

@@ -5,6 +5,7 @@ import { TINY_NET } from "../../../test/support/tiny-net.js";
 import { tempDir } from "../../../test/support/tmp.js";
 import { Rng } from "../../core/rng.js";
 import { tfReady } from "./backend.js";
+import { FrameStore } from "./frame-store.js";
 import {
   batchTensors,
   defaultConfig,
@@ -176,7 +177,7 @@ describe("tiny-vla text units", () => {
       const n = trained.length;
       const set: TrainingSet = {
         count: n,
-        images: [new Uint8Array(n * 8 * 8 * 3).fill(128)],
+        images: [FrameStore.of(new Uint8Array(n * 8 * 8 * 3).fill(128), 8 * 8 * 3)],
         state: new Float32Array(n * 8),
         targets: Float32Array.from(target.flatMap(([dx, dy]) => [dx, dy, 0, 0, 0, 0, -1])),
         tokens: encodeAll(units, trained),

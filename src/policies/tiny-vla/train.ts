@@ -10,6 +10,7 @@
 import { ProvaelError } from "../../core/errors.js";
 import { Rng } from "../../core/rng.js";
 import { type tf as TF, tfReady } from "./backend.js";
+import type { FrameStore } from "./frame-store.js";
 import {
   batchTensors,
   forward,
@@ -31,13 +32,13 @@ import {
 import { emptyInputs, inputInto, type TextLayout } from "./text-units.js";
 
 /**
- * Training samples in compact host memory. Sample i has images `images[c]` at
- * [i·S·S·3, (i+1)·S·S·3) (already resized to `imageSize`), state [i·stateDim, …), the action
+ * Training samples in compact host memory. Sample i has camera c's image `images[c].frame(i)`
+ * (S·S·3 bytes, already resized to `imageSize`), state [i·stateDim, …), the action
  * chunk `targets` [i·chunk·actionDim, …) and its instruction `tokens` row `textOf[i]`.
  */
 export interface TrainingSet {
   count: number;
-  images: Uint8Array[];
+  images: FrameStore[];
   state: Float32Array;
   targets: Float32Array;
   /** Unit id rows of the instructions, `text.slots` x `text.perWord` ids each (`TextUnits.encode`). */
@@ -173,11 +174,10 @@ function fillRow(
 ): void {
   const { count, size } = patchGrid(cfg);
   const S = cfg.imageSize;
-  const px = S * S * 3;
   const p = cfg.patch;
   const side = S / p;
   cfg.cameras.forEach((_, c) => {
-    const src = (set.images[c] as Uint8Array).subarray(i * px, (i + 1) * px);
+    const src = (set.images[c] as FrameStore).frame(i);
     const out = batch.patches[c] as Float32Array;
     const dx = rng && opts.shift > 0 ? rng.int(2 * opts.shift + 1) - opts.shift : 0;
     const dy = rng && opts.shift > 0 ? rng.int(2 * opts.shift + 1) - opts.shift : 0;
