@@ -12,6 +12,7 @@ import { TOOL_VERSION } from "../core/package-root.js";
 import type { Report } from "../report/build.js";
 import { buildManifest } from "../report/manifest.js";
 import { RUN_FILES, removeTempFiles } from "../rundir/files.js";
+import { LOCK_FILE, lockRunDir, type RunLock } from "../rundir/lock.js";
 import type { LoadedCalibration } from "../runner/calibration.js";
 import type { EpisodeRecord, TrajectoryStep } from "../runner/episode.js";
 import { writeFileAtomic } from "../runner/files.js";
@@ -169,6 +170,7 @@ export class BridgeJournal {
     private readonly o: JournalSetup,
     private readonly header: JournalHeader,
     private readonly writer: JournalWriter,
+    private readonly lock: RunLock,
     private readonly clock: Clock,
     private readonly startedAt: number,
     private readonly resumed: boolean,
@@ -194,8 +196,29 @@ export class BridgeJournal {
       bridge: { profile: o.profile.id, benchmark: o.profile.benchmark },
     });
     const path = join(o.out, JOURNAL_FILE);
-    if (existsSync(o.out)) {
-      const inside = readdirSync(o.out);
+    const fresh = !existsSync(o.out);
+    if (fresh) mkdirSync(o.out, { recursive: true });
+    // One writer per directory: taken before it is read, let go when the run is closed.
+    const lock = lockRunDir(o.out, "--out", "provael bridge");
+    try {
+      return BridgeJournal.open(o, header, path, fresh, lock, clock, resume);
+    } catch (e) {
+      lock.release();
+      throw e;
+    }
+  }
+
+  private static open(
+    o: JournalSetup,
+    header: JournalHeader,
+    path: string,
+    fresh: boolean,
+    lock: RunLock,
+    clock: Clock,
+    resume: boolean,
+  ): BridgeJournal {
+    if (!fresh) {
+      const inside = readdirSync(o.out).filter((e) => e !== LOCK_FILE);
       if (resume && inside.includes(JOURNAL_FILE)) {
         const scan = scanJournal(path);
         checkResumable(o.out, scan.header, header);
@@ -203,7 +226,7 @@ export class BridgeJournal {
         rmSync(join(o.out, RUN_FILES.manifest), { force: true });
         removeTempFiles(o.out);
         const writer = JournalWriter.reopen(path, scan.validBytes);
-        const j = new BridgeJournal(o, scan.header, writer, clock, clock.now(), true);
+        const j = new BridgeJournal(o, scan.header, writer, lock, clock, clock.now(), true);
         j.entries.push(...scan.entries);
         return j;
       }
@@ -220,11 +243,9 @@ export class BridgeJournal {
           },
         );
       }
-    } else {
-      mkdirSync(o.out, { recursive: true });
     }
     const writer = JournalWriter.create(path, header);
-    return new BridgeJournal(o, header, writer, clock, clock.now(), false);
+    return new BridgeJournal(o, header, writer, lock, clock, clock.now(), false);
   }
 
   /** The episodes journalled before this session (a resumed run), in journal order. */
@@ -249,6 +270,7 @@ export class BridgeJournal {
     if (this.closed) return;
     this.closed = true;
     this.writer.close();
+    this.lock.release();
   }
 
   /** Closes the journal and writes the report and manifest. */
@@ -257,6 +279,14 @@ export class BridgeJournal {
       this.closed = true;
       this.writer.close();
     }
+    try {
+      return this.writeOutputs(commandLine);
+    } finally {
+      this.lock.release();
+    }
+  }
+
+  private writeOutputs(commandLine: string[]): BridgeRunResult {
     const { report, digest } = writeReport(
       this.o.out,
       this.header,

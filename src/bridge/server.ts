@@ -763,8 +763,15 @@ export async function startBridge(o: BridgeOptions): Promise<RunningBridge> {
     await probe.close();
   }
   const journal = BridgeJournal.create(o, digest, clock, o.resume ?? false);
-  const b = new Bridge(o, journal, capabilities, handshake, clock);
-  b.seed(journal.previous);
+  let b: Bridge;
+  try {
+    b = new Bridge(o, journal, capabilities, handshake, clock);
+    b.seed(journal.previous);
+  } catch (e) {
+    // The directory is let go of: a library caller may open it again in this process.
+    journal.abandon();
+    throw e;
+  }
 
   const wss = new WebSocketServer({
     noServer: true,

@@ -29,6 +29,7 @@ import type { Report } from "../report/build.js";
 import { decide, type Verdict } from "../report/verdict.js";
 import { isCommitted } from "../rundir/commit.js";
 import { checkOutputDir, RUN_FILES, removeTempFiles } from "../rundir/files.js";
+import { LOCK_FILE, lockRunDir, type RunLock } from "../rundir/lock.js";
 import { readReportFile } from "../rundir/report.js";
 import { suites } from "../suites/index.js";
 import { type LoadedCalibration, provenanceFor } from "./calibration.js";
@@ -121,14 +122,29 @@ function prepareOut(
   plan: PlanSpec,
   resume: boolean,
   shard: string | null,
-): { existing: ReturnType<typeof scanJournal> | null } {
-  const journalPath = join(out, JOURNAL_FILE);
+): { existing: ReturnType<typeof scanJournal> | null; lock: RunLock } {
   checkOutputDir(out, "--out");
-  if (!existsSync(out)) {
-    mkdirSync(out, { recursive: true });
-    return { existing: null };
+  const fresh = !existsSync(out);
+  if (fresh) mkdirSync(out, { recursive: true });
+  // Taken before the directory is read, so no other writer changes it between the look and the
+  // first line this one writes.
+  const lock = lockRunDir(out, "--out", "provael attack");
+  try {
+    return { existing: fresh ? null : openExisting(out, plan, resume, shard), lock };
+  } catch (e) {
+    lock.release();
+    throw e;
   }
-  const entries = readdirSync(out);
+}
+
+function openExisting(
+  out: string,
+  plan: PlanSpec,
+  resume: boolean,
+  shard: string | null,
+): ReturnType<typeof scanJournal> | null {
+  const journalPath = join(out, JOURNAL_FILE);
+  const entries = readdirSync(out).filter((e) => e !== LOCK_FILE);
   if (entries.includes(JOURNAL_FILE)) {
     // Finished means committed: report.json alone may be the first output of a killed finalisation.
     const finished = isCommitted(out);
@@ -166,7 +182,7 @@ function prepareOut(
       );
     }
     removeTempFiles(out);
-    return { existing };
+    return existing;
   }
   if (entries.length > 0) {
     throw new ProvaelError("run/out-exists", `${out} is not empty and holds no Provael run`, {
@@ -174,7 +190,7 @@ function prepareOut(
       hint: "choose an empty or new --out directory",
     });
   }
-  return { existing: null };
+  return null;
 }
 
 /** A slice of the plan: `--shard k/N` plays cells k, k+N, k+2N, … of the canonical order. */
@@ -228,19 +244,23 @@ function withPlugins(plan: PlanSpec, plugins: PluginRecord[]): PlanSpec {
 export async function runAttack(options: RunOptions): Promise<RunResult> {
   const prepared = await prepare(options);
   if ("alreadyComplete" in prepared) return prepared;
-  const played = await schedule(options, prepared);
-  if (prepared.done.size < prepared.cells.length) {
-    return {
-      out: options.out,
-      report: null,
-      reportDigest: null,
-      played: played.played,
-      total: prepared.cells.length,
-      alreadyComplete: false,
-      verdict: null,
-    };
+  try {
+    const played = await schedule(options, prepared);
+    if (prepared.done.size < prepared.cells.length) {
+      return {
+        out: options.out,
+        report: null,
+        reportDigest: null,
+        played: played.played,
+        total: prepared.cells.length,
+        alreadyComplete: false,
+        verdict: null,
+      };
+    }
+    return await finalise(options, prepared, played);
+  } finally {
+    prepared.lock.release();
   }
-  return finalise(options, prepared, played);
 }
 
 /** What `prepare` hands on: the checked plan, the directory's state and the cells left. */
@@ -258,6 +278,8 @@ interface Prepared {
   shard: Shard | null;
   finish: FinishOptions;
   existing: ReturnType<typeof scanJournal> | null;
+  /** This process's hold on the run directory, let go once the run is finalised. */
+  lock: RunLock;
   cells: Cell[];
   journalPath: string;
   /** Finished cells: their records and where their lines sit in the journal. */
@@ -323,55 +345,63 @@ async function prepare(options: RunOptions): Promise<Prepared | RunResult> {
   const finish = options.finish ?? {};
   checkFinishOptions(finish);
 
-  const { existing } = prepareOut(options.out, plan, options.resume, shardLabel(shard));
-  const cells = planCells(plan).filter((_, i) => !shard || i % shard.count === shard.index);
-  if (existing) checkJournalCells(options.out, existing.entries, cells, shardLabel(shard));
-  const journalPath = join(options.out, JOURNAL_FILE);
-  // Finished cells: their records and where their lines sit in the journal (trajectories stay on disk).
-  const done = new Map<string, FinishedCell>();
-  // A later journal line for a cell supersedes an errored one (a retry); errored cells are
-  // played again on resume, since their error may have been transient (a server that was down).
-  for (const e of existing?.entries ?? []) {
-    const prior = done.get(e.record.cell);
-    if (!prior || prior.record.error !== null) done.set(e.record.cell, e);
-  }
-  if (options.retryErrors ?? true) {
-    for (const [cell, e] of done) if (e.record.error !== null) done.delete(cell);
-  }
-  const pending = cells.filter((c) => !done.has(c.id));
+  const { existing, lock } = prepareOut(options.out, plan, options.resume, shardLabel(shard));
+  // The lock is held until the run is finalised (runAttack), or let go here on any way out.
+  try {
+    const cells = planCells(plan).filter((_, i) => !shard || i % shard.count === shard.index);
+    if (existing) checkJournalCells(options.out, existing.entries, cells, shardLabel(shard));
+    const journalPath = join(options.out, JOURNAL_FILE);
+    // Finished cells: their records and where their lines sit in the journal (trajectories stay on disk).
+    const done = new Map<string, FinishedCell>();
+    // A later journal line for a cell supersedes an errored one (a retry); errored cells are
+    // played again on resume, since their error may have been transient (a server that was down).
+    for (const e of existing?.entries ?? []) {
+      const prior = done.get(e.record.cell);
+      if (!prior || prior.record.error !== null) done.set(e.record.cell, e);
+    }
+    if (options.retryErrors ?? true) {
+      for (const [cell, e] of done) if (e.record.error !== null) done.delete(cell);
+    }
+    const pending = cells.filter((c) => !done.has(c.id));
 
-  // A committed run is never replayed or rewritten, errored cells included; its verdict is
-  // decided again from its report so that the exit code is the first invocation's.
-  if (existing && isCommitted(options.out)) {
-    const { report, bytes } = readReportFile(join(options.out, RUN_FILES.report));
+    // A committed run is never replayed or rewritten, errored cells included; its verdict is
+    // decided again from its report so that the exit code is the first invocation's.
+    if (existing && isCommitted(options.out)) {
+      lock.release();
+      const { report, bytes } = readReportFile(join(options.out, RUN_FILES.report));
+      return {
+        out: options.out,
+        report,
+        reportDigest: sha256(bytes),
+        played: 0,
+        total: cells.length,
+        alreadyComplete: true,
+        verdict: finish.protocol ? decide(report, finish.protocol) : null,
+      };
+    }
     return {
-      out: options.out,
-      report,
-      reportDigest: sha256(bytes),
-      played: 0,
-      total: cells.length,
-      alreadyComplete: true,
-      verdict: finish.protocol ? decide(report, finish.protocol) : null,
+      clock,
+      startedAt,
+      pluginSources,
+      secrets,
+      plan,
+      suite,
+      policy,
+      armAttacks,
+      calibrations,
+      shard,
+      finish,
+      existing,
+      cells,
+      journalPath,
+      done,
+      pending,
+      lock,
     };
+  } catch (e) {
+    lock.release();
+    throw e;
   }
-  return {
-    clock,
-    startedAt,
-    pluginSources,
-    secrets,
-    plan,
-    suite,
-    policy,
-    armAttacks,
-    calibrations,
-    shard,
-    finish,
-    existing,
-    cells,
-    journalPath,
-    done,
-    pending,
-  };
 }
 
 /** Probes the policy, checks what needs it, and plays the pending cells into the journal. */

@@ -3,9 +3,11 @@
  * episodes it holds stay (in the report and in the repeat counts), and a different setup is
  * refused with the field that differs, as `attack --resume` refuses one.
  */
-import { readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { LOCK_FILE } from "../../src/rundir/lock.js";
 import { JournalWriter } from "../../src/runner/journal.js";
 import { arm, bridge, closeOpen, journalled, playEpisode, records } from "../support/bridge.js";
 import { runCli } from "../support/cli.js";
@@ -37,6 +39,13 @@ describe("provael bridge --resume", () => {
 
     const again = await bridge("stub", ["none", "roleplay"], {}, undefined, { out, resume: true });
     expect(again.b.finished()).toBe(2);
+    // One writer at a time: a second bridge on the directory is told who holds it.
+    await expect(
+      bridge("stub", ["none", "roleplay"], {}, undefined, { out, resume: true }),
+    ).rejects.toMatchObject({
+      code: "run/out-exists",
+      message: `${out} is in use by provael bridge (process ${process.pid} on ${hostname()})`,
+    });
     await playEpisode(arm(again.b, "none"), { seed: 0, success: false });
     await playEpisode(arm(again.b, "none"), { seed: 1, success: true });
     await journalled(again.b, 4);
@@ -52,6 +61,7 @@ describe("provael bridge --resume", () => {
     expect(two.report.episodes).toHaveLength(4);
     expect(two.report.arms.none?.episodes).toBe(3);
     expect(two.report.run.repeats).toBe(2);
+    expect(readdirSync(out)).not.toContain(LOCK_FILE);
     const manifest = JSON.parse(readFileSync(join(out, "execution-manifest.json"), "utf8"));
     expect(manifest.resumed).toBe(true);
     // The report of the resumed run is what `provael report --in` reads.

@@ -1,9 +1,11 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { resolveAttacks } from "../../src/attacks/index.js";
 import { ProvaelError } from "../../src/core/errors.js";
+import { LOCK_FILE } from "../../src/rundir/lock.js";
 import { readJournal } from "../../src/runner/journal.js";
 import type { PlanSpec } from "../../src/runner/plan.js";
 import { runAttack } from "../../src/runner/run.js";
@@ -165,6 +167,24 @@ describe("a stub run", () => {
     expect(err).toBeInstanceOf(ProvaelError);
     expect((err as ProvaelError).code).toBe("run/plan-mismatch");
     expect((err as ProvaelError).message).toContain("seeds: 1 vs 2");
+  });
+
+  it("refuses a second writer while a run plays, and lets go of the directory when done", async () => {
+    const out = tempDir();
+    const first = run(out, { seeds: 2 });
+    const second = await run(out, { seeds: 2 }, { resume: true }).catch((e: unknown) => e);
+    expect(second).toMatchObject({ code: "run/out-exists" });
+    expect((second as Error).message).toBe(
+      `${out} is in use by provael attack (process ${process.pid} on ${hostname()})`,
+    );
+    expect((await first).report).not.toBeNull();
+    expect(readdirSync(out)).not.toContain(LOCK_FILE);
+    // A bad resume lets go too: the next writer is not told the directory is busy.
+    await expect(run(out, { seeds: 3 }, { resume: true })).rejects.toMatchObject({
+      code: "run/plan-mismatch",
+    });
+    expect((await run(out, { seeds: 2 }, { resume: true })).alreadyComplete).toBe(true);
+    expect(readdirSync(out)).not.toContain(LOCK_FILE);
   });
 
   it("aborts past --max-errors, keeps the journal, and replays errored cells on resume", async () => {
