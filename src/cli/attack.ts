@@ -34,6 +34,7 @@ import {
 } from "../runner/plan.js";
 import { checkPairing } from "../runner/preflight.js";
 import { planFromReport } from "../runner/replay.js";
+import { openReused, reusableCells } from "../runner/reuse.js";
 import { parseShard, type RunOptions, runAttack } from "../runner/run.js";
 import { suites } from "../suites/index.js";
 import { EXIT } from "./exit.js";
@@ -78,6 +79,7 @@ interface AttackFlags extends ServedFlags {
   compareDefenses?: string[];
   defenseParam?: Record<string, Record<string, unknown>>;
   plugin?: string[];
+  reuse?: string[];
   from?: string;
   policyPath?: string;
   policyUrl?: string;
@@ -232,6 +234,11 @@ export function registerAttack(program: Command): void {
       "finish the run in --out, skipping finished cells (errored cells are played again)",
     )
     .option(
+      "--reuse <dir>",
+      "copy the finished episodes of an earlier run whose plan differs only in --seeds (e.g. 5 seeds, now 10) instead of playing them; repeatable",
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
+    .option(
       "--max-errors <n>",
       "abort the run once more than n episodes errored",
       integer("--max-errors", { min: 0 }),
@@ -359,9 +366,21 @@ export function registerAttack(program: Command): void {
           { ...plan, shard: shard ? `${shard.index}/${shard.count}` : null },
           cells.length,
         );
+        // Checked now as a run would check them; the weights are compared once a run probes them.
+        const reused = flags.reuse
+          ? reusableCells(
+              openReused(flags.reuse, plan, flags.out ?? defaultOut(plan.policy, plan.suite)),
+              cells,
+            )
+          : null;
         if (flags.json)
-          process.stdout.write(`${JSON.stringify({ plan, episodes: cells.length }, null, 2)}\n`);
-        else process.stdout.write(`${header}\n(dry run: nothing played)\n`);
+          process.stdout.write(
+            `${JSON.stringify({ plan, episodes: cells.length, ...(reused === null ? {} : { reused }) }, null, 2)}\n`,
+          );
+        else
+          process.stdout.write(
+            `${header}\n${reused === null ? "" : `(${reused} of ${cells.length} episodes would be copied from --reuse)\n`}(dry run: nothing played)\n`,
+          );
         return;
       }
       const out = flags.out ?? defaultOut(plan.policy, plan.suite);
@@ -404,6 +423,7 @@ export function registerAttack(program: Command): void {
         commandLine: process.argv.slice(1),
         ...(flags.maxErrors === undefined ? {} : { maxErrors: flags.maxErrors }),
         ...(pluginSources.length > 0 ? { plugins: pluginSources } : {}),
+        ...(flags.reuse ? { reuse: flags.reuse } : {}),
         onProgress: (d, t, errors) => {
           saved = d;
           total = t;
@@ -454,13 +474,17 @@ export function registerAttack(program: Command): void {
       }
       if (flags.json) {
         process.stdout.write(
-          `${JSON.stringify({ out, report_digest: result.reportDigest, played: result.played, summary: report.summary, arms: report.arms, verdict }, null, 2)}\n`,
+          `${JSON.stringify({ out, report_digest: result.reportDigest, played: result.played, ...(flags.reuse ? { copied: result.copied } : {}), summary: report.summary, arms: report.arms, verdict }, null, 2)}\n`,
         );
       } else {
         process.stdout.write(
           `\n${planHeader(report.run, report.episodes.length)}\n\n${armsTable(report)}\n\n${summaryLines(report).join("\n")}\n\n`,
         );
         if (verdict) process.stdout.write(`${verdictLines(verdict)}\n\n`);
+        if (flags.reuse)
+          process.stdout.write(
+            `played ${result.played} episode(s); copied ${result.copied} finished in ${flags.reuse.join(", ")} (--reuse)\n`,
+          );
         process.stdout.write(
           `wrote ${out}/report.json (${result.reportDigest}), report.md${flags.html === false ? "" : ", report.html"}, trajectories.jsonl, execution-manifest.json\n`,
         );

@@ -65,6 +65,13 @@ import {
   planDigest,
   validatePlan,
 } from "./plan.js";
+import {
+  checkReusedPolicy,
+  copyReused,
+  openReused,
+  type ReusedRun,
+  type ReuseRecord,
+} from "./reuse.js";
 import { checkCalibrationOverlap, checkSceneReuse, checkTrainingScenes } from "./scenes.js";
 
 export interface RunOptions {
@@ -95,6 +102,11 @@ export interface RunOptions {
   shard?: Shard | null;
   /** Plugin files to load and record (see `pluginSource`); `plan.plugins` is filled from them. */
   plugins?: PluginSource[];
+  /**
+   * Earlier runs of this plan with other `seeds` whose finished episodes are copied instead of
+   * played (`--reuse`; runner/reuse.ts).
+   */
+  reuse?: string[];
   /** report.html, the verdict, SARIF and the recipe: written with the run's other outputs. */
   finish?: FinishOptions;
 }
@@ -105,6 +117,8 @@ export interface RunResult {
   reportDigest: string | null;
   /** Episodes played by this invocation (0 when a resume found the run already complete). */
   played: number;
+  /** Finished episodes this invocation copied from `reuse` runs instead of playing. */
+  copied: number;
   total: number;
   alreadyComplete: boolean;
   /**
@@ -252,6 +266,7 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
         report: null,
         reportDigest: null,
         played: played.played,
+        copied: copiedOf(played.reuse),
         total: prepared.cells.length,
         alreadyComplete: false,
         verdict: null,
@@ -285,6 +300,8 @@ interface Prepared {
   /** Finished cells: their records and where their lines sit in the journal. */
   done: Map<string, FinishedCell>;
   pending: Cell[];
+  /** Runs whose finished episodes are copied in rather than played (checked, not yet copied). */
+  reused: ReusedRun[];
 }
 
 /** What `schedule` played. */
@@ -296,6 +313,8 @@ interface Played {
   servedModel: ServedModel | null;
   /** Wall-clock time in the defenses' hooks, per arm, over the episodes played. */
   latency: Record<string, DefenseLatency>;
+  /** Episodes copied from each reused run by this invocation. */
+  reuse: ReuseRecord[];
 }
 
 /**
@@ -363,6 +382,7 @@ async function prepare(options: RunOptions): Promise<Prepared | RunResult> {
       for (const [cell, e] of done) if (e.record.error !== null) done.delete(cell);
     }
     const pending = cells.filter((c) => !done.has(c.id));
+    const reused = options.reuse?.length ? openReused(options.reuse, plan, options.out) : [];
 
     // A committed run is never replayed or rewritten, errored cells included; its verdict is
     // decided again from its report so that the exit code is the first invocation's.
@@ -374,6 +394,7 @@ async function prepare(options: RunOptions): Promise<Prepared | RunResult> {
         report,
         reportDigest: sha256(bytes),
         played: 0,
+        copied: 0,
         total: cells.length,
         alreadyComplete: true,
         verdict: finish.protocol ? decide(report, finish.protocol) : null,
@@ -396,6 +417,7 @@ async function prepare(options: RunOptions): Promise<Prepared | RunResult> {
       journalPath,
       done,
       pending,
+      reused,
       lock,
     };
   } catch (e) {
@@ -406,14 +428,8 @@ async function prepare(options: RunOptions): Promise<Prepared | RunResult> {
 
 /** Probes the policy, checks what needs it, and plays the pending cells into the journal. */
 async function schedule(options: RunOptions, p: Prepared): Promise<Played> {
-  const { plan, suite, policy, armAttacks, calibrations, existing, done, pending, cells } = p;
-  const { journalPath, shard, secrets, pluginSources } = p;
-  // Served (concurrent) policies keep episodes in flight in this thread; CPU-bound ones may use
-  // worker threads. One worker means no pool at all.
-  const workers =
-    policy.concurrent || policy.ioBound
-      ? 1
-      : Math.min(options.workers ?? 1, Math.max(1, pending.length));
+  const { plan, suite, policy, armAttacks, calibrations, existing, done, cells } = p;
+  const { journalPath, shard, secrets, pluginSources, reused } = p;
   const probe = await probePolicy(plan, options.policyOptions);
   const policyDigest = probe.digest;
   if (existing && existing.header.policy_digest !== policyDigest) {
@@ -434,6 +450,7 @@ async function schedule(options: RunOptions, p: Prepared): Promise<Played> {
       { hint: "resume against the server the run started with, or choose another --out" },
     );
   }
+  checkReusedPolicy(reused, policyDigest, servedNow, (h) => servedModelLabel(h.served_model));
   for (const [task, c] of Object.entries(calibrations)) {
     if (c.calibration.policy_digest !== policyDigest) {
       throw new ProvaelError(
@@ -485,6 +502,14 @@ async function schedule(options: RunOptions, p: Prepared): Promise<Played> {
   const journal = existing
     ? JournalWriter.reopen(journalPath, existing.validBytes)
     : JournalWriter.create(journalPath, header);
+  const reuse = copyReused(reused, cells, done, journal, journalPath);
+  const pending = p.pending.filter((c) => !done.has(c.id));
+  // Served (concurrent) policies keep episodes in flight in this thread; CPU-bound ones may use
+  // worker threads. One worker means no pool at all.
+  const workers =
+    policy.concurrent || policy.ioBound
+      ? 1
+      : Math.min(options.workers ?? 1, Math.max(1, pending.length));
 
   let executor: Executor | null = null;
   let played = 0;
@@ -551,8 +576,10 @@ async function schedule(options: RunOptions, p: Prepared): Promise<Played> {
     await executor?.close();
   }
   if (aborted) throw aborted;
-  return { played, workers, policyDigest, servedModel: probe.servedModel, latency };
+  return { played, workers, policyDigest, servedModel: probe.servedModel, latency, reuse };
 }
+
+const copiedOf = (reuse: readonly ReuseRecord[]) => reuse.reduce((n, r) => n + r.episodes, 0);
 
 /** Writes every output of a finished run (report, markdown, page, frames, clip, manifest). */
 async function finalise(options: RunOptions, p: Prepared, s: Played): Promise<RunResult> {
@@ -582,6 +609,7 @@ async function finalise(options: RunOptions, p: Prepared, s: Played): Promise<Ru
         workers: Math.max(workers, 1),
         concurrency: options.concurrency,
         ...(plan.defenses ? { defense_latency: latencyReport(latency) } : {}),
+        ...(s.reuse.length > 0 ? { reused: s.reuse } : {}),
       },
     },
   });
@@ -590,6 +618,7 @@ async function finalise(options: RunOptions, p: Prepared, s: Played): Promise<Ru
     report,
     reportDigest: digest,
     played,
+    copied: copiedOf(s.reuse),
     total: p.cells.length,
     alreadyComplete: false,
     verdict,
