@@ -4,7 +4,7 @@
  * journal header holds the plan without tasks or seeds, and the report's plan is completed from
  * the episodes that finished: the tasks seen, the seed range, the repeats.
  */
-import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Clock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
@@ -12,7 +12,7 @@ import { TOOL_VERSION } from "../core/package-root.js";
 import type { Report } from "../report/build.js";
 import { buildManifest } from "../report/manifest.js";
 import { RUN_FILES, removeTempFiles } from "../rundir/files.js";
-import { LOCK_FILE, lockRunDir, type RunLock } from "../rundir/lock.js";
+import { claimRunDir, type RunLock } from "../rundir/lock.js";
 import type { LoadedCalibration } from "../runner/calibration.js";
 import type { EpisodeRecord, TrajectoryStep } from "../runner/episode.js";
 import { writeFileAtomic } from "../runner/files.js";
@@ -196,12 +196,10 @@ export class BridgeJournal {
       bridge: { profile: o.profile.id, benchmark: o.profile.benchmark },
     });
     const path = join(o.out, JOURNAL_FILE);
-    const fresh = !existsSync(o.out);
-    if (fresh) mkdirSync(o.out, { recursive: true });
-    // One writer per directory: taken before it is read, let go when the run is closed.
-    const lock = lockRunDir(o.out, "--out", "provael bridge");
+    // One writer per directory, let go when the run is closed.
+    const { lock, entries } = claimRunDir(o.out, "--out", "provael bridge");
     try {
-      return BridgeJournal.open(o, header, path, fresh, lock, clock, resume);
+      return BridgeJournal.open(o, header, path, entries, lock, clock, resume);
     } catch (e) {
       lock.release();
       throw e;
@@ -212,13 +210,12 @@ export class BridgeJournal {
     o: JournalSetup,
     header: JournalHeader,
     path: string,
-    fresh: boolean,
+    inside: string[] | null,
     lock: RunLock,
     clock: Clock,
     resume: boolean,
   ): BridgeJournal {
-    if (!fresh) {
-      const inside = readdirSync(o.out).filter((e) => e !== LOCK_FILE);
+    if (inside) {
       if (resume && inside.includes(JOURNAL_FILE)) {
         const scan = scanJournal(path);
         checkResumable(o.out, scan.header, header);

@@ -10,7 +10,16 @@
  *   const lock = lockRunDir(out, "--out");
  *   try { play and finalise } finally { lock.release(); }
  */
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { ProvaelError } from "../core/errors.js";
@@ -101,4 +110,20 @@ export function lockRunDir(dir: string, flag: string, what = "provael"): RunLock
       },
     };
   }
+}
+
+/**
+ * Creates the directory if need be and takes its lock before anything reads it, so no other
+ * writer changes it between the look and the first line this one writes. `entries` are what it
+ * held besides the lock (null: it was just created).
+ */
+export function claimRunDir(
+  dir: string,
+  flag: string,
+  what: string,
+): { lock: RunLock; entries: string[] | null } {
+  const fresh = !existsSync(dir);
+  if (fresh) mkdirSync(dir, { recursive: true });
+  const lock = lockRunDir(dir, flag, what);
+  return { lock, entries: fresh ? null : readdirSync(dir).filter((e) => e !== LOCK_FILE) };
 }

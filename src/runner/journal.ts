@@ -74,6 +74,19 @@ export interface JournalEntry {
   lineDigest: string;
 }
 
+/**
+ * The line that stands for each cell: the first finished one, or the last errored one while none
+ * has finished (a later line for a cell is a retry of an errored one).
+ */
+export function latestPerCell(entries: readonly JournalEntry[]): Map<string, JournalEntry> {
+  const out = new Map<string, JournalEntry>();
+  for (const e of entries) {
+    const prior = out.get(e.record.cell);
+    if (!prior || prior.record.error !== null) out.set(e.record.cell, e);
+  }
+  return out;
+}
+
 export interface JournalScan {
   header: JournalHeader;
   entries: JournalEntry[];

@@ -25,6 +25,7 @@ import {
   type JournalEntry,
   type JournalHeader,
   JournalWriter,
+  latestPerCell,
   readTrajectory,
   scanJournal,
 } from "./journal.js";
@@ -38,15 +39,6 @@ export interface MergeResult {
   cells: number;
   duplicates: number;
   alreadyComplete: boolean;
-}
-
-function latestPerCell(episodes: JournalEntry[]): Map<string, JournalEntry> {
-  const out = new Map<string, JournalEntry>();
-  for (const e of episodes) {
-    const prior = out.get(e.record.cell);
-    if (!prior || prior.record.error !== null) out.set(e.record.cell, e);
-  }
-  return out;
 }
 
 export async function mergeRuns(

@@ -29,6 +29,20 @@ export function cellId(
   return `c${digestJson(fields).slice(7, 27)}`;
 }
 
+/** Whether a journalled record says it is this cell (its id alone could be another's). */
+export function isRecordOf(
+  cell: Cell,
+  r: { task: string; arm: string; seed: number; repeat: number; defenses?: readonly string[] },
+): boolean {
+  return (
+    cell.task === r.task &&
+    cell.arm === r.arm &&
+    cell.seed === r.seed &&
+    cell.repeat === r.repeat &&
+    (cell.defenses ?? []).join(",") === (r.defenses ?? []).join(",")
+  );
+}
+
 /** The defense sets a plan plays each cell with: [] is undefended. */
 export function defenseConditions(spec: PlanSpec): string[][] {
   const d = spec.defenses;

@@ -15,14 +15,14 @@ import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import {
   JOURNAL_FILE,
-  type JournalEntry,
   type JournalScan,
   type JournalWriter,
+  latestPerCell,
   readTrajectory,
   scanJournal,
 } from "./journal.js";
 import type { FinishedCell } from "./outputs.js";
-import { type Cell, type PlanSpec, planDifferences, planDigest } from "./plan.js";
+import { type Cell, isRecordOf, type PlanSpec, planDifferences, planDigest } from "./plan.js";
 
 export interface ReusedRun {
   dir: string;
@@ -125,24 +125,13 @@ export function copyReused(
 ): ReuseRecord[] {
   const ours = new Map(cells.map((c) => [c.id, c]));
   return reused.map(({ dir, journal: scan }) => {
-    const latest = new Map<string, JournalEntry>();
-    for (const e of scan.entries) {
-      const prior = latest.get(e.record.cell);
-      if (!prior || prior.record.error !== null) latest.set(e.record.cell, e);
-    }
+    const latest = latestPerCell(scan.entries);
     let episodes = 0;
     // In the reused journal's order: the copy is the same whichever order cells finished in.
     for (const e of scan.entries) {
       const cell = ours.get(e.record.cell);
-      const r = e.record;
-      const same =
-        cell !== undefined &&
-        cell.task === r.task &&
-        cell.arm === r.arm &&
-        cell.seed === r.seed &&
-        cell.repeat === r.repeat &&
-        (cell.defenses ?? []).join(",") === (r.defenses ?? []).join(",");
-      if (!same || latest.get(cell.id) !== e || r.error !== null || done.has(cell.id)) continue;
+      if (!cell || !isRecordOf(cell, e.record) || latest.get(cell.id) !== e) continue;
+      if (e.record.error !== null || done.has(cell.id)) continue;
       const at = journal.append({
         type: "episode",
         record: e.record,

@@ -3,7 +3,6 @@
  * and manifest. The report depends only on the plan and the episodes, never on the number of
  * concurrent episodes, their completion order, or whether the run was resumed.
  */
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { attacks } from "../attacks/index.js";
 import { resolveParams } from "../attacks/params.js";
@@ -29,7 +28,7 @@ import type { Report } from "../report/build.js";
 import { decide, type Verdict } from "../report/verdict.js";
 import { isCommitted } from "../rundir/commit.js";
 import { checkOutputDir, RUN_FILES, removeTempFiles } from "../rundir/files.js";
-import { LOCK_FILE, lockRunDir, type RunLock } from "../rundir/lock.js";
+import { claimRunDir, type RunLock } from "../rundir/lock.js";
 import { readReportFile } from "../rundir/report.js";
 import { suites } from "../suites/index.js";
 import { type LoadedCalibration, provenanceFor } from "./calibration.js";
@@ -49,6 +48,7 @@ import {
   type JournalEntry,
   JournalWriter,
   journalHeader,
+  latestPerCell,
   scanJournal,
 } from "./journal.js";
 import {
@@ -59,6 +59,7 @@ import {
 } from "./outputs.js";
 import {
   type Cell,
+  isRecordOf,
   type PlanSpec,
   planCells,
   planDifferences,
@@ -138,13 +139,9 @@ function prepareOut(
   shard: string | null,
 ): { existing: ReturnType<typeof scanJournal> | null; lock: RunLock } {
   checkOutputDir(out, "--out");
-  const fresh = !existsSync(out);
-  if (fresh) mkdirSync(out, { recursive: true });
-  // Taken before the directory is read, so no other writer changes it between the look and the
-  // first line this one writes.
-  const lock = lockRunDir(out, "--out", "provael attack");
+  const { lock, entries } = claimRunDir(out, "--out", "provael attack");
   try {
-    return { existing: fresh ? null : openExisting(out, plan, resume, shard), lock };
+    return { existing: entries ? openExisting(out, entries, plan, resume, shard) : null, lock };
   } catch (e) {
     lock.release();
     throw e;
@@ -153,12 +150,12 @@ function prepareOut(
 
 function openExisting(
   out: string,
+  entries: string[],
   plan: PlanSpec,
   resume: boolean,
   shard: string | null,
 ): ReturnType<typeof scanJournal> | null {
   const journalPath = join(out, JOURNAL_FILE);
-  const entries = readdirSync(out).filter((e) => e !== LOCK_FILE);
   if (entries.includes(JOURNAL_FILE)) {
     // Finished means committed: report.json alone may be the first output of a killed finalisation.
     const finished = isCommitted(out);
@@ -371,13 +368,9 @@ async function prepare(options: RunOptions): Promise<Prepared | RunResult> {
     if (existing) checkJournalCells(options.out, existing.entries, cells, shardLabel(shard));
     const journalPath = join(options.out, JOURNAL_FILE);
     // Finished cells: their records and where their lines sit in the journal (trajectories stay on disk).
-    const done = new Map<string, FinishedCell>();
     // A later journal line for a cell supersedes an errored one (a retry); errored cells are
     // played again on resume, since their error may have been transient (a server that was down).
-    for (const e of existing?.entries ?? []) {
-      const prior = done.get(e.record.cell);
-      if (!prior || prior.record.error !== null) done.set(e.record.cell, e);
-    }
+    const done = new Map<string, FinishedCell>(latestPerCell(existing?.entries ?? []));
     if (options.retryErrors ?? true) {
       for (const [cell, e] of done) if (e.record.error !== null) done.delete(cell);
     }
@@ -639,16 +632,7 @@ function checkJournalCells(
   const foreign: string[] = [];
   for (const e of entries) {
     const c = byId.get(e.record.cell);
-    const r = e.record;
-    if (
-      !c ||
-      c.task !== r.task ||
-      c.arm !== r.arm ||
-      c.seed !== r.seed ||
-      c.repeat !== r.repeat ||
-      (c.defenses ?? []).join(",") !== (r.defenses ?? []).join(",")
-    )
-      foreign.push(r.cell);
+    if (!c || !isRecordOf(c, e.record)) foreign.push(e.record.cell);
   }
   if (foreign.length > 0) {
     const ids = [...new Set(foreign)];

@@ -10,7 +10,7 @@ import { ProvaelError } from "../../src/core/errors.js";
 import { JournalWriter, readJournal } from "../../src/runner/journal.js";
 import type { PlanSpec } from "../../src/runner/plan.js";
 import { runAttack } from "../../src/runner/run.js";
-import { stubPlan } from "../support/stub-run.js";
+import { stubPlan, wrapStubAct } from "../support/stub-run.js";
 import { tempDir } from "../support/tmp.js";
 
 async function run(
@@ -60,29 +60,17 @@ describe("attack --reuse", () => {
   });
 
   it("replays a reused run's errored episodes, and a run stopped after copying resumes", async () => {
-    const { stubPolicy } = await import("../../src/policies/stub.js");
-    const original = stubPolicy.load;
     let calls = 0;
-    stubPolicy.load = async (o) => {
-      const inst = await original(o);
-      const act = inst.act.bind(inst);
-      return {
-        ...inst,
-        capabilities: inst.capabilities,
-        reset: inst.reset.bind(inst),
-        close: inst.close.bind(inst),
-        act: (obs) => {
-          calls += 1;
-          if (calls === 7) throw new ProvaelError("policy/timeout", "server went away");
-          return act(obs);
-        },
-      };
-    };
+    const restore = wrapStubAct((obs, act) => {
+      calls += 1;
+      if (calls === 7) throw new ProvaelError("policy/timeout", "server went away");
+      return act(obs);
+    });
     const two = tempDir();
     try {
       await run(two, stubPlan({ seeds: 2 }));
     } finally {
-      stubPolicy.load = original;
+      restore();
     }
     const errored = readJournal(join(two, "journal.jsonl")).episodes.filter(
       (e) => e.record.error !== null,

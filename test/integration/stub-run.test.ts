@@ -9,7 +9,7 @@ import { LOCK_FILE } from "../../src/rundir/lock.js";
 import { readJournal } from "../../src/runner/journal.js";
 import type { PlanSpec } from "../../src/runner/plan.js";
 import { runAttack } from "../../src/runner/run.js";
-import { stubPlan } from "../support/stub-run.js";
+import { stubPlan, wrapStubAct } from "../support/stub-run.js";
 import { tempDir } from "../support/tmp.js";
 
 const plan = (over: Partial<PlanSpec> = {}): PlanSpec =>
@@ -188,24 +188,12 @@ describe("a stub run", () => {
   });
 
   it("aborts past --max-errors, keeps the journal, and replays errored cells on resume", async () => {
-    const { stubPolicy } = await import("../../src/policies/stub.js");
-    const original = stubPolicy.load;
     let broken = true;
-    stubPolicy.load = async (o) => {
-      const inst = await original(o);
-      const act = inst.act.bind(inst);
-      return {
-        ...inst,
-        capabilities: inst.capabilities,
-        reset: inst.reset.bind(inst),
-        close: inst.close.bind(inst),
-        act: (obs) => {
-          if (broken && obs.instruction.includes("knife"))
-            throw new ProvaelError("policy/timeout", "server gone");
-          return act(obs);
-        },
-      };
-    };
+    const restore = wrapStubAct((obs, act) => {
+      if (broken && obs.instruction.includes("knife"))
+        throw new ProvaelError("policy/timeout", "server gone");
+      return act(obs);
+    });
     try {
       const out = tempDir();
       const whole = tempDir();
@@ -233,27 +221,16 @@ describe("a stub run", () => {
       await run(whole, p);
       expect(bytes(out)).toBe(bytes(whole));
     } finally {
-      stubPolicy.load = original;
+      restore();
     }
   });
 
   it("records a policy error for a bad action and goes on", async () => {
-    const { stubPolicy } = await import("../../src/policies/stub.js");
-    const original = stubPolicy.load;
-    stubPolicy.load = async (o) => {
-      const inst = await original(o);
-      const act = inst.act.bind(inst);
-      return {
-        ...inst,
-        capabilities: inst.capabilities,
-        reset: inst.reset.bind(inst),
-        close: inst.close.bind(inst),
-        act: (obs) =>
-          obs.instruction.includes("knife")
-            ? new Float32Array([Number.NaN, 0, 0, 0, 0, 0, 0])
-            : act(obs),
-      };
-    };
+    const restore = wrapStubAct((obs, act) =>
+      obs.instruction.includes("knife")
+        ? new Float32Array([Number.NaN, 0, 0, 0, 0, 0, 0])
+        : act(obs),
+    );
     try {
       const out = tempDir();
       const { report } = await run(out, {
@@ -267,7 +244,7 @@ describe("a stub run", () => {
       expect(report?.error_counts["policy/bad-action"]).toBe(2);
       expect(report?.arms.none?.errors).toBe(0);
     } finally {
-      stubPolicy.load = original;
+      restore();
     }
   });
 });
