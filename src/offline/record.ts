@@ -312,7 +312,10 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
       let driven = 0;
       for (let step = 0; step < task.horizon; step++) {
         const { privileged, ...plain } = r.obs;
-        const obs = policy.capabilities.privileged && privileged ? { ...plain, privileged } : plain;
+        // The privileged state goes only to a policy that declares it reads it.
+        const seenBy = (p: { capabilities: { privileged?: boolean } }) =>
+          p.capabilities.privileged && privileged ? { ...plain, privileged } : plain;
+        const obs = seenBy(policy);
         const action = Float32Array.from(await policy.act(obs));
         const images: Record<string, Image> = {};
         for (const [cam, img] of Object.entries(plain.images)) images[cam] = copyImage(img);
@@ -322,9 +325,7 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
         if (learner && drive && successAt < 0) {
           if (step % segment === 0) driving = driveRng.bernoulli(drive.share);
           // Asked every step, driving or not, so that its chunks stay in step with the episode.
-          const lobs =
-            learner.capabilities.privileged && privileged ? { ...plain, privileged } : plain;
-          const own = Float32Array.from(await learner.act(lobs));
+          const own = Float32Array.from(await learner.act(seenBy(learner)));
           if (driving) {
             executed = own;
             driven++;
