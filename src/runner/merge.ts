@@ -5,7 +5,7 @@
  * refuses conflicting ones. It builds the result in a temporary directory and renames it into
  * place, so a merge killed halfway leaves nothing that looks finished.
  */
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, renameSync, rmdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJson } from "../core/canonical-json.js";
 import { type Clock, systemClock } from "../core/clock.js";
@@ -19,6 +19,7 @@ import { renderMarkdown } from "../report/markdown.js";
 import { mergedShowcaseClip } from "../report/showcase-clip.js";
 import { isCommitted, outputDigests } from "../rundir/commit.js";
 import { RUN_FILES, writeFileAtomic } from "../rundir/files.js";
+import { claimRunDir, LOCK_FILE } from "../rundir/lock.js";
 import { readReportFile } from "../rundir/report.js";
 import {
   JOURNAL_FILE,
@@ -151,12 +152,14 @@ export async function mergeRuns(
       `cells not in the plan: ${extra.slice(0, 5).join(", ")}`,
     );
 
-  if (existsSync(out) && readdirSync(out).length > 0) {
-    if (
-      isCommitted(out) &&
-      existsSync(join(out, JOURNAL_FILE)) &&
-      scanJournal(join(out, JOURNAL_FILE)).header.plan_digest === head.plan_digest
-    ) {
+  // One merge at a time into one --out: the temporary directory is locked before anything
+  // looks at --out, so a second merge is told who holds it instead of deleting the first's
+  // temporary files or, once the first has renamed them into place, its finished result.
+  const tmp = `${out}.merge-tmp`;
+  const { lock } = claimRunDir(tmp, "--out", "provael merge");
+  try {
+    if (mergedAlready(out, head.plan_digest)) {
+      rmSync(tmp, { recursive: true, force: true });
       return {
         out,
         report: null,
@@ -166,77 +169,108 @@ export async function mergeRuns(
         alreadyComplete: true,
       };
     }
-    throw new ProvaelError(
-      "run/out-exists",
-      `${out} already exists and is not this plan's merged run`,
-      { hint: "choose a new --out" },
+    // What a merge killed halfway left behind.
+    for (const e of readdirSync(tmp))
+      if (e !== LOCK_FILE) rmSync(join(tmp, e), { recursive: true, force: true });
+    const journal = JournalWriter.create(join(tmp, JOURNAL_FILE), { ...head, shard: null });
+    const journalPath = join(tmp, JOURNAL_FILE);
+    const ordered: FinishedCell[] = [];
+    for (const c of cells) {
+      const source = (merged.get(c.id) as { result: JournalEntry }).result;
+      const at = journal.append({
+        type: "episode",
+        record: source.record,
+        trajectory: readTrajectory(source),
+      });
+      ordered.push({ record: source.record, path: journalPath, ...at });
+    }
+    journal.close();
+    const { report, digest } = finalize(
+      tmp,
+      head.plan,
+      ordered,
+      head.policy_digest,
+      first.report.calibration,
+      null,
+      null,
+      head.served_model ?? null,
     );
-  }
-  const tmp = `${out}.merge-tmp`;
-  rmSync(tmp, { recursive: true, force: true });
-  const journal = JournalWriter.create(join(tmpMkdir(tmp), JOURNAL_FILE), { ...head, shard: null });
-  const journalPath = join(tmp, JOURNAL_FILE);
-  const ordered: FinishedCell[] = [];
-  for (const c of cells) {
-    const source = (merged.get(c.id) as { result: JournalEntry }).result;
-    const at = journal.append({
-      type: "episode",
-      record: source.record,
-      trajectory: readTrajectory(source),
+    writeFileAtomic(join(tmp, RUN_FILES.markdown), renderMarkdown(report));
+    const outputs: string[] = [RUN_FILES.trajectories, RUN_FILES.report, RUN_FILES.markdown];
+    if (options.html !== false) {
+      // Written before the commit point, which names them. Camera frames need a replay (`provael
+      // attack` saves them; a merged page goes without); the clip is the one of the shard that
+      // showcased the same pair, or the page says why it has none.
+      const clip = mergedShowcaseClip(report, dirs, tmp, out);
+      writeFileAtomic(join(tmp, RUN_FILES.html), await renderHtml(report, tmp, { clip }));
+      outputs.push(RUN_FILES.html);
+      if (clip.kind === "clip") outputs.push(RUN_FILES.showcaseClip, RUN_FILES.showcaseClipInfo);
+    }
+    const manifest = buildManifest({
+      reportDigest: digest,
+      trajectoriesDigest: report.trajectories_digest,
+      planDigest: head.plan_digest,
+      toolVersion: TOOL_VERSION,
+      shard: null,
+      startedAt,
+      clock,
+      commandLine: options.commandLine,
+      resumed: false,
+      extra: {
+        merged_from: shards.map((s) => ({
+          dir: s.dir,
+          shard: s.journal.header.shard,
+          report_digest: s.reportDigest,
+        })),
+      },
     });
-    ordered.push({ record: source.record, path: journalPath, ...at });
+    // The commit point, as for a run: the manifest names every output by its digest.
+    writeFileAtomic(
+      join(tmp, RUN_FILES.manifest),
+      `${JSON.stringify({ ...manifest, outputs: outputDigests(tmp, outputs) }, null, 2)}\n`,
+    );
+    // --out is absent or the empty directory found above; whatever appeared there since is kept.
+    if (existsSync(out)) removeEmptyOut(out);
+    renameSync(tmp, out);
+    // The lock came along with the rename; the merged run directory holds only its outputs.
+    rmSync(join(out, LOCK_FILE), { force: true });
+    return { out, report, digest, cells: cells.length, duplicates, alreadyComplete: false };
+  } finally {
+    lock.release();
+    // A merge refused before it wrote anything leaves no trace.
+    if (existsSync(tmp) && readdirSync(tmp).length === 0) rmdirSync(tmp);
   }
-  journal.close();
-  const { report, digest } = finalize(
-    tmp,
-    head.plan,
-    ordered,
-    head.policy_digest,
-    first.report.calibration,
-    null,
-    null,
-    head.served_model ?? null,
-  );
-  writeFileAtomic(join(tmp, RUN_FILES.markdown), renderMarkdown(report));
-  const outputs: string[] = [RUN_FILES.trajectories, RUN_FILES.report, RUN_FILES.markdown];
-  if (options.html !== false) {
-    // Written before the commit point, which names them. Camera frames need a replay (`provael
-    // attack` saves them; a merged page goes without); the clip is the one of the shard that
-    // showcased the same pair, or the page says why it has none.
-    const clip = mergedShowcaseClip(report, dirs, tmp, out);
-    writeFileAtomic(join(tmp, RUN_FILES.html), await renderHtml(report, tmp, { clip }));
-    outputs.push(RUN_FILES.html);
-    if (clip.kind === "clip") outputs.push(RUN_FILES.showcaseClip, RUN_FILES.showcaseClipInfo);
-  }
-  const manifest = buildManifest({
-    reportDigest: digest,
-    trajectoriesDigest: report.trajectories_digest,
-    planDigest: head.plan_digest,
-    toolVersion: TOOL_VERSION,
-    shard: null,
-    startedAt,
-    clock,
-    commandLine: options.commandLine,
-    resumed: false,
-    extra: {
-      merged_from: shards.map((s) => ({
-        dir: s.dir,
-        shard: s.journal.header.shard,
-        report_digest: s.reportDigest,
-      })),
-    },
-  });
-  // The commit point, as for a run: the manifest names every output by its digest.
-  writeFileAtomic(
-    join(tmp, RUN_FILES.manifest),
-    `${JSON.stringify({ ...manifest, outputs: outputDigests(tmp, outputs) }, null, 2)}\n`,
-  );
-  if (existsSync(out)) rmSync(out, { recursive: true });
-  renameSync(tmp, out);
-  return { out, report, digest, cells: cells.length, duplicates, alreadyComplete: false };
 }
 
-function tmpMkdir(dir: string): string {
-  mkdirSync(dir, { recursive: true });
-  return dir;
+/**
+ * Whether `out` already holds this plan's merged run (merging again is a no-op); any other
+ * non-empty `out` is refused.
+ */
+function mergedAlready(out: string, planDigest: string): boolean {
+  if (!existsSync(out) || readdirSync(out).length === 0) return false;
+  if (
+    isCommitted(out) &&
+    existsSync(join(out, JOURNAL_FILE)) &&
+    scanJournal(join(out, JOURNAL_FILE)).header.plan_digest === planDigest
+  )
+    return true;
+  throw new ProvaelError(
+    "run/out-exists",
+    `${out} already exists and is not this plan's merged run`,
+    {
+      hint: "choose a new --out",
+    },
+  );
+}
+
+function removeEmptyOut(out: string): void {
+  try {
+    rmdirSync(out);
+  } catch (e) {
+    throw new ProvaelError(
+      "run/out-exists",
+      `${out} was filled by another process while this merge ran; it is left as it is`,
+      { details: { out, cause: (e as Error).message }, hint: "choose a new --out" },
+    );
+  }
 }

@@ -1,6 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { LOCK_FILE } from "../../src/rundir/lock.js";
 import { JOURNAL_FILE, lineSum } from "../../src/runner/journal.js";
 import { mergeRuns } from "../../src/runner/merge.js";
 import type { PlanSpec } from "../../src/runner/plan.js";
@@ -120,10 +122,36 @@ describe("shards and merge", () => {
     await mergeRuns([join(dir, "s0"), join(dir, "s1")], join(dir, "m"), { commandLine: [] });
     expect(bytes(join(dir, "m"))).toBe(bytes(join(dir, "whole")));
     expect(existsSync(join(dir, "m.merge-tmp"))).toBe(false);
+    expect(existsSync(join(dir, "m", LOCK_FILE))).toBe(false);
     // Resuming a shard directory with another --shard is refused.
     await expect(
       run(join(dir, "s1"), { shard: { index: 0, count: 2 }, resume: true }),
     ).rejects.toThrow(/holds shard 1\/2, not 0\/2/);
+  });
+
+  it("lets one merge at a time write an --out, and never deletes what another put there", async () => {
+    const dir = tempDir();
+    await run(join(dir, "s0"), { shard: { index: 0, count: 2 } });
+    await run(join(dir, "s1"), { shard: { index: 1, count: 2 } });
+    const ins = [join(dir, "s0"), join(dir, "s1")];
+    // A merge into the same --out that is still running (this very process holds its lock).
+    const tmp = join(dir, "m.merge-tmp");
+    mkdirSync(tmp);
+    const holder = { pid: process.pid, host: hostname(), what: "provael merge" };
+    writeFileSync(join(tmp, LOCK_FILE), JSON.stringify(holder));
+    writeFileSync(join(tmp, JOURNAL_FILE), "its half-written journal");
+    await expect(mergeRuns(ins, join(dir, "m"), { commandLine: [] })).rejects.toThrow(
+      `${tmp} is in use by provael merge (process ${process.pid} on ${hostname()})`,
+    );
+    expect(bytes(tmp, JOURNAL_FILE)).toBe("its half-written journal");
+    expect(existsSync(join(dir, "m"))).toBe(false);
+    // A run playing into --out holds it too: the merge is refused before it builds anything.
+    mkdirSync(join(dir, "n"));
+    writeFileSync(join(dir, "n", LOCK_FILE), JSON.stringify({ ...holder, what: "provael attack" }));
+    await expect(mergeRuns(ins, join(dir, "n"), { commandLine: [] })).rejects.toThrow(
+      /n already exists and is not this plan's merged run/,
+    );
+    expect(existsSync(join(dir, "n.merge-tmp"))).toBe(false);
   });
 
   it("refuses to resume a shard whose journal holds another shard's lines, naming the cells", async () => {
