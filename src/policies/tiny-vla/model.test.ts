@@ -26,7 +26,7 @@ import {
   unpatchify,
   weightShapes,
 } from "./model.js";
-import { TinyVlaInstance } from "./policy.js";
+import { TinyVlaInstance, tinyVlaPolicy } from "./policy.js";
 import { TinyVlaRuntime } from "./runtime.js";
 import {
   syntheticInstructions,
@@ -279,6 +279,53 @@ describe("tiny-vla model", () => {
     inst.act(later);
     expect(calls).toBe(2);
     rt.dispose();
+  });
+
+  it("temporal ensembling averages what the last chunks said about this step", async () => {
+    const rt = await TinyVlaRuntime.create({
+      config: cfg,
+      text: tok,
+      weights: initWeights(cfg, Rng.fromLabel("ens")),
+    });
+    const frames = ["ens-a", "ens-b", "ens-c", "ens-d", "ens-e", "ens-f"].map(
+      (l) => syntheticScene(l).obs,
+    );
+    const raws = frames.map((o) => rt.raw(o));
+    const m = cfg.actionDim - 1;
+    const clip = (x: number) => Math.max(-1, Math.min(1, x));
+    const decay = 0.5;
+    const inst = new TinyVlaInstance(rt, "sha256:test", 1, decay);
+    inst.reset({ task: "t", seed: 0, policySeed: 0 });
+    for (let t = 0; t < frames.length; t++) {
+      const got = inst.act(frames[t] as (typeof frames)[number]);
+      // The predictions of steps t-n+1..t, oldest first; the one made j steps ago speaks at j.
+      const from = Math.max(0, t - cfg.chunk + 1);
+      let total = 0;
+      let logit = 0;
+      const want = new Array<number>(m).fill(0);
+      for (let s = from; s <= t; s++) {
+        const w = Math.exp(-decay * (s - from));
+        const r = raws[s] as (typeof raws)[number];
+        for (let d = 0; d < m; d++)
+          want[d] = (want[d] as number) + w * clip(r.move[(t - s) * m + d] as number);
+        logit += w * (r.grip[t - s] as number);
+        total += w;
+      }
+      for (let d = 0; d < m; d++) expect(got[d]).toBeCloseTo((want[d] as number) / total, 5);
+      expect(got[m]).toBe(logit > 0 ? 1 : -1);
+    }
+    // A new episode starts with no history: its first action is the first prediction's first.
+    inst.reset({ task: "t", seed: 1, policySeed: 0 });
+    expect(Array.from(inst.act(frames[3] as (typeof frames)[number]))).toEqual(
+      Array.from(rt.predict(frames[3] as (typeof frames)[number]).slice(0, cfg.actionDim)),
+    );
+    rt.dispose();
+    await expect(tinyVlaPolicy.load({ extra: { ensemble: -1 } })).rejects.toThrow(
+      /ensemble must be a number >= 0/,
+    );
+    await expect(tinyVlaPolicy.load({ extra: { ensemble: 0.01, replan: 2 } })).rejects.toThrow(
+      /replan or ensemble, not both/,
+    );
   });
 
   /** The network anchored on a small locator, for the locator's tests. */

@@ -1,0 +1,138 @@
+#!/usr/bin/env node
+/**
+ * Why tiny-vla missed: replays every episode of a `provael attack --attacks none` run on tabletop
+ * that did not succeed, with the task object's position and the finger contacts logged, and
+ * sorts each miss into one kind (docs/tiny-vla.md, "After shipping"):
+ *
+ *   - `nothing`: the gripper closed, but no finger ever touched the task's object;
+ *   - `slipped`: both fingers touched it, and it never rose more than `--lift` above where it lay;
+ *   - `dropped`: it rose more than that, and did not end in the basket.
+ *
+ * Each replay is checked against the run before it counts: the same scene digest, and every
+ * action equal to the one in the run's trajectories.jsonl (so it is the run's episode, not a
+ * look-alike); a replay that differs is printed as such and left out of the counts.
+ *
+ *   npm run build && node scripts/miss-breakdown.mjs --run RUN [--lift 0.05] [--json FILE]
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { policies } from "../dist/policies/index.js";
+import { TABLETOP_TASKS, tabletopSuite } from "../dist/suites/mujoco/tabletop.js";
+import { parseScriptArgs } from "./script-args.mjs";
+
+const USAGE =
+  "usage: node scripts/miss-breakdown.mjs --run RUN [--lift 0.05] [--json FILE]   (RUN: a `provael attack` directory on tabletop)";
+const values = parseScriptArgs("miss-breakdown", USAGE, {
+  run: { type: "string" },
+  lift: { type: "string", default: "0.05" },
+  json: { type: "string" },
+});
+if (!values.run) {
+  console.error(`miss-breakdown: --run is required\n${USAGE}`);
+  process.exit(2);
+}
+const liftLimit = Number(values.lift);
+
+const lines = readFileSync(join(values.run, "journal.jsonl"), "utf8").trim().split("\n");
+const header = JSON.parse(lines[0]);
+const { plan } = header;
+if (plan.suite !== "tabletop") {
+  console.error(
+    `miss-breakdown: ${values.run} played suite '${plan.suite}'; only tabletop is replayed`,
+  );
+  process.exit(2);
+}
+// The latest line per cell wins, as in the run's report.
+const records = new Map();
+for (const l of lines.slice(1)) {
+  const e = JSON.parse(l);
+  if (e.type === "episode") records.set(e.record.cell, e.record);
+}
+const misses = [...records.values()].filter(
+  (r) => r.arm === "none" && r.error === null && !r.task_success,
+);
+const actions = new Map(misses.map((r) => [r.cell, []]));
+for (const l of readFileSync(join(values.run, "trajectories.jsonl"), "utf8").split("\n")) {
+  if (!l) continue;
+  const t = JSON.parse(l);
+  actions.get(t.cell)?.push(t);
+}
+for (const list of actions.values()) list.sort((a, b) => a.step - b.step);
+
+// The run's own policy and options (a weights path included), as recorded in its plan.
+const policy = await policies.get(plan.policy).load(plan.policyOptions ?? {});
+const sim = await tabletopSuite.open();
+const specs = new Map(tabletopSuite.tasks().map((t) => [t.id, t]));
+
+function bothFingers(state, name) {
+  let l = false;
+  let r = false;
+  for (const c of state.contacts ?? []) {
+    if (c.a !== name && c.b !== name) continue;
+    const other = c.a === name ? c.b : c.a;
+    if (other === "left_finger") l = true;
+    if (other === "right_finger") r = true;
+  }
+  return l && r;
+}
+
+const rows = [];
+for (const rec of misses) {
+  const object = TABLETOP_TASKS.find((t) => t.id === rec.task).object;
+  let r = await sim.reset({ task: rec.task, scene: rec.scene, seed: rec.seed });
+  await policy.reset({ task: rec.task, seed: rec.seed, policySeed: rec.policy_seed });
+  const same = { scene: sim.sceneDigest() === rec.scene_digest, actions: true };
+  const played = actions.get(rec.cell);
+  const z0 = r.state.objects[object].pos[2];
+  let touched = false;
+  let lift = 0;
+  let closes = 0;
+  let closed = false;
+  for (let step = 0; step < specs.get(rec.task).horizon && step < rec.steps; step++) {
+    const { privileged, ...obs } = r.obs;
+    const action = await policy.act(obs);
+    const logged = played[step]?.action;
+    if (!logged || logged.some((v, i) => v !== action[i])) same.actions = false;
+    r = await sim.step(action);
+    touched ||= bothFingers(r.state, object);
+    lift = Math.max(lift, r.state.objects[object].pos[2] - z0);
+    const grip = action[action.length - 1] > 0;
+    if (grip && !closed) closes++;
+    closed = grip;
+    if (r.done) break;
+  }
+  const kind = !touched ? "nothing" : lift <= liftLimit ? "slipped" : "dropped";
+  const row = {
+    task: rec.task,
+    scene: rec.scene,
+    seed: rec.seed,
+    replayed: same.scene && same.actions,
+    kind,
+    lift_m: Number(lift.toFixed(3)),
+    closes,
+    ends_closed: closed,
+  };
+  rows.push(row);
+  console.log(
+    `${rec.task} seed ${rec.seed}: ${row.replayed ? kind : `NOT the run's episode (scene ${same.scene}, actions ${same.actions})`}, lifted ${(lift * 100).toFixed(1)} cm, ${closes} close(s), ends ${closed ? "closed" : "open"}`,
+  );
+}
+const counted = rows.filter((r) => r.replayed);
+const count = (k) => counted.filter((r) => r.kind === k).length;
+console.log(
+  `\n${misses.length} misses in ${records.size} episodes; ${counted.length} replayed exactly: nothing ${count("nothing")}, slipped ${count("slipped")}, dropped ${count("dropped")}; ${counted.filter((r) => r.ends_closed).length} end closed`,
+);
+for (const task of [...new Set(counted.map((r) => r.task))]) {
+  const of = counted.filter((r) => r.task === task);
+  const k = (x) => of.filter((r) => r.kind === x).length;
+  console.log(
+    `  ${task}: ${of.length} (nothing ${k("nothing")}, slipped ${k("slipped")}, dropped ${k("dropped")})`,
+  );
+}
+if (values.json)
+  writeFileSync(
+    values.json,
+    `${JSON.stringify({ run: values.run, lift_m: liftLimit, misses: rows }, null, 2)}\n`,
+  );
+await policy.close?.();
+await sim.close?.();

@@ -1,0 +1,65 @@
+/**
+ * scripts/miss-breakdown.mjs sorts a tiny-vla run's misses by replaying them: checked on one
+ * real episode the shipped model misses (kitchen_red_block, held-out scene 9: the fingers close
+ * on the block and it slips out), on the same episode with one logged action changed (the
+ * replay is then not the run's episode and is left out of the counts), and on a run of another
+ * suite (refused).
+ */
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { resolveAttacks } from "../../src/attacks/index.js";
+import { runAttack } from "../../src/runner/run.js";
+import { runStub, stubPlan } from "../support/stub-run.js";
+import { tempDir } from "../support/tmp.js";
+
+const SCRIPT = join(import.meta.dirname, "..", "..", "scripts", "miss-breakdown.mjs");
+const breakdown = (run: string) =>
+  spawnSync(process.execPath, [SCRIPT, "--run", run], { encoding: "utf8" });
+
+describe("scripts/miss-breakdown.mjs", () => {
+  it("replays a miss exactly, sorts it, and leaves out a replay that is not the run's", async () => {
+    const dir = tempDir();
+    const run = join(dir, "run");
+    await runAttack({
+      plan: stubPlan({
+        policy: "tiny-vla",
+        suite: "tabletop",
+        tasks: ["kitchen_red_block"],
+        arms: resolveAttacks(["none"]),
+        seed: 9,
+        seeds: 1,
+      }),
+      out: run,
+      resume: false,
+      concurrency: 1,
+      policyOptions: {},
+      commandLine: ["test"],
+      finish: { html: false },
+    });
+    const r = breakdown(run);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain("kitchen_red_block seed 9: slipped");
+    expect(r.stdout).toContain("1 misses in 1 episodes; 1 replayed exactly: nothing 0, slipped 1");
+
+    const path = join(run, "trajectories.jsonl");
+    const lines = readFileSync(path, "utf8").trim().split("\n");
+    const t = JSON.parse(lines[100] as string);
+    t.action[0] += 0.5;
+    lines[100] = JSON.stringify(t);
+    writeFileSync(path, `${lines.join("\n")}\n`);
+    const changed = breakdown(run);
+    expect(changed.status, changed.stderr).toBe(0);
+    expect(changed.stdout).toContain("NOT the run's episode (scene true, actions false)");
+    expect(changed.stdout).toContain("0 replayed exactly");
+  }, 120_000);
+
+  it("refuses a run of another suite", async () => {
+    const run = join(tempDir(), "stub");
+    await runStub(run, { arms: resolveAttacks(["none"]), seeds: 1 });
+    const r = breakdown(run);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("played suite 'stub'; only tabletop is replayed");
+  });
+});
