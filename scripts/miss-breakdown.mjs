@@ -12,7 +12,11 @@
  * action equal to the one in the run's trajectories.jsonl (so it is the run's episode, not a
  * look-alike); a replay that differs is printed as such and left out of the counts.
  *
- *   npm run build && node scripts/miss-breakdown.mjs --run RUN [--lift 0.05] [--json FILE]
+ * `--true-anchor` (tiny-vla) plays each miss once more with the object's true (x, y) as the
+ * episode's anchor in place of the locator's, and prints the locator's error on the first frame
+ * beside whether the episode then succeeds: which misses are the locator's and which the actor's.
+ *
+ *   npm run build && node scripts/miss-breakdown.mjs --run RUN [--lift 0.05] [--true-anchor] [--json FILE]
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -21,10 +25,11 @@ import { TABLETOP_TASKS, tabletopSuite } from "../dist/suites/mujoco/tabletop.js
 import { parseScriptArgs } from "./script-args.mjs";
 
 const USAGE =
-  "usage: node scripts/miss-breakdown.mjs --run RUN [--lift 0.05] [--json FILE]   (RUN: a `provael attack` directory on tabletop)";
+  "usage: node scripts/miss-breakdown.mjs --run RUN [--lift 0.05] [--true-anchor] [--json FILE]   (RUN: a `provael attack` directory on tabletop)";
 const values = parseScriptArgs("miss-breakdown", USAGE, {
   run: { type: "string" },
   lift: { type: "string", default: "0.05" },
+  "true-anchor": { type: "boolean", default: false },
   json: { type: "string" },
 });
 if (!values.run) {
@@ -61,6 +66,12 @@ for (const list of actions.values()) list.sort((a, b) => a.step - b.step);
 
 // The run's own policy and options (a weights path included), as recorded in its plan.
 const policy = await policies.get(plan.policy).load(plan.policyOptions ?? {});
+if (values["true-anchor"] && typeof policy.setAnchor !== "function") {
+  console.error(
+    `miss-breakdown: --true-anchor needs a policy that localises (tiny-vla), not '${plan.policy}'`,
+  );
+  process.exit(2);
+}
 const sim = await tabletopSuite.open();
 const specs = new Map(tabletopSuite.tasks().map((t) => [t.id, t]));
 
@@ -74,6 +85,25 @@ function bothFingers(state, name) {
     if (other === "right_finger") r = true;
   }
   return l && r;
+}
+
+/** The same episode with the object's true (x, y) as the anchor: does it succeed? */
+async function withTrueAnchor(rec, object) {
+  let r = await sim.reset({ task: rec.task, scene: rec.scene, seed: rec.seed });
+  await policy.reset({ task: rec.task, seed: rec.seed, policySeed: rec.policy_seed });
+  const truth = r.state.objects[object].pos;
+  const { privileged: _, ...first } = r.obs;
+  const seen = policy.runtime.localise(first);
+  const errorCm = Math.hypot(seen[0] - truth[0], seen[1] - truth[1]) * 100;
+  policy.setAnchor(Float32Array.from([truth[0], truth[1]]));
+  let success = false;
+  for (let step = 0; step < specs.get(rec.task).horizon && step < rec.steps; step++) {
+    const { privileged, ...obs } = r.obs;
+    r = await sim.step(await policy.act(obs));
+    success ||= r.taskSuccess;
+    if (r.done) break;
+  }
+  return { errorCm, success };
 }
 
 const rows = [];
@@ -102,6 +132,7 @@ for (const rec of misses) {
     if (r.done) break;
   }
   const kind = !touched ? "nothing" : lift <= liftLimit ? "slipped" : "dropped";
+  const anchored = values["true-anchor"] ? await withTrueAnchor(rec, object) : undefined;
   const row = {
     task: rec.task,
     scene: rec.scene,
@@ -111,10 +142,16 @@ for (const rec of misses) {
     lift_m: Number(lift.toFixed(3)),
     closes,
     ends_closed: closed,
+    ...(anchored
+      ? { locator_error_cm: anchored.errorCm, true_anchor_success: anchored.success }
+      : {}),
   };
   rows.push(row);
+  const withAnchor = anchored
+    ? `; locator ${anchored.errorCm.toFixed(2)} cm off, with the true anchor ${anchored.success ? "succeeds" : "misses"}`
+    : "";
   console.log(
-    `${rec.task} seed ${rec.seed}: ${row.replayed ? kind : `NOT the run's episode (scene ${same.scene}, actions ${same.actions})`}, lifted ${(lift * 100).toFixed(1)} cm, ${closes} close(s), ends ${closed ? "closed" : "open"}`,
+    `${rec.task} seed ${rec.seed}: ${row.replayed ? kind : `NOT the run's episode (scene ${same.scene}, actions ${same.actions})`}, lifted ${(lift * 100).toFixed(1)} cm, ${closes} close(s), ends ${closed ? "closed" : "open"}${withAnchor}`,
   );
 }
 const counted = rows.filter((r) => r.replayed);
@@ -122,6 +159,12 @@ const count = (k) => counted.filter((r) => r.kind === k).length;
 console.log(
   `\n${misses.length} misses in ${records.size} episodes; ${counted.length} replayed exactly: nothing ${count("nothing")}, slipped ${count("slipped")}, dropped ${count("dropped")}; ${counted.filter((r) => r.ends_closed).length} end closed`,
 );
+if (values["true-anchor"]) {
+  const saved = (k) => counted.filter((r) => r.kind === k && r.true_anchor_success).length;
+  console.log(
+    `with the true anchor: ${counted.filter((r) => r.true_anchor_success).length} of ${counted.length} succeed (nothing ${saved("nothing")}/${count("nothing")}, slipped ${saved("slipped")}/${count("slipped")}, dropped ${saved("dropped")}/${count("dropped")})`,
+  );
+}
 for (const task of [...new Set(counted.map((r) => r.task))]) {
   const of = counted.filter((r) => r.task === task);
   const k = (x) => of.filter((r) => r.kind === x).length;

@@ -129,7 +129,12 @@ export function registerTrain(program: Command): void {
       integer("--seed", { min: 0 }),
       0,
     )
-    .option("--steps <n>", "Adam steps", integer("--steps", { min: 1 }), 20000)
+    .option(
+      "--steps <n>",
+      "Adam steps; 0 with --init keeps the initial model's actor as it is (a fine-tune of the locator alone)",
+      integer("--steps", { min: 0 }),
+      20000,
+    )
     .option(
       "--locator-steps <n>",
       "Adam steps for the object locator, trained after the network; 0 with --init keeps the initial model's locator as it is (a fine-tune of the actor alone)",
@@ -331,6 +336,7 @@ export function registerTrain(program: Command): void {
         samples: result.samples,
         seconds: Math.round(result.seconds),
         final_loss: result.history[result.history.length - 1]?.loss ?? null,
+        ...(result.locator ? { locator: result.locator } : {}),
         ...(result.stopped ? { stopped: result.stopped } : {}),
       };
       // Stopped early: the weights are written but are not what the recipe gives; the exit says so.
@@ -345,8 +351,20 @@ export function registerTrain(program: Command): void {
         process.stdout.write(`${JSON.stringify(summary)}\n`);
         return;
       }
+      const loss = (x: number | null | undefined) =>
+        typeof x === "number" ? x.toFixed(4) : "none";
+      // What each stage did: an actor kept as it was (--steps 0) has no loss of its own.
+      const actor =
+        flags.steps === 0
+          ? "actor kept (--steps 0)"
+          : `actor ${summary.samples} samples, final loss ${loss(summary.final_loss)}`;
+      const loc = result.locator
+        ? result.locator.steps === 0
+          ? "; locator kept (--locator-steps 0)"
+          : `; locator ${result.locator.samples} samples, final loss ${loss(result.locator.final_loss)}`
+        : "";
       process.stdout.write(
-        `trained tiny-vla: ${summary.parameters} parameters, ${summary.samples} samples, ${summary.seconds} s, final loss ${summary.final_loss?.toFixed(4)}\n` +
+        `trained tiny-vla: ${summary.parameters} parameters, ${summary.seconds} s; ${actor}${loc}\n` +
           `wrote ${result.files.weights} (${summary.digest}), ${result.files.manifest}, ${result.files.lossCurve}, ${result.files.log}\n`,
       );
     });

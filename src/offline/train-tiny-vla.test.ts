@@ -363,6 +363,47 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     runtime.dispose();
   });
 
+  it("fine-tunes the locator alone with --steps 0: the actor's bytes kept, the locator's moved", async () => {
+    const { root, train } = setup();
+    const opts = { grammar: "train", textUnits: "subword", model: TABLETOP_MODEL };
+    await train("base", opts);
+    const tuned = await train("loc-tuned", {
+      grammar: "train",
+      steps: 0,
+      locatorSteps: 4,
+      initFrom: join(root, "base"),
+    });
+    expect(tuned.history).toEqual([]);
+    const part = (dir: string, locator: boolean) =>
+      [...loadWeights(join(root, dir)).weights]
+        .filter(([name]) => name.startsWith("locator.") === locator)
+        .map(([name, w]) => [name, sha256(Buffer.from(w.buffer, w.byteOffset, w.byteLength))]);
+    expect(part("loc-tuned", false)).toEqual(part("base", false));
+    expect(part("loc-tuned", true)).not.toEqual(part("base", true));
+    const training = loadWeights(join(root, "loc-tuned")).manifest.training;
+    expect(training).toMatchObject({ steps: 0, locator: { steps: 4, fine_tuned: true } });
+    expect(training.init_from).toBe(loadWeights(join(root, "base")).digest);
+    expect(readFileSync(join(root, "loc-tuned", "loss-curve.svg"), "utf8")).toContain(
+      "locator fine-tune",
+    );
+    // Reproducible, as every training is.
+    const again = await train("loc-tuned-2", {
+      grammar: "train",
+      steps: 0,
+      locatorSteps: 4,
+      initFrom: join(root, "base"),
+    });
+    expect(again.digest).toBe(tuned.digest);
+    // Nothing to keep without an initial model, and nothing to train with both stages at 0.
+    await expect(train("no-init", { ...opts, steps: 0 })).rejects.toThrow(
+      "--steps 0 keeps the initial model's actor, and there is none without --init",
+    );
+    await expect(
+      train("nothing", { steps: 0, locatorSteps: 0, initFrom: join(root, "base") }),
+    ).rejects.toThrow("--steps 0 and --locator-steps 0 train nothing");
+    expect(existsSync(join(root, "no-init"))).toBe(false);
+  });
+
   it("stops at a signal after the step in progress, writes the weights then, and says where", async () => {
     const { root, train } = setup();
     // A signal that fires once `stage` reports step `at` (as Ctrl-C would, mid-training).

@@ -150,6 +150,8 @@ export interface TrainFromDatasetsResult {
   seconds: number;
   samples: number;
   history: LossRecord[];
+  /** The locator stage, when the model has one (steps 0: kept from the initial model). */
+  locator?: { steps: number; samples: number; final_loss: number | null };
   files: { weights: string; manifest: string; lossCurve: string; log: string };
   stopped?: TrainingStop;
 }
@@ -297,6 +299,17 @@ export async function trainTinyVlaFromDatasets(
   const t0 = o.clock.monotonic();
   // Fine-tuning keeps the original text units, vocabulary and normalisation so the weights stay
   // meaningful.
+  if (o.steps === 0 && (!o.initFrom || o.locatorSteps === 0)) {
+    throw new ProvaelError(
+      "config/invalid",
+      o.initFrom
+        ? "--steps 0 and --locator-steps 0 train nothing"
+        : "--steps 0 keeps the initial model's actor, and there is none without --init",
+      {
+        hint: "--init DIR --steps 0 fine-tunes the locator alone; --locator-steps 0 the actor alone",
+      },
+    );
+  }
   const prev: LoadedWeights | undefined = o.initFrom ? loadWeights(o.initFrom) : undefined;
   if (prev && o.textUnits && o.textUnits !== prev.text.kind) {
     throw new ProvaelError(
@@ -435,39 +448,44 @@ export async function trainTinyVlaFromDatasets(
   const t1 = o.clock.monotonic();
   // Training starts now, not at its first logged step: a stop asked from here on keeps it.
   o.onStage?.("train", 0, o.steps);
-  const result = await trainTinyVla(built.set, config, {
-    seed: o.seed,
-    steps: o.steps,
-    ...(o.batchSize === undefined ? {} : { batchSize: o.batchSize }),
-    ...(o.learningRate === undefined ? {} : { learningRate: o.learningRate }),
-    ...(o.finalLearningRate === undefined ? {} : { finalLearningRate: o.finalLearningRate }),
-    ...(o.gripWeight === undefined ? {} : { gripWeight: o.gripWeight }),
-    ...(o.auxWeight === undefined ? {} : { auxWeight: o.auxWeight }),
-    ...(o.wordDropout === undefined ? {} : { wordDropout: o.wordDropout }),
-    ...(o.shift === undefined ? {} : { shift: o.shift }),
-    ...(o.stateNoise === undefined ? {} : { stateNoise: o.stateNoise }),
-    ...(o.anchorNoise === undefined ? {} : { anchorNoise: o.anchorNoise }),
-    ...(o.validation === undefined ? {} : { validation: o.validation }),
-    ...(o.logEvery === undefined ? {} : { logEvery: o.logEvery }),
-    ...(init ? { init } : {}),
-    ...(grammar && goals && o.actorText !== "recorded"
-      ? {
-          phrase: phrasingIds(
-            text,
-            (i) => goals[episodeOf[i] as number] as GrammarGoal,
-            grammar,
-            novel,
-          ),
-        }
-      : {}),
-    onProgress: (s, n, l) => o.onStage?.("train", s, n, l),
-    ...(o.signal ? { signal: o.signal } : {}),
-  });
+  // `steps: 0` with an initial model fine-tunes its locator alone: the actor is kept as it is.
+  const keepActor = o.steps === 0 && init !== undefined;
+  const result = keepActor
+    ? { weights: init as Weights, history: [], trainSamples: 0, validationSamples: 0, stepsDone: 0 }
+    : await trainTinyVla(built.set, config, {
+        seed: o.seed,
+        steps: o.steps,
+        ...(o.batchSize === undefined ? {} : { batchSize: o.batchSize }),
+        ...(o.learningRate === undefined ? {} : { learningRate: o.learningRate }),
+        ...(o.finalLearningRate === undefined ? {} : { finalLearningRate: o.finalLearningRate }),
+        ...(o.gripWeight === undefined ? {} : { gripWeight: o.gripWeight }),
+        ...(o.auxWeight === undefined ? {} : { auxWeight: o.auxWeight }),
+        ...(o.wordDropout === undefined ? {} : { wordDropout: o.wordDropout }),
+        ...(o.shift === undefined ? {} : { shift: o.shift }),
+        ...(o.stateNoise === undefined ? {} : { stateNoise: o.stateNoise }),
+        ...(o.anchorNoise === undefined ? {} : { anchorNoise: o.anchorNoise }),
+        ...(o.validation === undefined ? {} : { validation: o.validation }),
+        ...(o.logEvery === undefined ? {} : { logEvery: o.logEvery }),
+        ...(init ? { init } : {}),
+        ...(grammar && goals && o.actorText !== "recorded"
+          ? {
+              phrase: phrasingIds(
+                text,
+                (i) => goals[episodeOf[i] as number] as GrammarGoal,
+                grammar,
+                novel,
+              ),
+            }
+          : {}),
+        onProgress: (s, n, l) => o.onStage?.("train", s, n, l),
+        ...(o.signal ? { signal: o.signal } : {}),
+      });
   let weights = result.weights;
   let stopped: TrainingStop | undefined =
     result.stepsDone < o.steps
       ? { stage: "actor", step: result.stepsDone, of: o.steps }
       : undefined;
+  let locatorHistory: { step: number; loss: number }[] = [];
   let locator:
     | {
         steps: number;
@@ -505,6 +523,7 @@ export async function trainTinyVlaFromDatasets(
       ...(o.signal ? { signal: o.signal } : {}),
     });
     weights = trained.weights;
+    locatorHistory = trained.history;
     if (trained.stepsDone < steps)
       stopped = { stage: "locator", step: trained.stepsDone, of: steps };
     locator = {
@@ -569,9 +588,14 @@ export async function trainTinyVlaFromDatasets(
   const lossCurve = join(o.out, "loss-curve.svg");
   writeFileSync(
     lossCurve,
-    await lossCurveSvg(result.history, {
-      title: `tiny-vla seed ${o.seed}: ${o.steps} steps, ${built.set.count} samples`,
-    }),
+    await lossCurveSvg(
+      keepActor ? locatorHistory : result.history,
+      keepActor
+        ? {
+            title: `tiny-vla locator fine-tune, seed ${o.locatorSeed ?? o.seed}: ${locator?.steps} steps, ${locator?.samples} samples`,
+          }
+        : { title: `tiny-vla seed ${o.seed}: ${o.steps} steps, ${built.set.count} samples` },
+    ),
   );
   const log = join(o.out, "training-log.json");
   writeFileSync(
@@ -598,6 +622,15 @@ export async function trainTinyVlaFromDatasets(
     seconds: trainSeconds,
     samples: built.set.count,
     history: result.history,
+    ...(locator
+      ? {
+          locator: {
+            steps: locator.steps,
+            samples: locator.samples,
+            final_loss: locator.final_loss,
+          },
+        }
+      : {}),
     files: {
       weights: join(o.out, "weights.bin"),
       manifest: join(o.out, "manifest.json"),

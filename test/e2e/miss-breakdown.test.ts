@@ -1,7 +1,8 @@
 /**
  * scripts/miss-breakdown.mjs sorts a tiny-vla run's misses by replaying them: checked on one
  * real episode the shipped model misses (kitchen_red_block, held-out scene 9: the fingers close
- * on the block and it slips out), on the same episode with one logged action changed (the
+ * on the block and it slips out; given the block's true position it succeeds), on the same
+ * episode with one logged action changed (the
  * replay is then not the run's episode and is left out of the counts), and on a run of another
  * suite (refused).
  */
@@ -42,6 +43,15 @@ describe("scripts/miss-breakdown.mjs", () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain("kitchen_red_block seed 9: slipped");
     expect(r.stdout).toContain("1 misses in 1 episodes; 1 replayed exactly: nothing 0, slipped 1");
+    // Given where the block truly is, the same actor grasps it: this miss is the locator's.
+    const anchored = spawnSync(process.execPath, [SCRIPT, "--run", run, "--true-anchor"], {
+      encoding: "utf8",
+    });
+    expect(anchored.status, anchored.stderr).toBe(0);
+    expect(anchored.stdout).toContain("locator 1.13 cm off, with the true anchor succeeds");
+    expect(anchored.stdout).toContain(
+      "with the true anchor: 1 of 1 succeed (nothing 0/0, slipped 1/1",
+    );
 
     const path = join(run, "trajectories.jsonl");
     const lines = readFileSync(path, "utf8").trim().split("\n");
@@ -62,4 +72,23 @@ describe("scripts/miss-breakdown.mjs", () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toContain("played suite 'stub'; only tabletop is replayed");
   });
+
+  it("measures the locator's error on first frames", () => {
+    const r = spawnSync(
+      process.execPath,
+      [join(SCRIPT, "..", "locator-error.mjs"), "--scenes", "9:10"],
+      { encoding: "utf8" },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/scenes 9:10, 12 first frames: median \d+\.\d\d cm/);
+    const bad = spawnSync(
+      process.execPath,
+      [join(SCRIPT, "..", "locator-error.mjs"), "--scenes", "5:5"],
+      {
+        encoding: "utf8",
+      },
+    );
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("--scenes must be FROM:TO with FROM < TO");
+  }, 60_000);
 });

@@ -125,6 +125,17 @@ export class TinyVlaInstance implements PolicyInstance {
   /** Temporal ensembling: the network's last `chunk` raw outputs, oldest first. */
   private history: RawChunk[] = [];
 
+  /**
+   * For diagnosis: this episode's anchor in place of the locator's, e.g. the object's true
+   * (x, y), to tell the actor's misses from the locator's (scripts/miss-breakdown.mjs). Call it
+   * after `reset` and before the first `act`.
+   */
+  setAnchor(xy: Float32Array): void {
+    if (!this.runtime.anchored)
+      throw new ProvaelError("policy/error", "this tiny-vla has no anchor: it does not localise");
+    this.anchor = Float32Array.from(xy.subarray(0, this.runtime.config.aux));
+  }
+
   private anchorFor(obs: Observation): Float32Array | undefined {
     if (!this.runtime.anchored) return undefined;
     this.anchor ??= this.runtime.localise(obs);

@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+/**
+ * How far tiny-vla's locator puts the named object from where it is: for each tabletop task and
+ * scene, the distance on the table between the locator's (x, y) on the scene's first frame (the
+ * task's own instruction) and the object's true position. Prints the median, quartiles and how
+ * many are off by more than 1 and 3 cm (docs/tiny-vla.md, "The locator's precision": a grasp
+ * 1 cm or more off the object's centre is where the shipped model's grasps start to slip).
+ *
+ *   npm run build && node scripts/locator-error.mjs [--weights DIR] [--scenes 0:20] [--json FILE]
+ */
+import { writeFileSync } from "node:fs";
+import { tinyVlaPolicy } from "../dist/policies/tiny-vla/policy.js";
+import { TABLETOP_TASKS, tabletopSuite } from "../dist/suites/mujoco/tabletop.js";
+import { parseScriptArgs } from "./script-args.mjs";
+
+const USAGE =
+  "usage: node scripts/locator-error.mjs [--weights DIR] [--scenes 0:20] [--json FILE]   (0:20 are the held-out scenes)";
+const values = parseScriptArgs("locator-error", USAGE, {
+  weights: { type: "string" },
+  scenes: { type: "string", default: "0:20" },
+  json: { type: "string" },
+});
+const range = /^(\d+):(\d+)$/.exec(values.scenes);
+if (!range || Number(range[1]) >= Number(range[2])) {
+  console.error(`locator-error: --scenes must be FROM:TO with FROM < TO, got '${values.scenes}'`);
+  process.exit(2);
+}
+const [from, to] = [Number(range[1]), Number(range[2])];
+
+const policy = await tinyVlaPolicy.load(values.weights ? { path: values.weights } : {});
+const sim = await tabletopSuite.open();
+const rows = [];
+for (const def of TABLETOP_TASKS) {
+  for (let scene = from; scene < to; scene++) {
+    const r = await sim.reset({ task: def.id, scene, seed: scene });
+    const truth = r.state.objects[def.object].pos;
+    const { privileged, ...obs } = r.obs;
+    const seen = policy.runtime.localise(obs);
+    const cm = Math.hypot(seen[0] - truth[0], seen[1] - truth[1]) * 100;
+    rows.push({ task: def.id, scene, error_cm: Number(cm.toFixed(3)) });
+  }
+}
+const sorted = rows.map((r) => r.error_cm).sort((a, b) => a - b);
+const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+const over = (cm) => sorted.filter((e) => e > cm).length;
+const summary = {
+  weights: policy.digest,
+  scenes: [from, to],
+  n: sorted.length,
+  median_cm: at(0.5),
+  p75_cm: at(0.75),
+  p90_cm: at(0.9),
+  over_1cm: over(1),
+  over_3cm: over(3),
+};
+console.log(
+  `${values.weights ?? "shipped"} (${policy.digest.slice(0, 15)}…), scenes ${from}:${to}, ${summary.n} first frames: median ${summary.median_cm.toFixed(2)} cm, 75th ${summary.p75_cm.toFixed(2)}, 90th ${summary.p90_cm.toFixed(2)}; over 1 cm ${summary.over_1cm}, over 3 cm ${summary.over_3cm}`,
+);
+if (values.json) writeFileSync(values.json, `${JSON.stringify({ ...summary, rows }, null, 2)}\n`);
+policy.close();
+await sim.close();
