@@ -68,7 +68,7 @@ function replanOf(options: PolicyOptions, chunk: number): number {
  * Temporal ensembling (ACT's rule): a chunk is predicted at every step, and the step's action
  * is the weighted mean of what each of the last `chunk` predictions said about it, weight
  * exp(-m·i) for the i-th oldest, so m = 0 is a plain mean and a larger m trusts older plans
- * more. Measured on the shipped weights in docs/tiny-vla.md ("Temporal ensembling").
+ * more. Measured on the shipped weights in docs/tiny-vla.md ("After shipping").
  */
 function ensembleOf(options: PolicyOptions): number | undefined {
   const raw = options.extra?.ensemble;
