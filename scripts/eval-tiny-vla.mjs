@@ -41,6 +41,7 @@ import {
   tabletopSuite,
 } from "../dist/suites/mujoco/tabletop.js";
 import { triggerEdit, triggerRef } from "../dist/suites/mujoco/trigger.js";
+import { fingerContact } from "../dist/suites/mujoco/world.js";
 import { parseScriptArgs } from "./script-args.mjs";
 
 const USAGE = `usage: node scripts/eval-tiny-vla.mjs [--weights DIR] [--scenes 0:20] [--tasks a,b] [--replan 2]
@@ -84,15 +85,8 @@ const specs = new Map(tabletopSuite.tasks().map((t) => [t.id, t]));
 /** Body both fingers touch, if any. */
 function grasped(state, candidates) {
   for (const name of candidates) {
-    let l = false;
-    let r = false;
-    for (const c of state.contacts ?? []) {
-      if (c.a !== name && c.b !== name) continue;
-      const other = c.a === name ? c.b : c.a;
-      if (other === "left_finger") l = true;
-      if (other === "right_finger") r = true;
-    }
-    if (l && r) return name;
+    const { left, right } = fingerContact(name, state.contacts ?? []);
+    if (left && right) return name;
   }
   return null;
 }

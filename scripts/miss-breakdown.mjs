@@ -22,6 +22,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { policies } from "../dist/policies/index.js";
 import { TABLETOP_TASKS, tabletopSuite } from "../dist/suites/mujoco/tabletop.js";
+import { fingerContact } from "../dist/suites/mujoco/world.js";
 import { parseScriptArgs } from "./script-args.mjs";
 
 const USAGE =
@@ -75,69 +76,56 @@ if (values["true-anchor"] && typeof policy.setAnchor !== "function") {
 const sim = await tabletopSuite.open();
 const specs = new Map(tabletopSuite.tasks().map((t) => [t.id, t]));
 
-function bothFingers(state, name) {
-  let l = false;
-  let r = false;
-  for (const c of state.contacts ?? []) {
-    if (c.a !== name && c.b !== name) continue;
-    const other = c.a === name ? c.b : c.a;
-    if (other === "left_finger") l = true;
-    if (other === "right_finger") r = true;
-  }
-  return l && r;
-}
-
-/** The same episode with the object's true (x, y) as the anchor: does it succeed? */
-async function withTrueAnchor(rec, object) {
+/**
+ * Plays a miss again, as the run played it or (`trueAnchor`) with the object's true (x, y) as
+ * the anchor, and follows the task object: whether both fingers ever held it, how high it rose,
+ * the gripper's closes, and whether every action equals the run's (`logged`).
+ */
+async function replay(rec, object, { trueAnchor = false, logged = [] } = {}) {
   let r = await sim.reset({ task: rec.task, scene: rec.scene, seed: rec.seed });
   await policy.reset({ task: rec.task, seed: rec.seed, policySeed: rec.policy_seed });
-  const truth = r.state.objects[object].pos;
-  const { privileged: _, ...first } = r.obs;
-  const seen = policy.runtime.localise(first);
-  const errorCm = Math.hypot(seen[0] - truth[0], seen[1] - truth[1]) * 100;
-  policy.setAnchor(Float32Array.from([truth[0], truth[1]]));
-  let success = false;
+  const out = { scene: sim.sceneDigest() === rec.scene_digest, actions: true };
+  const z0 = r.state.objects[object].pos[2];
+  if (trueAnchor) {
+    const truth = r.state.objects[object].pos;
+    const { privileged: _, ...first } = r.obs;
+    const seen = policy.runtime.localise(first);
+    out.errorCm = Math.hypot(seen[0] - truth[0], seen[1] - truth[1]) * 100;
+    policy.setAnchor(Float32Array.from([truth[0], truth[1]]));
+  }
+  Object.assign(out, { touched: false, lift: 0, closes: 0, closed: false, success: false });
   for (let step = 0; step < specs.get(rec.task).horizon && step < rec.steps; step++) {
     const { privileged, ...obs } = r.obs;
-    r = await sim.step(await policy.act(obs));
-    success ||= r.taskSuccess;
+    const action = await policy.act(obs);
+    const want = logged[step]?.action;
+    if (!want || want.some((v, i) => v !== action[i])) out.actions = false;
+    r = await sim.step(action);
+    const held = fingerContact(object, r.state.contacts ?? []);
+    out.touched ||= held.left && held.right;
+    out.lift = Math.max(out.lift, r.state.objects[object].pos[2] - z0);
+    out.success ||= r.taskSuccess;
+    const grip = action[action.length - 1] > 0;
+    if (grip && !out.closed) out.closes++;
+    out.closed = grip;
     if (r.done) break;
   }
-  return { errorCm, success };
+  return out;
 }
 
 const rows = [];
 for (const rec of misses) {
   const object = TABLETOP_TASKS.find((t) => t.id === rec.task).object;
-  let r = await sim.reset({ task: rec.task, scene: rec.scene, seed: rec.seed });
-  await policy.reset({ task: rec.task, seed: rec.seed, policySeed: rec.policy_seed });
-  const same = { scene: sim.sceneDigest() === rec.scene_digest, actions: true };
-  const played = actions.get(rec.cell);
-  const z0 = r.state.objects[object].pos[2];
-  let touched = false;
-  let lift = 0;
-  let closes = 0;
-  let closed = false;
-  for (let step = 0; step < specs.get(rec.task).horizon && step < rec.steps; step++) {
-    const { privileged, ...obs } = r.obs;
-    const action = await policy.act(obs);
-    const logged = played[step]?.action;
-    if (!logged || logged.some((v, i) => v !== action[i])) same.actions = false;
-    r = await sim.step(action);
-    touched ||= bothFingers(r.state, object);
-    lift = Math.max(lift, r.state.objects[object].pos[2] - z0);
-    const grip = action[action.length - 1] > 0;
-    if (grip && !closed) closes++;
-    closed = grip;
-    if (r.done) break;
-  }
+  const run = await replay(rec, object, { logged: actions.get(rec.cell) });
+  const { touched, lift, closes, closed } = run;
   const kind = !touched ? "nothing" : lift <= liftLimit ? "slipped" : "dropped";
-  const anchored = values["true-anchor"] ? await withTrueAnchor(rec, object) : undefined;
+  const anchored = values["true-anchor"]
+    ? await replay(rec, object, { trueAnchor: true })
+    : undefined;
   const row = {
     task: rec.task,
     scene: rec.scene,
     seed: rec.seed,
-    replayed: same.scene && same.actions,
+    replayed: run.scene && run.actions,
     kind,
     lift_m: Number(lift.toFixed(3)),
     closes,
@@ -151,7 +139,7 @@ for (const rec of misses) {
     ? `; locator ${anchored.errorCm.toFixed(2)} cm off, with the true anchor ${anchored.success ? "succeeds" : "misses"}`
     : "";
   console.log(
-    `${rec.task} seed ${rec.seed}: ${row.replayed ? kind : `NOT the run's episode (scene ${same.scene}, actions ${same.actions})`}, lifted ${(lift * 100).toFixed(1)} cm, ${closes} close(s), ends ${closed ? "closed" : "open"}${withAnchor}`,
+    `${rec.task} seed ${rec.seed}: ${row.replayed ? kind : `NOT the run's episode (scene ${run.scene}, actions ${run.actions})`}, lifted ${(lift * 100).toFixed(1)} cm, ${closes} close(s), ends ${closed ? "closed" : "open"}${withAnchor}`,
   );
 }
 const counted = rows.filter((r) => r.replayed);

@@ -39,7 +39,7 @@ import {
 import { TABLE_Z, wordsFor } from "./objects.js";
 import { generateTabletopScene } from "./scene-generator.js";
 import { MUJOCO_SCENE_ROLES, SCENES_PER_TASK, SceneSource, type SceneTask } from "./scenes.js";
-import type { MujocoWorld } from "./world.js";
+import { fingerContact, type MujocoWorld } from "./world.js";
 
 export const TABLETOP_HORIZON = 300;
 /** Inner half-width of the basket (assets/mujoco/basket.xml), metres. */
@@ -254,7 +254,7 @@ export function inBasket(
     Math.abs(pose.pos[1] - by) <= BASKET_INNER_HALF &&
     pose.pos[2] < TABLE_Z + BASKET_WALL_TOP;
   if (!inside || world.objectSpeed(object) > REST_SPEED) return false;
-  const held = world.fingerContact(object, state.contacts ?? []);
+  const held = fingerContact(object, state.contacts ?? []);
   return !(held.left && held.right);
 }
 

@@ -72,6 +72,22 @@ export type Placement = Record<string, number[]>;
 const GEOM_SPHERE = 2;
 const GEOM_CYLINDER = 5;
 
+/** Whether each finger touches a body: the tabletop's success test, and scripts that sort grasps. */
+export function fingerContact(
+  name: string,
+  contacts: readonly Contact[],
+): { left: boolean; right: boolean } {
+  let left = false;
+  let right = false;
+  for (const c of contacts) {
+    if (c.b !== name && c.a !== name) continue;
+    const other = c.a === name ? c.b : c.a;
+    if (other === "left_finger") left = true;
+    if (other === "right_finger") right = true;
+  }
+  return { left, right };
+}
+
 /** A scene in MuJoCo with the arm, its controller and (optionally) cameras. */
 export class MujocoWorld {
   readonly engine: Engine;
@@ -259,19 +275,6 @@ export class MujocoWorld {
       else pairs.set(key, { a, b, force: r.force });
     }
     return [...pairs.values()];
-  }
-
-  /** Whether each finger touches a body. */
-  fingerContact(name: string, contacts: readonly Contact[]): { left: boolean; right: boolean } {
-    let left = false;
-    let right = false;
-    for (const c of contacts) {
-      if (c.b !== name && c.a !== name) continue;
-      const other = c.a === name ? c.b : c.a;
-      if (other === "left_finger") left = true;
-      if (other === "right_finger") right = true;
-    }
-    return { left, right };
   }
 
   private bodyName(body: number): string {
