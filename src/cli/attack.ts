@@ -395,8 +395,11 @@ export function registerAttack(program: Command): void {
         `interrupted: ${saved} of ${total} episodes saved in ${out}; continue with: ${resumeCommand(out)}\n`;
       const stop = stopOnSignal({
         quiet: () => bar.stop(),
-        stopping:
-          "provael: stopping: finishing the episodes in flight (signal again to abandon them)",
+        // Once every episode is played there is none in flight: the outputs are being written.
+        stopping: () =>
+          total > 0 && saved === total
+            ? "provael: stopping: every episode is played; writing the report first (signal again to abandon it)"
+            : "provael: stopping: finishing the episodes in flight (signal again to abandon them)",
         abandoned: interrupted,
       });
       const runOptions: RunOptions = {

@@ -78,6 +78,16 @@ process.stdout.on("error", (e: NodeJS.ErrnoException) => {
   if (e.code !== "EPIPE") throw e;
   process.exit(EXIT.brokenPipe);
 });
+// Diagnostics (progress, the first signal's `stopping` line, warnings) for a reader that went
+// away are dropped and the work goes on: a caller that gives up sends SIGTERM and closes its
+// pipes at once (spawnSync's timeout; Ctrl-C on `provael attack ... | tee log` ends tee too), and
+// the stop that signal asks for (finish what is in flight, write what was kept) must not end in an
+// uncaught EPIPE half-way through the outputs (exit 7 once tiny-vla's WASM backend is loaded:
+// its handlers rethrow). Standard output still decides: the results written there meet EPIPE and
+// exit 141, as above.
+process.stderr.on("error", (e: NodeJS.ErrnoException) => {
+  if (e.code !== "EPIPE") throw e;
+});
 
 main(process.argv).then((code) => {
   process.exitCode = code;

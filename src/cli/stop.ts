@@ -2,7 +2,8 @@
  * Ctrl-C and SIGTERM for the long commands (attack, record, train): the first signal asks the
  * work to stop at its next safe point and keep what it has (the command's own `stopping` line),
  * a second abandons it at once (`abandoned`, exit 130). Where nothing could be kept yet
- * (`canStop` false) the first signal already abandons.
+ * (`canStop` false) the first signal already abandons. A caller that signals and stops reading
+ * (closing its pipes) does not change that: lines for it are dropped (main.ts).
  */
 import { EXIT } from "./exit.js";
 
@@ -16,8 +17,8 @@ export interface StopOnSignal {
 export function stopOnSignal(o: {
   /** Clears the progress display before a line is written. */
   quiet: () => void;
-  /** What the first signal says the command will do. */
-  stopping: string;
+  /** What the first signal says the command will do (a function: what it will do now). */
+  stopping: string | (() => string);
   /** What a second signal (or a first with nothing to keep) says before exiting 130. */
   abandoned: () => string;
   /** Whether a stop would keep anything now (default: always). */
@@ -27,7 +28,7 @@ export function stopOnSignal(o: {
   const onSignal = () => {
     o.quiet();
     if (!stop.signal.aborted && (o.canStop?.() ?? true)) {
-      process.stderr.write(`${o.stopping}\n`);
+      process.stderr.write(`${typeof o.stopping === "string" ? o.stopping : o.stopping()}\n`);
       stop.abort();
       return;
     }

@@ -15,6 +15,7 @@ let ready: Promise<typeof tf> | undefined;
  */
 export function tfReady(): Promise<typeof tf> {
   ready ??= (async () => {
+    const before = processHandlers();
     try {
       const tf = await import("@tensorflow/tfjs");
       const wasm = await import("@tensorflow/tfjs-backend-wasm");
@@ -26,6 +27,7 @@ export function tfReady(): Promise<typeof tf> {
       const ok = await tf.setBackend("wasm");
       if (!ok) throw new Error("tf.setBackend('wasm') returned false");
       await tf.ready();
+      dropAddedHandlers(before);
       return tf;
     } catch (e) {
       ready = undefined;
@@ -36,6 +38,30 @@ export function tfReady(): Promise<typeof tf> {
     }
   })();
   return ready;
+}
+
+const FATAL_EVENTS = ["uncaughtException", "unhandledRejection"] as const;
+
+type Listener = (...args: unknown[]) => void;
+const listenersOf = (e: string): Listener[] =>
+  (process as NodeJS.EventEmitter).listeners(e) as Listener[];
+
+function processHandlers(): Map<string, Set<Listener>> {
+  return new Map(FATAL_EVENTS.map((e) => [e, new Set(listenersOf(e))]));
+}
+
+/**
+ * The WASM module's loader registers process-wide handlers for uncaught errors that rethrow
+ * them, and a handler that throws makes Node exit 7 with a stack inside the backend: any
+ * unrelated uncaught error of the process would then read as a TensorFlow.js crash. The module
+ * never exits on its own (no `ExitStatus` to catch), so Node's own handling is restored.
+ */
+function dropAddedHandlers(before: Map<string, Set<Listener>>): void {
+  for (const e of FATAL_EVENTS) {
+    for (const h of listenersOf(e)) {
+      if (!before.get(e)?.has(h)) (process as NodeJS.EventEmitter).off(e, h);
+    }
+  }
 }
 
 export type { tf };
