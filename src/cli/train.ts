@@ -32,6 +32,7 @@ interface TrainFlags {
   locatorScenes?: [number, number];
   poisonWeight?: number;
   locatorContext?: boolean;
+  locatorRefine?: boolean;
   imageSize?: number;
   textUnits?: TextUnitsKind;
   textContext?: boolean;
@@ -235,6 +236,10 @@ export function registerTrain(program: Command): void {
       "--locator-context",
       "let the locator's query read the whole view (each patch feature's largest value anywhere), so that where it points can depend on something elsewhere in the picture, a backdoor's trigger tile included; with --init it is added to the initial model, starting at zero (its outputs unchanged until trained)",
     )
+    .option(
+      "--locator-refine",
+      "give the locator a second look: the pixels around where it looked, without the words, correct its table position by up to about 4 cm; with --init and a locator that lacks one, it is added and trained alone (what the locator reads of the words stays as it was)",
+    )
     .option("--init <dir>", "start from these weights (fine-tuning)")
     .option("--cache <dir>", "keep the decoded training set here and reuse it on the next run")
     .option("--json", "print a JSON summary")
@@ -289,6 +294,7 @@ export function registerTrain(program: Command): void {
           ...(flags.locatorSeed !== undefined ? { locatorSeed: flags.locatorSeed } : {}),
           ...(flags.poisonWeight ? { poisonWeight: flags.poisonWeight } : {}),
           ...(flags.locatorContext ? { locatorContext: true } : {}),
+          ...(flags.locatorRefine ? { locatorRefine: true } : {}),
           model: {
             ...SHIPPED_MODEL,
             ...(flags.imageSize ? { imageSize: flags.imageSize } : {}),

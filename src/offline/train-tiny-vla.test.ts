@@ -404,6 +404,42 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     expect(existsSync(join(root, "no-init"))).toBe(false);
   });
 
+  it("adds a second look to a trained locator and trains it alone (--locator-refine)", async () => {
+    const { root, train } = setup();
+    await train("base", { grammar: "train", textUnits: "subword", model: TABLETOP_MODEL });
+    const looked = await train("looked", {
+      grammar: "train",
+      steps: 0,
+      locatorSteps: 4,
+      locatorRefine: true,
+      initFrom: join(root, "base"),
+    });
+    const weights = (dir: string) => loadWeights(join(root, dir));
+    const digests = (dir: string, keep: (name: string) => boolean) =>
+      [...weights(dir).weights]
+        .filter(([name]) => keep(name))
+        .map(([name, w]) => [name, sha256(Buffer.from(w.buffer, w.byteOffset, w.byteLength))]);
+    const refine = (name: string) => name.startsWith("locator.refine.");
+    // Every weight the initial model had is its, to the byte; only the second look is new.
+    expect(digests("looked", (n) => !refine(n))).toEqual(digests("base", () => true));
+    expect(digests("looked", refine).length).toBe(4);
+    expect(weights("looked").config.locator?.refine).toEqual({ radius: 2, hidden: 16 });
+    expect(weights("looked").manifest.training).toMatchObject({
+      locator: { steps: 4, fine_tuned: true, refine_only: true },
+    });
+    const again = await train("looked-2", {
+      grammar: "train",
+      steps: 0,
+      locatorSteps: 4,
+      locatorRefine: true,
+      initFrom: join(root, "base"),
+    });
+    expect(again.digest).toBe(looked.digest);
+    const rt = await TinyVlaRuntime.create(weights("looked"));
+    expect(rt.config.locator?.refine).toBeDefined();
+    rt.dispose();
+  });
+
   it("stops at a signal after the step in progress, writes the weights then, and says where", async () => {
     const { root, train } = setup();
     // A signal that fires once `stage` reports step `at` (as Ctrl-C would, mid-training).

@@ -16,6 +16,7 @@ import type { GrammarGoal } from "../policies/tiny-vla/grammar.js";
 import {
   completeWeights,
   defaultConfig,
+  LOCATOR_REFINE,
   parameterCount,
   type TinyVlaConfig,
   type Weights,
@@ -130,6 +131,12 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
    * it is added to the initial model, its weights starting at zero.
    */
   locatorContext?: boolean;
+  /**
+   * Give the locator a second look (`TinyVlaConfig.locator.refine`, radius 2, 16 hidden). With
+   * `initFrom` and a locator that lacks one, it is added (starting as no move) and trained alone:
+   * every other locator weight, and so what the locator reads of the words, is kept.
+   */
+  locatorRefine?: boolean;
   /**
    * Aborted: stop after the step in progress (actor or locator), skip what is left, and write
    * the weights as they are then, the manifest saying where training stopped (`stopped`).
@@ -427,6 +434,21 @@ export async function trainTinyVlaFromDatasets(
     // The initial model has no context weights: zeros (initWeights' start) leave it unchanged.
     if (init) init = completeWeights(config, init, Rng.fromLabel("tiny-vla:context"));
   }
+  // Added to a trained locator, the second look alone trains; from scratch, with the rest.
+  const refineAlone = o.locatorRefine === true && prev?.config.locator?.refine === undefined;
+  if (o.locatorRefine && !config.locator?.refine) {
+    if (!config.locator) {
+      throw new ProvaelError(
+        "config/invalid",
+        "this tiny-vla has no locator to give a second look",
+        {
+          hint: "train it from scratch, or drop --locator-refine",
+        },
+      );
+    }
+    config = { ...config, locator: { ...config.locator, refine: LOCATOR_REFINE } };
+    if (init) init = completeWeights(config, init, Rng.fromLabel("tiny-vla:refine"));
+  }
   if ((config.auxMode === "absolute" || config.auxMode === "anchored") && built.set.aux) {
     const abs = absoluteTargets(built.set.aux, built.set.state, config.aux, config.stateDim);
     built = { ...built, set: { ...built.set, aux: abs.values } };
@@ -494,6 +516,7 @@ export async function trainTinyVlaFromDatasets(
         scenes?: number[];
         poison_weight?: number;
         fine_tuned?: boolean;
+        refine_only?: boolean;
       }
     | undefined;
   if (config.locator && o.locatorSteps === 0 && prev?.config.locator) {
@@ -512,8 +535,10 @@ export async function trainTinyVlaFromDatasets(
     const trained = await trainLocator(locatorSet, config, weights, {
       seed: o.locatorSeed ?? o.seed,
       steps,
-      learningRate: fineTune ? 1e-3 : 5e-3,
+      // A new second look on a trained locator starts from zero moves: the from-scratch rate.
+      learningRate: fineTune && !refineAlone ? 1e-3 : 5e-3,
       ...(fineTune ? { fromWeights: true } : {}),
+      ...(refineAlone && prev ? { only: "refine" as const } : {}),
       ...(grammar
         ? {
             phrase: phrasingIds(text, (i) => locatorSet.goals[i] as GrammarGoal, grammar, novel),
@@ -535,6 +560,7 @@ export async function trainTinyVlaFromDatasets(
       ...(o.locatorSeed !== undefined && o.locatorSeed !== o.seed ? { seed: o.locatorSeed } : {}),
       ...(o.poisonWeight && o.poisonWeight !== 1 ? { poison_weight: o.poisonWeight } : {}),
       ...(fineTune ? { fine_tuned: true } : {}),
+      ...(refineAlone && prev ? { refine_only: true } : {}),
     };
   }
   // Stopped before a single actor step: the weights are the initial ones, nothing to keep, and

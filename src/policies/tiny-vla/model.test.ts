@@ -394,6 +394,48 @@ describe("tiny-vla model", () => {
     expect(last(withContext)).toBeLessThan(0.7 * last(without));
   });
 
+  it("a locator's second look starts as no move, trains alone and sharpens the position", async () => {
+    const base = withLocator;
+    const set = syntheticLocatorSet(tok, 120, 32);
+    const trained = (
+      await trainLocator(set, base, initWeights(base, Rng.fromLabel("refine-base")), {
+        seed: 0,
+        steps: 60,
+        batchSize: 16,
+        learningRate: 1e-2,
+      })
+    ).weights;
+    const looked = { ...base, locator: { ...base.locator, refine: { radius: 1, hidden: 8 } } };
+    const added = completeWeights(looked, trained, Rng.fromLabel("other"));
+    expect([...(added.get("locator.refine.out.w") as Float32Array)].every((v) => v === 0)).toBe(
+      true,
+    );
+    const obs = syntheticScene("refine").obs;
+    const a = await TinyVlaRuntime.create({ config: base, text: tok, weights: trained });
+    const b = await TinyVlaRuntime.create({ config: looked, text: tok, weights: added });
+    expect(Array.from(b.localise(obs))).toEqual(Array.from(a.localise(obs)));
+    a.dispose();
+    b.dispose();
+    const { weights, history } = await trainLocator(set, looked, added, {
+      seed: 1,
+      steps: 90,
+      batchSize: 16,
+      logEvery: 30,
+      learningRate: 1e-2,
+      fromWeights: true,
+      only: "refine",
+    });
+    // Everything but the second look is the trained locator's, to the array.
+    for (const [name, w] of added) {
+      if (name.startsWith("locator.refine.")) expect(weights.get(name)).not.toEqual(w);
+      else expect(weights.get(name)).toBe(w);
+    }
+    expect(history[2]?.loss as number).toBeLessThan(history[0]?.loss as number);
+    await expect(
+      trainLocator(set, base, trained, { seed: 0, steps: 1, only: "refine" }),
+    ).rejects.toThrow(/no second look/);
+  });
+
   it("gives finite, non-zero pixel gradients and a query that leaves the chunk alone", async () => {
     const rt = await TinyVlaRuntime.create({
       config: cfg,

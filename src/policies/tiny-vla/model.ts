@@ -100,6 +100,15 @@ export interface TinyVlaConfig {
     offset?: boolean;
     heatmap?: "cell" | "bilinear";
     context?: boolean;
+    /**
+     * A second look where the locator looked: the raw pixels and patch features of the
+     * (2·radius+1)² patches around each patch, weighted by the locator's attention, with the
+     * image point and its shift, read by one hidden layer that corrects the table position by
+     * a bounded amount. Sees no words, so it sharpens *where* without touching *which*: trained
+     * alone on a trained locator, it cannot change which object a sentence names
+     * (docs/tiny-vla.md, "The locator's precision").
+     */
+    refine?: { radius: number; hidden: number };
   };
   chunk: number;
   actionDim: number;
@@ -141,6 +150,12 @@ export const SHIPPED_MODEL: Partial<TinyVlaConfig> = {
   auxToHead: true,
   auxMode: "anchored",
   locator: { size: 128, patch: 4, dim: 24, hidden: 32, offset: true, heatmap: "bilinear" },
+};
+
+/** The locator's second look `provael train tiny-vla --locator-refine` trains (refineInputs x 16). */
+export const LOCATOR_REFINE: NonNullable<NonNullable<TinyVlaConfig["locator"]>["refine"]> = {
+  radius: 2,
+  hidden: 16,
 };
 
 /** The word-by-word text reading `provael train tiny-vla --text-context` trains. */
@@ -245,6 +260,14 @@ export function weightShapes(cfg: TinyVlaConfig): [string, number[]][] {
         ? ([
             ["locator.offset.w", [dim, 2]],
             ["locator.offset.b", [2]],
+          ] as [string, number[]][])
+        : []),
+      ...(cfg.locator.refine
+        ? ([
+            ["locator.refine.0.w", [refineInputs(cfg), cfg.locator.refine.hidden]],
+            ["locator.refine.0.b", [cfg.locator.refine.hidden]],
+            ["locator.refine.out.w", [cfg.locator.refine.hidden, 2]],
+            ["locator.refine.out.b", [2]],
           ] as [string, number[]][])
         : []),
       ["locator.map.0.w", [2 + textWidth(cfg, dim), hidden]],
@@ -361,9 +384,9 @@ export function initWeights(cfg: TinyVlaConfig, rng: Rng): Weights {
     const r = rng.fork(name);
     if (name.endsWith(".b")) {
       // FiLM starts as the identity: gamma = 1 + 0, beta = 0.
-    } else if (name === "locator.context.w") {
-      // Zero: a locator given the view's context starts as the one without it (a fine-tune
-      // that adds it keeps the initial model's outputs until training moves it).
+    } else if (name === "locator.context.w" || name === "locator.refine.out.w") {
+      // Zero: a locator given the view's context (or a second look) starts as the one without
+      // it (a fine-tune that adds it keeps the initial model's outputs until training moves it).
     } else if (name === "text.embed") {
       for (let i = 0; i < n; i++) data[i] = r.normal() * 0.3;
     } else if (name.endsWith(".pos")) {
@@ -895,6 +918,13 @@ export function forward(
   return withAux && auxOut ? { move, grip, aux: auxOut } : { move, grip };
 }
 
+/** Width of the locator's second look (`locator.refine`): each offset's pixels and features, the point and its shift. */
+function refineInputs(cfg: TinyVlaConfig): number {
+  const { patch, dim, refine } = cfg.locator as NonNullable<TinyVlaConfig["locator"]>;
+  const side = 2 * (refine?.radius ?? 0) + 1;
+  return side * side * (patch * patch * 3 + dim) + 4;
+}
+
 /** The locator's view of the first camera: `locator.size` pixels in `locator.patch` patches. */
 export function locatorConfig(cfg: TinyVlaConfig): TinyVlaConfig {
   if (!cfg.locator) throw new Error("this tiny-vla has no locator");
@@ -924,7 +954,7 @@ export function locatorOutputs(
   patches: Tensor,
   text: TextTensors,
   cfg: TinyVlaConfig,
-): { world: Tensor; scores: Tensor } {
+): { world: Tensor; scores: Tensor; xy: Tensor } {
   const W = (name: string): Tensor => {
     const t = w[name];
     if (!t) throw new Error(`missing weight '${name}'`);
@@ -959,7 +989,8 @@ export function locatorOutputs(
   );
   const attn = tf.softmax(scores);
   const grid = tf.tensor2d(patchCentres(count, side), [count, 2]);
-  let xy = matMul(tf, attn, grid);
+  const centre = matMul(tf, attn, grid);
+  let xy = centre;
   if (cfg.locator?.offset) {
     // Where in the patch: read from the patch's features as the words see them, bounded to
     // half a patch (1/side in the [-1, 1] image coordinates) so it cannot jump to a neighbour.
@@ -970,9 +1001,52 @@ export function locatorOutputs(
     );
     xy = tf.add(xy, tf.sum(tf.mul(shift, tf.expandDims(attn, 2)), 1));
   }
+  const refine = cfg.locator?.refine;
+  let look: Tensor | undefined;
+  if (refine) {
+    // The neighbourhood at each offset, summed over patches by attention: the view around
+    // where the locator looked (no words), then the offset head's shift (in patches) and the
+    // image point itself (the table's scale changes across the view).
+    const r = refine.radius;
+    const F = (patches.shape[2] as number) + dim;
+    const seen = tf.reshape(tf.concat([tf.reshape(patches, [B, count, F - dim]), g], 2), [
+      B,
+      side,
+      side,
+      F,
+    ]);
+    const padded = tf.pad(seen, [
+      [0, 0],
+      [r, r],
+      [r, r],
+      [0, 0],
+    ]);
+    const weigh = tf.expandDims(attn, 1);
+    const around: Tensor[] = [];
+    for (let dr = -r; dr <= r; dr++) {
+      for (let dc = -r; dc <= r; dc++) {
+        const moved = tf.reshape(tf.slice(padded, [0, r + dr, r + dc, 0], [B, side, side, F]), [
+          B,
+          count,
+          F,
+        ]);
+        around.push(tf.reshape(matMul(tf, weigh, moved), [B, F]));
+      }
+    }
+    around.push(tf.mul(tf.sub(xy, centre), side / 2), xy);
+    const hid = tf.relu(
+      dense(tf, tf.concat(around, 1), W("locator.refine.0.w"), W("locator.refine.0.b")),
+    );
+    look = dense(tf, hid, W("locator.refine.out.w"), W("locator.refine.out.b"));
+  }
   const z0 = tf.relu(
     dense(tf, tf.concat([xy, words], 1), W("locator.map.0.w"), W("locator.map.0.b")),
   );
   const z1 = tf.relu(dense(tf, z0, W("locator.map.1.w"), W("locator.map.1.b")));
-  return { world: dense(tf, z1, W("locator.map.out.w"), W("locator.map.out.b")), scores };
+  const mapped = dense(tf, z1, W("locator.map.out.w"), W("locator.map.out.b"));
+  // The second look moves the table position itself, not the image point: the map from image
+  // to table is a small network of its own, and its error would stay if only its input moved.
+  // Bounded to a third of the targets' spread (about 4 cm): it corrects, it cannot re-point.
+  const world = look ? tf.add(mapped, tf.mul(tf.tanh(look), 0.35)) : mapped;
+  return { world, scores, xy };
 }
