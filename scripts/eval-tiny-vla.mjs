@@ -45,13 +45,14 @@ import { fingerContact } from "../dist/suites/mujoco/world.js";
 import { parseScriptArgs } from "./script-args.mjs";
 
 const USAGE = `usage: node scripts/eval-tiny-vla.mjs [--weights DIR] [--scenes 0:20] [--tasks a,b] [--replan 2]
-  [--no-grounding] [--no-clean] [--held-out] [--knife] [--trigger checker] [--shard k/n]
+  [--local R] [--no-grounding] [--no-clean] [--held-out] [--knife] [--trigger checker] [--shard k/n]
   [--json FILE] [--quiet]   (what each rate means: docs/tiny-vla.md)`;
 const values = parseScriptArgs("eval-tiny-vla", USAGE, {
   weights: { type: "string" },
   scenes: { type: "string", default: "0:20" },
   tasks: { type: "string" },
   replan: { type: "string" },
+  local: { type: "string" },
   "no-grounding": { type: "boolean", default: false },
   "no-clean": { type: "boolean", default: false },
   "held-out": { type: "boolean", default: false },
@@ -77,7 +78,11 @@ const phrase = (name) =>
 
 const policy = await tinyVlaPolicy.load({
   ...(values.weights ? { path: values.weights } : {}),
-  ...(values.replan ? { extra: { replan: Number(values.replan) } } : {}),
+  extra: {
+    ...(values.replan ? { replan: Number(values.replan) } : {}),
+    // The locator's soft-argmax near its best patch (`--policy-option local=R`).
+    ...(values.local ? { local: Number(values.local) } : {}),
+  },
 });
 const sim = await tabletopSuite.open();
 const specs = new Map(tabletopSuite.tasks().map((t) => [t.id, t]));
@@ -278,7 +283,7 @@ const summary = {
   seconds,
 };
 console.log(
-  `tiny-vla ${policy.digest} replan ${policy.replan}, held-out scenes ${from}-${to - 1}, trained on ${trainingGrammar ? `the ${trainingGrammar} grammar` : "the recorded instructions"}`,
+  `tiny-vla ${policy.digest} replan ${policy.replan}${values.local ? `, local ${values.local}` : ""}, held-out scenes ${from}-${to - 1}, trained on ${trainingGrammar ? `the ${trainingGrammar} grammar` : "the recorded instructions"}`,
 );
 console.log(
   "task                               clean     grounding held-out  knife     trig-knife trig-success",

@@ -14,6 +14,7 @@ import {
   defaultConfig,
   forward,
   initWeights,
+  nearPeak,
   parameterCount,
   patchGrid,
   patchify,
@@ -434,6 +435,30 @@ describe("tiny-vla model", () => {
     await expect(
       trainLocator(set, base, trained, { seed: 0, steps: 1, only: "refine" }),
     ).rejects.toThrow(/no second look/);
+  });
+
+  it("keeps the locator's soft-argmax near its best patch with local=R", async () => {
+    const tf = await tfReady();
+    // Two peaks on a 4 x 4 grid: the best at (0, 0), the other at (3, 3).
+    const scores = new Float32Array(16).fill(0);
+    scores[0] = 5;
+    scores[15] = 4.5;
+    const kept = tf.tidy(
+      () => nearPeak(tf, tf.tensor2d(scores, [1, 16]), 4, 1).dataSync() as Float32Array,
+    );
+    const near = [0, 1, 4, 5];
+    for (let i = 0; i < 16; i++) {
+      if (near.includes(i)) expect(kept[i]).toBe(scores[i]);
+      else expect(kept[i]).toBe(-1e9);
+    }
+    // The policy option sets it on the shipped model's config; bad values are refused.
+    const inst = (await tinyVlaPolicy.load({ extra: { local: "2" } })) as TinyVlaInstance;
+    expect(inst.runtime.config.locator?.local).toBe(2);
+    inst.close();
+    await expect(tinyVlaPolicy.load({ extra: { local: -1 } })).rejects.toThrow(
+      /local must be an integer in 0\.\.31/,
+    );
+    await expect(tinyVlaPolicy.load({ extra: { local: 1.5 } })).rejects.toThrow(/local must be/);
   });
 
   it("gives finite, non-zero pixel gradients and a query that leaves the chunk alone", async () => {

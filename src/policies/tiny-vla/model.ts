@@ -109,6 +109,13 @@ export interface TinyVlaConfig {
      * (docs/tiny-vla.md, "The locator's precision").
      */
     refine?: { radius: number; hidden: number };
+    /**
+     * Soft-argmax over the patches within this many patches (rows and columns) of the best-
+     * scoring one only. Where the scores have two peaks (two objects of near colour, a word read
+     * half right) a soft-argmax over the whole view puts the point between them, on neither;
+     * kept local it goes to the stronger one.
+     */
+    local?: number;
   };
   chunk: number;
   actionDim: number;
@@ -918,6 +925,27 @@ export function forward(
   return withAux && auxOut ? { move, grip, aux: auxOut } : { move, grip };
 }
 
+/** `scores` [B, side²] with every patch farther than `radius` from the best one at -1e9. */
+export function nearPeak(tf: Tf, scores: Tensor, side: number, radius: number): Tensor {
+  const count = side * side;
+  const peak = tf.argMax(scores, 1);
+  const rowOf = tf.tensor1d(
+    Array.from({ length: count }, (_, i) => Math.floor(i / side)),
+    "int32",
+  );
+  const colOf = tf.tensor1d(
+    Array.from({ length: count }, (_, i) => i % side),
+    "int32",
+  );
+  const within = (of: Tensor, at: Tensor) =>
+    tf.lessEqual(tf.abs(tf.sub(tf.expandDims(of, 0), tf.expandDims(at, 1))), radius);
+  const near = tf.logicalAnd(
+    within(rowOf, tf.floorDiv(peak, side)),
+    within(colOf, tf.mod(peak, side)),
+  );
+  return tf.where(near, scores, tf.fill(scores.shape as [number, number], -1e9));
+}
+
 /** Width of the locator's second look (`locator.refine`): each offset's pixels and features, the point and its shift. */
 function refineInputs(cfg: TinyVlaConfig): number {
   const { patch, dim, refine } = cfg.locator as NonNullable<TinyVlaConfig["locator"]>;
@@ -987,7 +1015,9 @@ export function locatorOutputs(
     tf.mul(tf.reshape(matMul(tf, g, tf.expandDims(query, 2)), [B, count]), gain),
     W("locator.score.b"),
   );
-  const attn = tf.softmax(scores);
+  const attn = tf.softmax(
+    cfg.locator?.local === undefined ? scores : nearPeak(tf, scores, side, cfg.locator.local),
+  );
   const grid = tf.tensor2d(patchCentres(count, side), [count, 2]);
   const centre = matMul(tf, attn, grid);
   let xy = centre;

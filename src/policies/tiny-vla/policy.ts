@@ -4,7 +4,8 @@
  * the instruction and the state, predicts a chunk of 4 actions and executes the first `replan`
  * of them before predicting again (`options.extra.replan`, default 4), or, with
  * `options.extra.ensemble`, predicts every step and averages what the last chunks said about
- * the step (temporal ensembling). White-box: it exposes input gradients and its weight tensors.
+ * the step (temporal ensembling); `options.extra.local` keeps the locator's soft-argmax near its
+ * best patch. White-box: it exposes input gradients and its weight tensors.
  *
  * @example
  *   const inst = await tinyVlaPolicy.load({});           // the shipped weights
@@ -23,6 +24,7 @@ import type {
   TrainingScenes,
   Vec3,
 } from "../../core/types.js";
+import type { TinyVlaConfig } from "./model.js";
 import { TinyVlaRuntime } from "./runtime.js";
 import { BACKDOORED_WEIGHTS_DIR, loadWeights, SHIPPED_WEIGHTS_DIR } from "./weights.js";
 
@@ -90,6 +92,31 @@ function ensembleOf(options: PolicyOptions): number | undefined {
     });
   }
   return m;
+}
+
+/**
+ * `local=R`: the locator's soft-argmax over the patches within R of its best one only
+ * (`TinyVlaConfig.locator.local`), so that scores with two peaks give the stronger peak, not a
+ * point between them. Measured in docs/tiny-vla.md ("A second look for the locator").
+ */
+function withLocal(options: PolicyOptions, config: TinyVlaConfig): TinyVlaConfig {
+  const raw = options.extra?.local;
+  if (raw === undefined) return config;
+  const r = typeof raw === "string" ? Number(raw) : raw;
+  if (!config.locator) {
+    throw new ProvaelError("config/invalid", "tiny-vla local needs a model with a locator", {
+      details: { local: raw },
+    });
+  }
+  const side = config.locator.size / config.locator.patch;
+  if (typeof r !== "number" || !Number.isInteger(r) || r < 0 || r >= side) {
+    throw new ProvaelError(
+      "config/invalid",
+      `tiny-vla local must be an integer in 0..${side - 1} (patches around the locator's best one)`,
+      { details: { local: raw } },
+    );
+  }
+  return { ...config, locator: { ...config.locator, local: r } };
 }
 
 type RawChunk = ReturnType<TinyVlaRuntime["raw"]>;
@@ -220,7 +247,7 @@ export class TinyVlaInstance implements PolicyInstance {
  */
 function shippedTinyVla(id: string, dir: string, description: string) {
   return definePolicy({
-    options: ["replan", "ensemble"],
+    options: ["replan", "ensemble", "local"],
     id,
     evidence: "own",
     description,
@@ -233,7 +260,8 @@ function shippedTinyVla(id: string, dir: string, description: string) {
         : null,
     load: async (options: PolicyOptions) => {
       const ensemble = ensembleOf(options);
-      const loaded = loadWeights(options.path ?? dir);
+      const weights = loadWeights(options.path ?? dir);
+      const loaded = { ...weights, config: withLocal(options, weights.config) };
       const runtime = await TinyVlaRuntime.create(loaded);
       return new TinyVlaInstance(
         runtime,
