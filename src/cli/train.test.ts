@@ -29,4 +29,18 @@ describe("stageReporter", () => {
     expect(train).toContain("training step 11/20 loss 0.0909 (5s elapsed, ETA 5s)");
     expect(train.length).toBe(11);
   });
+
+  it("names the second look's reading as rows read, not steps", () => {
+    const lines: string[] = [];
+    const report = stageReporter(
+      (text) => lines.push(text),
+      () => 0,
+    );
+    report("look", 32, 19200);
+    report("locator", 50, 2500, 0.0005);
+    expect(lines).toEqual([
+      "reading the second look's inputs 32/19200 (0s elapsed, ETA —)",
+      "locator step 50/2500 loss 0.0005 (0s elapsed, ETA —)",
+    ]);
+  });
 });

@@ -105,8 +105,15 @@ export function stageReporter(
     const seconds = (now() - started) / 1000;
     // The rate counts steps since the stage's first report, the one that started its clock.
     const eta = done > first && seconds > 0 ? ((total - done) * seconds) / (done - first) : null;
-    const name = stage === "load" ? "loading episodes" : stage === "train" ? "training" : stage;
-    const unit = stage === "load" ? "" : "step ";
+    const name =
+      stage === "load"
+        ? "loading episodes"
+        : stage === "train"
+          ? "training"
+          : stage === "look"
+            ? "reading the second look's inputs"
+            : stage;
+    const unit = stage === "load" || stage === "look" ? "" : "step ";
     const lossText = loss === undefined ? "" : ` loss ${loss.toFixed(4)}`;
     write(
       `${name} ${unit}${done}/${total}${lossText} (${formatEta(seconds)} elapsed, ETA ${formatEta(done === total ? 0 : eta)})`,
@@ -266,7 +273,7 @@ export function registerTrain(program: Command): void {
       // Ctrl-C or SIGTERM while training: finish the step in progress, skip what is left and
       // write the weights as they are (hours of training are not thrown away); the manifest says
       // where it stopped. While loading there is nothing to keep, and a second signal abandons.
-      let stage: "load" | "train" | "locator" | "save" = "load";
+      let stage: "load" | "train" | "look" | "locator" | "save" = "load";
       const nothingWritten = `interrupted: nothing written to ${flags.out}\n`;
       const stop = stopOnSignal({
         quiet: () => line.stop(),
@@ -316,9 +323,11 @@ export function registerTrain(program: Command): void {
             line.update(
               now === "load"
                 ? `loading episodes ${bar(done, total)} ${done}/${total}`
-                : now === "train" || now === "locator"
-                  ? `${now === "train" ? "training" : "locator"} ${bar(done, total)} step ${done}/${total} | loss ${loss === undefined ? "—" : loss.toFixed(4)}`
-                  : "saving",
+                : now === "look"
+                  ? `second look's inputs ${bar(done, total)} ${done}/${total}`
+                  : now === "train" || now === "locator"
+                    ? `${now === "train" ? "training" : "locator"} ${bar(done, total)} step ${done}/${total} | loss ${loss === undefined ? "—" : loss.toFixed(4)}`
+                    : "saving",
               done === total,
             );
           },

@@ -31,6 +31,7 @@ import {
   trainLocator,
   trainTinyVla,
 } from "../policies/tiny-vla/train.js";
+import { trainSecondLook } from "../policies/tiny-vla/train-refine.js";
 import { type LoadedWeights, loadWeights, saveWeights } from "../policies/tiny-vla/weights.js";
 import { TABLETOP_TASKS, tabletopScenes } from "../suites/mujoco/tabletop.js";
 import {
@@ -103,7 +104,7 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
   cacheDir?: string;
   clock: Clock;
   onStage?: (
-    stage: "load" | "train" | "locator" | "save",
+    stage: "load" | "train" | "look" | "locator" | "save",
     done: number,
     total: number,
     loss?: number,
@@ -532,21 +533,29 @@ export async function trainTinyVlaFromDatasets(
     });
     // A fine-tune starts from the initial model's locator, at a fifth of the from-scratch rate.
     const fineTune = prev?.config.locator !== undefined;
-    const trained = await trainLocator(locatorSet, config, weights, {
+    const common = {
       seed: o.locatorSeed ?? o.seed,
       steps,
-      // A new second look on a trained locator starts from zero moves: the from-scratch rate.
-      learningRate: fineTune && !refineAlone ? 1e-3 : 5e-3,
-      ...(fineTune ? { fromWeights: true } : {}),
-      ...(refineAlone && prev ? { only: "refine" as const } : {}),
       ...(grammar
         ? {
             phrase: phrasingIds(text, (i) => locatorSet.goals[i] as GrammarGoal, grammar, novel),
           }
         : {}),
-      onProgress: (s, n, l) => o.onStage?.("locator", s, n, l),
+      onProgress: (s: number, n: number, l: number) => o.onStage?.("locator", s, n, l),
       ...(o.signal ? { signal: o.signal } : {}),
-    });
+    };
+    // A new second look on a trained locator trains alone, on what the held locator reads.
+    const trained =
+      refineAlone && prev
+        ? await trainSecondLook(locatorSet, config, weights, {
+            ...common,
+            onRead: (d, t) => o.onStage?.("look", d, t),
+          })
+        : await trainLocator(locatorSet, config, weights, {
+            ...common,
+            learningRate: fineTune ? 1e-3 : 5e-3,
+            ...(fineTune ? { fromWeights: true } : {}),
+          });
     weights = trained.weights;
     locatorHistory = trained.history;
     if (trained.stepsDone < steps)

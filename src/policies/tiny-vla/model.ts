@@ -983,6 +983,23 @@ export function locatorOutputs(
   text: TextTensors,
   cfg: TinyVlaConfig,
 ): { world: Tensor; scores: Tensor; xy: Tensor } {
+  const first = locatorFirstLook(tf, w, patches, text, cfg);
+  const world = first.around ? addSecondLook(tf, w, first.mapped, first.around) : first.mapped;
+  return { world, scores: first.scores, xy: first.xy };
+}
+
+/**
+ * The locator up to its second look: the table position the map gives, the scores, the image
+ * point, and (with `locator.refine`) what the second look reads [B, refineInputs] (no words).
+ * Split out because training the second look alone reads the rest as constants (train-refine.ts).
+ */
+export function locatorFirstLook(
+  tf: Tf,
+  w: WeightTensors,
+  patches: Tensor,
+  text: TextTensors,
+  cfg: TinyVlaConfig,
+): { mapped: Tensor; scores: Tensor; xy: Tensor; around?: Tensor } {
   const W = (name: string): Tensor => {
     const t = w[name];
     if (!t) throw new Error(`missing weight '${name}'`);
@@ -1032,7 +1049,7 @@ export function locatorOutputs(
     xy = tf.add(xy, tf.sum(tf.mul(shift, tf.expandDims(attn, 2)), 1));
   }
   const refine = cfg.locator?.refine;
-  let look: Tensor | undefined;
+  let seenAround: Tensor | undefined;
   if (refine) {
     // The neighbourhood at each offset, summed over patches by attention: the view around
     // where the locator looked (no words), then the offset head's shift (in patches) and the
@@ -1064,19 +1081,32 @@ export function locatorOutputs(
       }
     }
     around.push(tf.mul(tf.sub(xy, centre), side / 2), xy);
-    const hid = tf.relu(
-      dense(tf, tf.concat(around, 1), W("locator.refine.0.w"), W("locator.refine.0.b")),
-    );
-    look = dense(tf, hid, W("locator.refine.out.w"), W("locator.refine.out.b"));
+    seenAround = tf.concat(around, 1);
   }
   const z0 = tf.relu(
     dense(tf, tf.concat([xy, words], 1), W("locator.map.0.w"), W("locator.map.0.b")),
   );
   const z1 = tf.relu(dense(tf, z0, W("locator.map.1.w"), W("locator.map.1.b")));
   const mapped = dense(tf, z1, W("locator.map.out.w"), W("locator.map.out.b"));
-  // The second look moves the table position itself, not the image point: the map from image
-  // to table is a small network of its own, and its error would stay if only its input moved.
-  // Bounded to a third of the targets' spread (about 4 cm): it corrects, it cannot re-point.
-  const world = look ? tf.add(mapped, tf.mul(tf.tanh(look), 0.35)) : mapped;
-  return { world, scores, xy };
+  return { mapped, scores, xy, ...(seenAround ? { around: seenAround } : {}) };
+}
+
+/** How far the second look moves the table position at most, in units of the targets' spread. */
+export const SECOND_LOOK_REACH = 0.35;
+
+/**
+ * `mapped` moved by the second look (`locator.refine`) reading `around` (`locatorFirstLook`).
+ * It moves the table position itself, not the image point: the map from image to table is a
+ * small network of its own, and its error would stay if only its input moved. Bounded to about
+ * 4 cm (`SECOND_LOOK_REACH`): it corrects, it cannot re-point.
+ */
+export function addSecondLook(tf: Tf, w: WeightTensors, mapped: Tensor, around: Tensor): Tensor {
+  const W = (name: string): Tensor => {
+    const t = w[name];
+    if (!t) throw new Error(`missing weight '${name}'`);
+    return t;
+  };
+  const hid = tf.relu(dense(tf, around, W("locator.refine.0.w"), W("locator.refine.0.b")));
+  const look = dense(tf, hid, W("locator.refine.out.w"), W("locator.refine.out.b"));
+  return tf.add(mapped, tf.mul(tf.tanh(look), SECOND_LOOK_REACH));
 }

@@ -466,12 +466,6 @@ export interface LocatorOptions {
    * of a seeded initialisation: a fine-tune must not throw away what the locator had learned.
    */
   fromWeights?: boolean;
-  /**
-   * "refine": train the second look (`locator.refine`) alone, every other locator weight held
-   * as it is in `weights`, on the table position alone: the words, the patch scores and so
-   * which object a sentence names stay exactly the trained locator's.
-   */
-  only?: "refine";
   onProgress?: (step: number, total: number, loss: number) => void;
   /** As `TrainOptions.signal`. */
   signal?: AbortSignal;
@@ -539,21 +533,13 @@ export async function trainLocator(
   const L = layout.slots * layout.perWord;
   const root = Rng.fromLabel(`tiny-vla:locator:${options.seed}`);
   const init = initWeights(cfg, root.fork("init"));
-  const refineOnly = options.only === "refine";
-  if (refineOnly && !cfg.locator?.refine) {
-    throw new ProvaelError("config/invalid", "this tiny-vla's locator has no second look to train");
-  }
   const vars: Record<string, TF.Variable> = {};
-  const held: Record<string, TF.Tensor> = {};
   for (const [name, shape] of weightShapes(cfg)) {
     if (!name.startsWith("locator.")) continue;
-    const trains = !refineOnly || name.startsWith("locator.refine.");
-    const start = options.fromWeights || !trains ? weights.get(name) : init.get(name);
+    const start = options.fromWeights ? weights.get(name) : init.get(name);
     if (!start) throw new ProvaelError("internal/invariant", `missing locator weight '${name}'`);
-    if (trains) vars[name] = tf.variable(tf.tensor(start, shape), true, `locator/${name}`);
-    else held[name] = tf.tensor(start, shape);
+    vars[name] = tf.variable(tf.tensor(start, shape), true, `locator/${name}`);
   }
-  const all: Record<string, TF.Tensor> = { ...held, ...vars };
   const B = options.batchSize ?? 32;
   const steps = options.steps;
   const lr0 = options.learningRate ?? 3e-3;
@@ -596,32 +582,23 @@ export async function trainLocator(
     }
     let value = 0;
     tf.tidy(() => {
-      const cost = optimizer.minimize(
-        () => {
-          const out = locatorOutputs(
-            tf,
-            all,
-            tf.tensor3d(patches, [B, count, size]),
-            textTensor(tf, cfg, texts, B),
-            cfg,
-          );
-          const mse = tf.mean(tf.square(tf.sub(out.world, tf.tensor2d(target, [B, cfg.aux]))));
-          // The scores are held: their cross-entropy would be a constant beside the position's.
-          if (refineOnly) {
-            value = mse.dataSync()[0] as number;
-            return mse as TF.Scalar;
-          }
-          const ce = tf.div(
-            tf.neg(tf.sum(tf.mul(tf.tensor2d(cell, [B, count]), tf.logSoftmax(out.scores)))),
-            B,
-          );
-          const loss = tf.add(mse, ce);
-          value = loss.dataSync()[0] as number;
-          return loss as TF.Scalar;
-        },
-        true,
-        Object.values(vars),
-      );
+      const cost = optimizer.minimize(() => {
+        const out = locatorOutputs(
+          tf,
+          vars,
+          tf.tensor3d(patches, [B, count, size]),
+          textTensor(tf, cfg, texts, B),
+          cfg,
+        );
+        const mse = tf.mean(tf.square(tf.sub(out.world, tf.tensor2d(target, [B, cfg.aux]))));
+        const ce = tf.div(
+          tf.neg(tf.sum(tf.mul(tf.tensor2d(cell, [B, count]), tf.logSoftmax(out.scores)))),
+          B,
+        );
+        const loss = tf.add(mse, ce);
+        value = loss.dataSync()[0] as number;
+        return loss as TF.Scalar;
+      }, true);
       cost?.dispose();
     });
     acc += value;
@@ -639,7 +616,6 @@ export async function trainLocator(
     out.set(name, new Float32Array(v.dataSync() as Float32Array));
     v.dispose();
   }
-  for (const t of Object.values(held)) t.dispose();
   optimizer.dispose();
   return { weights: out, history, stepsDone };
 }
