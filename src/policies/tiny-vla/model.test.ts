@@ -483,6 +483,16 @@ describe("tiny-vla model", () => {
     await expect(trainSecondLook(set, base, trained, { seed: 0, steps: 1 })).rejects.toThrow(
       /no second look/,
     );
+    // Stopped while the held locator reads: nothing trained, the weights given back as they were.
+    const stop = new AbortController();
+    const stopped = await trainSecondLook(set, looked, added, {
+      seed: 1,
+      steps: 90,
+      signal: stop.signal,
+      onRead: () => stop.abort(),
+    });
+    expect(stopped.stepsDone).toBe(0);
+    expect(stopped.weights).toBe(added);
   });
 
   it("keeps the locator's soft-argmax near its best patch with local=R", async () => {
