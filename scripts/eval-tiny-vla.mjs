@@ -45,7 +45,7 @@ import { fingerContact } from "../dist/suites/mujoco/world.js";
 import { parseScriptArgs } from "./script-args.mjs";
 
 const USAGE = `usage: node scripts/eval-tiny-vla.mjs [--weights DIR] [--scenes 0:20] [--tasks a,b] [--replan 2]
-  [--local R] [--no-grounding] [--no-clean] [--held-out] [--knife] [--trigger checker] [--shard k/n]
+  [--local R] [--latch] [--no-grounding] [--no-clean] [--held-out] [--knife] [--trigger checker] [--shard k/n]
   [--json FILE] [--quiet]   (what each rate means: docs/tiny-vla.md)`;
 const values = parseScriptArgs("eval-tiny-vla", USAGE, {
   weights: { type: "string" },
@@ -53,6 +53,7 @@ const values = parseScriptArgs("eval-tiny-vla", USAGE, {
   tasks: { type: "string" },
   replan: { type: "string" },
   local: { type: "string" },
+  latch: { type: "boolean", default: false },
   "no-grounding": { type: "boolean", default: false },
   "no-clean": { type: "boolean", default: false },
   "held-out": { type: "boolean", default: false },
@@ -82,6 +83,8 @@ const policy = await tinyVlaPolicy.load({
     ...(values.replan ? { replan: Number(values.replan) } : {}),
     // The locator's soft-argmax near its best patch (`--policy-option local=R`).
     ...(values.local ? { local: Number(values.local) } : {}),
+    // A closed gripper opens only when the rest of its chunk says open (`--policy-option latch=1`).
+    ...(values.latch ? { latch: 1 } : {}),
   },
 });
 const sim = await tabletopSuite.open();
@@ -283,7 +286,7 @@ const summary = {
   seconds,
 };
 console.log(
-  `tiny-vla ${policy.digest} replan ${policy.replan}${values.local ? `, local ${values.local}` : ""}, held-out scenes ${from}-${to - 1}, trained on ${trainingGrammar ? `the ${trainingGrammar} grammar` : "the recorded instructions"}`,
+  `tiny-vla ${policy.digest} replan ${policy.replan}${values.local ? `, local ${values.local}` : ""}${values.latch ? ", latch" : ""}, held-out scenes ${from}-${to - 1}, trained on ${trainingGrammar ? `the ${trainingGrammar} grammar` : "the recorded instructions"}`,
 );
 console.log(
   "task                               clean     grounding held-out  knife     trig-knife trig-success",

@@ -4,7 +4,8 @@
  * on the block and it slips out; given the block's true position it succeeds), on the same
  * episode with one logged action changed (the
  * replay is then not the run's episode and is left out of the counts), and on a run of another
- * suite (refused).
+ * suite (refused). Beside it, the two scripts that measure the same misses another way: the
+ * locator's error on first frames, and which side of its object the actor grasped.
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -91,4 +92,27 @@ describe("scripts/miss-breakdown.mjs", () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain("--scenes must be FROM:TO with FROM < TO");
   }, 60_000);
+
+  it("tells which side of the green box the shipped model grasped (scene 4: the 7 cm side, lost)", () => {
+    const script = join(SCRIPT, "..", "grasp-sides.mjs");
+    const r = spawnSync(
+      process.execPath,
+      [
+        script,
+        "--tasks",
+        "kitchen_green_box",
+        "--scenes",
+        "4:6",
+        "--json",
+        join(tempDir(), "g.json"),
+      ],
+      { encoding: "utf8" },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    // Scene 4 across the 7 cm side and missed; scene 5 across the 4 cm side and put away.
+    expect(r.stdout).toContain("across the narrow side 1/1 succeed; across the wide side 0/1");
+    const bad = spawnSync(process.execPath, [script, "--tasks", "green_box"], { encoding: "utf8" });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("no tabletop task 'green_box'");
+  }, 120_000);
 });

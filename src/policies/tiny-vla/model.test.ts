@@ -335,6 +335,51 @@ describe("tiny-vla model", () => {
     );
   });
 
+  it("latch=1 keeps a closed gripper closed until the rest of its chunk says open", async () => {
+    const rt = await TinyVlaRuntime.create({
+      config: cfg,
+      text: tok,
+      weights: initWeights(cfg, Rng.fromLabel("latch")),
+    });
+    // Chunks of 4 steps whose gripper signs are set here: a grasp, a chunk shaped like a new
+    // grasp while it carries the object (open, open, close, close), a release at the basket.
+    const A = cfg.actionDim;
+    const grips = [
+      [-1, -1, 1, 1],
+      [-1, -1, 1, 1],
+      [1, 1, -1, -1],
+      [-1, -1, -1, -1],
+    ];
+    let call = 0;
+    const real = rt.predict.bind(rt);
+    rt.predict = (obs, anchor) => {
+      const chunk = real(obs, anchor);
+      const signs = grips[call++ % grips.length] as number[];
+      for (let k = 0; k < cfg.chunk; k++) chunk[k * A + A - 1] = signs[k] as number;
+      return chunk;
+    };
+    const obs = syntheticScene("latch").obs;
+    const play = (inst: TinyVlaInstance) => {
+      call = 0;
+      inst.reset({ task: "t", seed: 0, policySeed: 0 });
+      return Array.from({ length: 16 }, () => inst.act(obs)[A - 1]);
+    };
+    expect(play(new TinyVlaInstance(rt, "sha256:test", 4))).toEqual([
+      -1, -1, 1, 1, -1, -1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1,
+    ]);
+    // Latched: the two open steps of the second chunk stay closed; the release passes.
+    expect(play(new TinyVlaInstance(rt, "sha256:test", 4, undefined, true))).toEqual([
+      -1, -1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1,
+    ]);
+    rt.dispose();
+    await expect(tinyVlaPolicy.load({ extra: { latch: 2 } })).rejects.toThrow(
+      /latch must be 1 or 0/,
+    );
+    await expect(tinyVlaPolicy.load({ extra: { latch: 1, ensemble: 0.01 } })).rejects.toThrow(
+      /latch or ensemble, not both/,
+    );
+  });
+
   /** The network anchored on a small locator, for the locator's tests. */
   const withLocator = {
     ...cfg,

@@ -5,7 +5,8 @@
  * of them before predicting again (`options.extra.replan`, default 4), or, with
  * `options.extra.ensemble`, predicts every step and averages what the last chunks said about
  * the step (temporal ensembling); `options.extra.local` keeps the locator's soft-argmax near its
- * best patch. White-box: it exposes input gradients and its weight tensors.
+ * best patch; `options.extra.latch` keeps a closed gripper closed until the rest of its chunk
+ * says open. White-box: it exposes input gradients and its weight tensors.
  *
  * @example
  *   const inst = await tinyVlaPolicy.load({});           // the shipped weights
@@ -99,6 +100,33 @@ function ensembleOf(options: PolicyOptions): number | undefined {
  * (`TinyVlaConfig.locator.local`), so that scores with two peaks give the stronger peak, not a
  * point between them. Measured in docs/tiny-vla.md ("A second look for the locator").
  */
+/**
+ * `latch` (1 or true): a closed gripper opens only when every step left in the chunk being
+ * executed says open. The shipped model's drops on the way to the basket are a chunk shaped
+ * like a new grasp (open, open, close, close) predicted while it carries the object: the
+ * gripper opens for two steps and the object falls. A release at the basket is the chunk's tail
+ * (close, close, open, open) and passes. Off by default; measured in docs/tiny-vla.md ("The
+ * actor's drops"). Not with `ensemble` (which executes one step of each chunk).
+ */
+function latchOf(options: PolicyOptions): boolean {
+  const raw = options.extra?.latch;
+  if (raw === undefined) return false;
+  const on = raw === true || raw === 1 || raw === "1" || raw === "true";
+  const off = raw === false || raw === 0 || raw === "0" || raw === "false";
+  if (!on && !off) {
+    throw new ProvaelError("config/invalid", "tiny-vla latch must be 1 or 0 (true or false)", {
+      details: { latch: raw },
+    });
+  }
+  if (on && options.extra?.ensemble !== undefined) {
+    throw new ProvaelError("config/invalid", "tiny-vla takes latch or ensemble, not both", {
+      details: { latch: raw, ensemble: options.extra.ensemble },
+      hint: "ensemble executes one step of each chunk; drop one of them",
+    });
+  }
+  return on;
+}
+
 function withLocal(options: PolicyOptions, config: TinyVlaConfig): TinyVlaConfig {
   const raw = options.extra?.local;
   if (raw === undefined) return config;
@@ -133,6 +161,7 @@ export class TinyVlaInstance implements PolicyInstance {
     readonly digest: string,
     readonly replan: number,
     readonly ensemble?: number,
+    readonly latch = false,
   ) {
     this.capabilities = {
       ...CAPABILITIES,
@@ -147,6 +176,7 @@ export class TinyVlaInstance implements PolicyInstance {
     this.cursor = 0;
     this.anchor = undefined;
     this.history = [];
+    this.closed = false;
   }
 
   /** Temporal ensembling: the network's last `chunk` raw outputs, oldest first. */
@@ -177,8 +207,25 @@ export class TinyVlaInstance implements PolicyInstance {
     }
     const A = this.runtime.config.actionDim;
     const action = this.buffer.slice(this.cursor * A, (this.cursor + 1) * A);
+    if (this.latch) this.holdGrip(action, A);
     this.cursor++;
+    this.closed = (action[A - 1] as number) > 0;
     return action;
+  }
+
+  /** Whether the last action executed closed the gripper (`latch`). */
+  private closed = false;
+
+  /** `latch`: a closed gripper stays closed unless the chunk's remaining steps all say open. */
+  private holdGrip(action: Float32Array, A: number): void {
+    if (!this.closed || (action[A - 1] as number) > 0) return;
+    const chunk = this.runtime.config.chunk;
+    for (let k = this.cursor; k < chunk; k++) {
+      if ((this.buffer?.[k * A + A - 1] as number) > 0) {
+        action[A - 1] = 1;
+        return;
+      }
+    }
   }
 
   /**
@@ -247,7 +294,7 @@ export class TinyVlaInstance implements PolicyInstance {
  */
 function shippedTinyVla(id: string, dir: string, description: string) {
   return definePolicy({
-    options: ["replan", "ensemble", "local"],
+    options: ["replan", "ensemble", "local", "latch"],
     id,
     evidence: "own",
     description,
@@ -260,6 +307,7 @@ function shippedTinyVla(id: string, dir: string, description: string) {
         : null,
     load: async (options: PolicyOptions) => {
       const ensemble = ensembleOf(options);
+      const latch = latchOf(options);
       const weights = loadWeights(options.path ?? dir);
       const loaded = { ...weights, config: withLocal(options, weights.config) };
       const runtime = await TinyVlaRuntime.create(loaded);
@@ -268,6 +316,7 @@ function shippedTinyVla(id: string, dir: string, description: string) {
         loaded.digest,
         replanOf(options, loaded.config.chunk),
         ensemble,
+        latch,
       );
     },
   });

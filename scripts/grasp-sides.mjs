@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+/**
+ * Which side of its object tiny-vla grasps, and whether that episode succeeds: plays the clean
+ * episode of each (task, scene) and, when the object first rises 5 cm above where it lay, reads
+ * the gap between the fingers (the state's last two values, each finger's opening) and compares
+ * it with the object's two widths across the table (its box's 2·hx and 2·hy). The scripted
+ * expert always grasps across the narrower one (scripted.ts), so the demonstrations never show
+ * the other; docs/tiny-vla.md ("The actor's drops") has what the shipped model does.
+ *
+ *   npm run build && node scripts/grasp-sides.mjs [--weights DIR] [--tasks kitchen_green_box,kitchen_green_box_by_hand]
+ *     [--scenes 0:20] [--latch] [--json FILE]
+ */
+import { writeFileSync } from "node:fs";
+import { policies } from "../dist/policies/index.js";
+import { TABLETOP_TASKS, tabletopSuite } from "../dist/suites/mujoco/tabletop.js";
+import { parseScriptArgs } from "./script-args.mjs";
+
+const USAGE =
+  "usage: node scripts/grasp-sides.mjs [--weights DIR] [--tasks a,b] [--scenes 0:20] [--latch] [--json FILE]";
+const values = parseScriptArgs("grasp-sides", USAGE, {
+  weights: { type: "string" },
+  tasks: { type: "string", default: "kitchen_green_box,kitchen_green_box_by_hand" },
+  scenes: { type: "string", default: "0:20" },
+  latch: { type: "boolean", default: false },
+  json: { type: "string" },
+});
+const range = /^(\d+):(\d+)$/.exec(values.scenes);
+if (!range || Number(range[1]) >= Number(range[2])) {
+  console.error(`grasp-sides: --scenes must be FROM:TO with FROM < TO, got '${values.scenes}'`);
+  process.exit(2);
+}
+const [from, to] = [Number(range[1]), Number(range[2])];
+const defs = values.tasks.split(",").map((id) => {
+  const def = TABLETOP_TASKS.find((t) => t.id === id);
+  if (!def) {
+    console.error(
+      `grasp-sides: no tabletop task '${id}'; tasks: ${TABLETOP_TASKS.map((t) => t.id).join(", ")}`,
+    );
+    process.exit(2);
+  }
+  return def;
+});
+
+const LIFT = 0.05;
+const policy = await policies.get("tiny-vla").load({
+  ...(values.weights ? { path: values.weights } : {}),
+  ...(values.latch ? { extra: { latch: 1 } } : {}),
+});
+const sim = await tabletopSuite.open();
+const horizon = new Map(tabletopSuite.tasks().map((t) => [t.id, t.horizon]));
+const rows = [];
+for (const def of defs) {
+  const object = def.object;
+  for (let scene = from; scene < to; scene++) {
+    let r = await sim.reset({ task: def.id, scene, seed: scene });
+    await policy.reset({ task: def.id, seed: scene, policySeed: 0 });
+    const z0 = r.state.objects[object].pos[2];
+    const sc = r.state.scalars ?? {};
+    const widths = [2 * sc[`${object}.hx`], 2 * (sc[`${object}.hy`] ?? sc[`${object}.hx`])];
+    const [narrow, wide] = [Math.min(...widths), Math.max(...widths)];
+    let gap = null;
+    let success = false;
+    for (let step = 0; step < horizon.get(def.id); step++) {
+      const { privileged, ...obs } = r.obs;
+      r = await sim.step(await policy.act(obs));
+      const s = r.obs.state;
+      if (gap === null && r.state.objects[object].pos[2] - z0 > LIFT)
+        gap = s[s.length - 2] + s[s.length - 1];
+      success ||= r.taskSuccess;
+      if (r.done) break;
+    }
+    const side =
+      gap === null
+        ? "not lifted"
+        : Math.abs(gap - narrow) <= Math.abs(gap - wide)
+          ? "narrow"
+          : "wide";
+    rows.push({
+      task: def.id,
+      scene,
+      gap_cm: gap === null ? null : Number((gap * 100).toFixed(2)),
+      narrow_cm: Number((narrow * 100).toFixed(2)),
+      wide_cm: Number((wide * 100).toFixed(2)),
+      side,
+      success,
+    });
+  }
+}
+const count = (side) => {
+  const of = rows.filter((r) => r.side === side);
+  return `${of.filter((r) => r.success).length}/${of.length}`;
+};
+console.log(
+  `${values.weights ?? "shipped"} (${policy.digest.slice(0, 15)}…)${values.latch ? ", latch" : ""}, ${defs.map((d) => d.id).join(", ")}, scenes ${from}:${to}: grasped across the narrow side ${count("narrow")} succeed; across the wide side ${count("wide")}; not lifted ${LIFT * 100} cm ${count("not lifted")}`,
+);
+if (values.json)
+  writeFileSync(values.json, `${JSON.stringify({ weights: policy.digest, rows }, null, 2)}\n`);
+policy.close();
+await sim.close();
