@@ -96,17 +96,13 @@ function ensembleOf(options: PolicyOptions): number | undefined {
 }
 
 /**
- * `local=R`: the locator's soft-argmax over the patches within R of its best one only
- * (`TinyVlaConfig.locator.local`), so that scores with two peaks give the stronger peak, not a
- * point between them. Measured in docs/tiny-vla.md ("A second look for the locator").
- */
-/**
  * `latch` (1 or true): a closed gripper opens only when every step left in the chunk being
- * executed says open. The shipped model's drops on the way to the basket are a chunk shaped
- * like a new grasp (open, open, close, close) predicted while it carries the object: the
- * gripper opens for two steps and the object falls. A release at the basket is the chunk's tail
- * (close, close, open, open) and passes. Off by default; measured in docs/tiny-vla.md ("The
- * actor's drops"). Not with `ensemble` (which executes one step of each chunk).
+ * executed says open. The shipped model's drops on the way to the basket open the gripper for
+ * a step or two on a chunk shaped like a new grasp (open, open, close, close); a release at the
+ * basket is a chunk's tail (close, close, open, open) and passes. A diagnostic, off by default:
+ * held shut, those episodes still fail (the box stays in hand and the arm stops), so the opening
+ * is a symptom (docs/tiny-vla.md, "The actor's drops"). Not with `ensemble` (which executes one
+ * step of each chunk).
  */
 function latchOf(options: PolicyOptions): boolean {
   const raw = options.extra?.latch;
@@ -127,6 +123,11 @@ function latchOf(options: PolicyOptions): boolean {
   return on;
 }
 
+/**
+ * `local=R`: the locator's soft-argmax over the patches within R of its best one only
+ * (`TinyVlaConfig.locator.local`), so that scores with two peaks give the stronger peak, not a
+ * point between them. Measured in docs/tiny-vla.md ("A second look for the locator").
+ */
 function withLocal(options: PolicyOptions, config: TinyVlaConfig): TinyVlaConfig {
   const raw = options.extra?.local;
   if (raw === undefined) return config;
