@@ -7,21 +7,28 @@
  * expert always grasps across the narrower one (scripted.ts), so the demonstrations never show
  * the other; docs/tiny-vla.md ("The actor's drops") has what the shipped model does.
  *
+ * `--tell-fingers W` is an intervention, for diagnosis only: while both fingers touch the object
+ * and are more than 5 cm apart (a grasp across its wide side), the policy is told each finger is
+ * open by W (m) instead of what the state says, e.g. 0.019, what the shipped model's grasps
+ * across the green box's 4 cm side read. The simulator is not touched.
+ *
  *   npm run build && node scripts/grasp-sides.mjs [--weights DIR] [--tasks kitchen_green_box,kitchen_green_box_by_hand]
- *     [--scenes 0:20] [--latch] [--json FILE]
+ *     [--scenes 0:20] [--latch] [--tell-fingers W] [--json FILE]
  */
 import { writeFileSync } from "node:fs";
 import { policies } from "../dist/policies/index.js";
 import { TABLETOP_TASKS, tabletopSuite } from "../dist/suites/mujoco/tabletop.js";
+import { fingerContact } from "../dist/suites/mujoco/world.js";
 import { parseScriptArgs } from "./script-args.mjs";
 
 const USAGE =
-  "usage: node scripts/grasp-sides.mjs [--weights DIR] [--tasks a,b] [--scenes 0:20] [--latch] [--json FILE]";
+  "usage: node scripts/grasp-sides.mjs [--weights DIR] [--tasks a,b] [--scenes 0:20] [--latch] [--tell-fingers W] [--json FILE]";
 const values = parseScriptArgs("grasp-sides", USAGE, {
   weights: { type: "string" },
   tasks: { type: "string", default: "kitchen_green_box,kitchen_green_box_by_hand" },
   scenes: { type: "string", default: "0:20" },
   latch: { type: "boolean", default: false },
+  "tell-fingers": { type: "string" },
   json: { type: "string" },
 });
 const range = /^(\d+):(\d+)$/.exec(values.scenes);
@@ -30,6 +37,13 @@ if (!range || Number(range[1]) >= Number(range[2])) {
   process.exit(2);
 }
 const [from, to] = [Number(range[1]), Number(range[2])];
+const told = values["tell-fingers"] === undefined ? undefined : Number(values["tell-fingers"]);
+if (told !== undefined && !(told >= 0 && told <= 0.05)) {
+  console.error(
+    `grasp-sides: --tell-fingers must be a finger opening in metres, 0 to 0.05, got '${values["tell-fingers"]}'`,
+  );
+  process.exit(2);
+}
 const defs = values.tasks.split(",").map((id) => {
   const def = TABLETOP_TASKS.find((t) => t.id === id);
   if (!def) {
@@ -62,7 +76,18 @@ for (const def of defs) {
     let success = false;
     for (let step = 0; step < horizon.get(def.id); step++) {
       const { privileged, ...obs } = r.obs;
-      r = await sim.step(await policy.act(obs));
+      let seen = obs;
+      if (told !== undefined) {
+        const held = fingerContact(object, r.state.contacts ?? []);
+        const n = obs.state.length;
+        if (held.left && held.right && obs.state[n - 2] + obs.state[n - 1] > LIFT) {
+          const state = Float32Array.from(obs.state);
+          state[n - 2] = told;
+          state[n - 1] = told;
+          seen = { ...obs, state };
+        }
+      }
+      r = await sim.step(await policy.act(seen));
       const s = r.obs.state;
       if (gap === null && r.state.objects[object].pos[2] - z0 > LIFT)
         gap = s[s.length - 2] + s[s.length - 1];
@@ -91,7 +116,7 @@ const count = (side) => {
   return `${of.filter((r) => r.success).length}/${of.length}`;
 };
 console.log(
-  `${values.weights ?? "shipped"} (${policy.digest.slice(0, 15)}…)${values.latch ? ", latch" : ""}, ${defs.map((d) => d.id).join(", ")}, scenes ${from}:${to}: grasped across the narrow side ${count("narrow")} succeed; across the wide side ${count("wide")}; not lifted ${LIFT * 100} cm ${count("not lifted")}`,
+  `${values.weights ?? "shipped"} (${policy.digest.slice(0, 15)}…)${values.latch ? ", latch" : ""}${told === undefined ? "" : `, told each finger is at ${told} m while it holds across the wide side`}, ${defs.map((d) => d.id).join(", ")}, scenes ${from}:${to}: grasped across the narrow side ${count("narrow")} succeed; across the wide side ${count("wide")}; not lifted ${LIFT * 100} cm ${count("not lifted")}`,
 );
 if (values.json)
   writeFileSync(values.json, `${JSON.stringify({ weights: policy.digest, rows }, null, 2)}\n`);

@@ -111,8 +111,19 @@ describe("scripts/miss-breakdown.mjs", () => {
     expect(r.status, r.stderr).toBe(0);
     // Scene 4 across the 7 cm side and missed; scene 5 across the 4 cm side and put away.
     expect(r.stdout).toContain("across the narrow side 1/1 succeed; across the wide side 0/1");
+    // Told its fingers read as a grasp across the 4 cm side, the same actor carries it away.
+    const told = spawnSync(
+      process.execPath,
+      [script, "--tasks", "kitchen_green_box", "--scenes", "4:5", "--tell-fingers", "0.019"],
+      { encoding: "utf8" },
+    );
+    expect(told.status, told.stderr).toBe(0);
+    expect(told.stdout).toContain("across the wide side 1/1");
     const bad = spawnSync(process.execPath, [script, "--tasks", "green_box"], { encoding: "utf8" });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain("no tabletop task 'green_box'");
+    const far = spawnSync(process.execPath, [script, "--tell-fingers", "2"], { encoding: "utf8" });
+    expect(far.status).toBe(2);
+    expect(far.stderr).toContain("--tell-fingers must be a finger opening in metres");
   }, 120_000);
 });
