@@ -440,6 +440,32 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     rt.dispose();
   });
 
+  it("from scratch, trains the locator first and its second look after, on what it reads", async () => {
+    const { root, train } = setup();
+    const opts = { grammar: "train", textUnits: "subword", model: TABLETOP_MODEL, locatorSteps: 4 };
+    await train("plain", opts);
+    const stages: string[] = [];
+    await train("scratch", {
+      ...opts,
+      locatorRefine: true,
+      onStage: (stage: string) => {
+        if (stages.at(-1) !== stage) stages.push(stage);
+      },
+    });
+    expect(stages).toEqual(["load", "train", "load", "locator", "look", "locator", "save"]);
+    const plain = loadWeights(join(root, "plain"));
+    const scratch = loadWeights(join(root, "scratch"));
+    // The actor and the locator are the plain model's to the byte; the second look was trained.
+    for (const [name, w] of plain.weights) expect(scratch.weights.get(name), name).toEqual(w);
+    const out = scratch.weights.get("locator.refine.out.w") as Float32Array;
+    expect(out.some((v) => v !== 0)).toBe(true);
+    const locatorOf = (w: typeof plain) =>
+      (w.manifest.training as { locator: { final_loss: number; refine_final_loss?: number } })
+        .locator;
+    expect(locatorOf(scratch).final_loss).toBe(locatorOf(plain).final_loss);
+    expect(locatorOf(scratch).refine_final_loss).toBeGreaterThan(0);
+  });
+
   it("stops at a signal after the step in progress, writes the weights then, and says where", async () => {
     const { root, train } = setup();
     // A signal that fires once `stage` reports step `at` (as Ctrl-C would, mid-training).

@@ -518,6 +518,7 @@ export async function trainTinyVlaFromDatasets(
         poison_weight?: number;
         fine_tuned?: boolean;
         refine_only?: boolean;
+        refine_final_loss?: number | null;
       }
     | undefined;
   if (config.locator && o.locatorSteps === 0 && prev?.config.locator) {
@@ -544,25 +545,37 @@ export async function trainTinyVlaFromDatasets(
       onProgress: (s: number, n: number, l: number) => o.onStage?.("locator", s, n, l),
       ...(o.signal ? { signal: o.signal } : {}),
     };
-    // A new second look on a trained locator trains alone, on what the held locator reads.
-    const trained =
+    const look = (from: Weights) =>
+      trainSecondLook(locatorSet, config, from, {
+        ...common,
+        onRead: (d, t) => o.onStage?.("look", d, t),
+      });
+    // A second look learns only on inputs it sees standardised (train-refine.ts), which needs
+    // the rest of the locator held. So a new one on a trained locator trains alone, and from
+    // scratch the locator trains first without it, then the second look on what it reads.
+    const lookAfter = config.locator.refine !== undefined && !fineTune;
+    const first =
       refineAlone && prev
-        ? await trainSecondLook(locatorSet, config, weights, {
-            ...common,
-            onRead: (d, t) => o.onStage?.("look", d, t),
-          })
-        : await trainLocator(locatorSet, config, weights, {
+        ? await look(weights)
+        : await trainLocator(locatorSet, lookAfter ? withoutSecondLook(config) : config, weights, {
             ...common,
             learningRate: fineTune ? 1e-3 : 5e-3,
             ...(fineTune ? { fromWeights: true } : {}),
           });
+    const second = lookAfter && first.stepsDone === steps ? await look(first.weights) : undefined;
+    const trained = second ?? first;
     weights = trained.weights;
-    locatorHistory = trained.history;
-    if (trained.stepsDone < steps)
-      stopped = { stage: "locator", step: trained.stepsDone, of: steps };
+    locatorHistory = first.history;
+    if (first.stepsDone < steps) stopped = { stage: "locator", step: first.stepsDone, of: steps };
+    else if (second && second.stepsDone < steps)
+      stopped = { stage: "locator", step: second.stepsDone, of: steps };
     locator = {
       steps,
-      final_loss: trained.history[trained.history.length - 1]?.loss ?? null,
+      final_loss: first.history[first.history.length - 1]?.loss ?? null,
+      // From scratch with a second look: its own last loss (the position's squared error).
+      ...(second
+        ? { refine_final_loss: second.history[second.history.length - 1]?.loss ?? null }
+        : {}),
       samples: locatorSet.count,
       // Only when asked for, so other manifests keep their bytes.
       ...(o.locatorScenes ? { scenes: [...o.locatorScenes] } : {}),
@@ -674,4 +687,11 @@ export async function trainTinyVlaFromDatasets(
     },
     ...(stopped ? { stopped } : {}),
   };
+}
+
+/** `cfg` without its locator's second look (its locator as trained before the second look is). */
+function withoutSecondLook(cfg: TinyVlaConfig): TinyVlaConfig {
+  if (!cfg.locator) return cfg;
+  const { refine: _, ...locator } = cfg.locator;
+  return { ...cfg, locator };
 }
