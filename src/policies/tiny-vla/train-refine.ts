@@ -30,7 +30,13 @@ import {
   weightShapes,
 } from "./model.js";
 import { emptyInputs, inputInto } from "./text-units.js";
-import { type LocatorOptions, type LocatorSet, textLayoutOf } from "./train.js";
+import {
+  checkLocatorSet,
+  type LocatorOptions,
+  type LocatorSet,
+  textLayoutOf,
+  yieldToEvents,
+} from "./train.js";
 
 /**
  * Phrasings read per sample when training draws them (`LocatorOptions.phrase`): each step draws
@@ -44,9 +50,6 @@ const LEAST_SPREAD = 0.01;
 
 /** Rows read per forward pass of the held locator while the inputs are read. */
 const READ_BATCH = 32;
-
-/** Lets a stop signal through between batches (training otherwise never yields). */
-const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const NAMES = {
   w0: "locator.refine.0.w",
@@ -75,15 +78,7 @@ export async function trainSecondLook(
   if (!cfg.locator?.refine) {
     throw new ProvaelError("config/invalid", "this tiny-vla's locator has no second look to train");
   }
-  const lc = locatorConfig(cfg);
-  if (lc.imageSize !== set.size) {
-    throw new ProvaelError(
-      "config/invalid",
-      `locator images are ${set.size}px, the model's locator reads ${lc.imageSize}px`,
-    );
-  }
-  if (set.count === 0)
-    throw new ProvaelError("config/invalid", "no samples to train the locator on");
+  checkLocatorSet(set, cfg);
   const weight = (name: string): Float32Array => {
     const w = weights.get(name);
     if (!w) throw new ProvaelError("internal/invariant", `missing locator weight '${name}'`);

@@ -118,7 +118,7 @@ export interface TrainOptions {
 
 /** Steps between chances for a signal handler to run (a step takes tens of milliseconds). */
 const YIELD_EVERY = 10;
-const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
+export const yieldToEvents = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export interface LossRecord {
   step: number;
@@ -506,6 +506,20 @@ export function heatmapTarget(
   }
 }
 
+/** The locator's view of `cfg`, once `set` is known to fit it (its image size, some samples). */
+export function checkLocatorSet(set: LocatorSet, cfg: TinyVlaConfig): TinyVlaConfig {
+  const lc = locatorConfig(cfg);
+  if (lc.imageSize !== set.size) {
+    throw new ProvaelError(
+      "config/invalid",
+      `locator images are ${set.size}px, the model's locator reads ${lc.imageSize}px`,
+    );
+  }
+  if (set.count === 0)
+    throw new ProvaelError("config/invalid", "no samples to train the locator on");
+  return lc;
+}
+
 /**
  * Trains the locator of an "anchored" model (`cfg.locator`), leaving every other weight as it
  * is: a regression on the table position plus, where the pixel is known, a cross-entropy of the
@@ -519,15 +533,7 @@ export async function trainLocator(
   options: LocatorOptions,
 ): Promise<{ weights: Weights; history: { step: number; loss: number }[]; stepsDone: number }> {
   const tf = await tfReady();
-  const lc = locatorConfig(cfg);
-  if (lc.imageSize !== set.size) {
-    throw new ProvaelError(
-      "config/invalid",
-      `locator images are ${set.size}px, the model's locator reads ${lc.imageSize}px`,
-    );
-  }
-  if (set.count === 0)
-    throw new ProvaelError("config/invalid", "no samples to train the locator on");
+  const lc = checkLocatorSet(set, cfg);
   const { count, size, side } = patchGrid(lc);
   const layout = textLayoutOf(cfg, set.text);
   const L = layout.slots * layout.perWord;
