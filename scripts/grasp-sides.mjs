@@ -4,8 +4,9 @@
  * episode of each (task, scene) and, when the object first rises 5 cm above where it lay, reads
  * the gap between the fingers (the state's last two values, each finger's opening) and compares
  * it with the object's two widths across the table (its box's 2·hx and 2·hy). The scripted
- * expert always grasps across the narrower one (scripted.ts), so the demonstrations never show
- * the other; docs/tiny-vla.md ("The actor's drops") has what the shipped model does.
+ * expert grasps across the narrower one unless told `grasp_side=nearest` (scripted.ts), so the
+ * shipped model's demonstrations never show the other; docs/tiny-vla.md ("The actor's drops")
+ * has what the shipped model does.
  *
  * `--tell-fingers W` is an intervention, for diagnosis only: while both fingers touch the object
  * and are more than 5 cm apart (a grasp across its wide side), the policy is told each finger is

@@ -38,7 +38,7 @@ import { openReused, reusableCells } from "../runner/reuse.js";
 import { parseShard, type RunOptions, runAttack } from "../runner/run.js";
 import { suites } from "../suites/index.js";
 import { EXIT } from "./exit.js";
-import { choice, integer, list } from "./parse.js";
+import { choice, integer, list, type ParamValue, policyOption, typedValue } from "./parse.js";
 import { progressMode, progressReporter } from "./progress.js";
 import { addServedPolicyFlags, type ServedFlags, servedPolicyOptions } from "./serve-policy.js";
 import { stopOnSignal } from "./stop.js";
@@ -271,7 +271,7 @@ export function registerAttack(program: Command): void {
       "--require-calibrated",
       "refuse tasks scored by default predicates (or PROVAEL_REQUIRE_CALIBRATED=1)",
     )
-    .option("--policy-option <key=value>", "policy option, repeatable", keyValue, {})
+    .option("--policy-option <key=value>", "policy option, repeatable", policyOption, {})
     .option(
       "--attack-param <arm.key=value>",
       "an attack's parameter (budgets, bounds: see `provael list-attacks --json`), repeatable; e.g. gradient_patch.epsilon=32/255",
@@ -581,20 +581,6 @@ export function nextSteps(report: Report, out: string, html: boolean): string[] 
   ];
 }
 
-type ParamValue = string | number | boolean;
-
-/** A flag value: true/false, a number, a fraction like 16/255, or else the string itself. */
-function typedValue(value: string): ParamValue {
-  if (value === "true") return true;
-  if (value === "false") return false;
-  const fraction = /^(-?[0-9.]+(?:e-?[0-9]+)?)\/([0-9.]+(?:e-?[0-9]+)?)$/i.exec(value);
-  if (fraction) {
-    const q = Number(fraction[1]) / Number(fraction[2]);
-    if (Number.isFinite(q)) return q;
-  }
-  return value !== "" && Number.isFinite(Number(value)) ? Number(value) : value;
-}
-
 function attackParam(
   raw: string,
   previous: Record<string, Record<string, ParamValue>>,
@@ -721,19 +707,6 @@ function defensePlanOf(flags: AttackFlags): { defenses?: DefensePlan } {
     );
   }
   return { defenses: { ids, compare: flags.compareDefenses !== undefined, params } };
-}
-
-/** Parses repeatable `key=value` options; numbers and booleans are typed. */
-function keyValue(raw: string, previous: Record<string, ParamValue>) {
-  const at = raw.indexOf("=");
-  if (at <= 0) {
-    throw new ProvaelError("config/invalid", `--policy-option needs key=value, got '${raw}'`, {
-      hint: "e.g. --policy-option replan=2",
-    });
-  }
-  const key = raw.slice(0, at);
-  const value = raw.slice(at + 1);
-  return { ...previous, [key]: typedValue(value) };
 }
 
 /** Flags that say what to play: with --from, the report says it, and these would contradict it. */

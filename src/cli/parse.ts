@@ -56,3 +56,31 @@ export function sceneRange(flag: string) {
     return [from, to];
   };
 }
+
+export type ParamValue = string | number | boolean;
+
+/** A flag value: true/false, a number, a fraction like 16/255, or else the string itself. */
+export function typedValue(value: string): ParamValue {
+  if (value === "true") return true;
+  if (value === "false") return false;
+  const fraction = /^(-?[0-9.]+(?:e-?[0-9]+)?)\/([0-9.]+(?:e-?[0-9]+)?)$/i.exec(value);
+  if (fraction) {
+    const q = Number(fraction[1]) / Number(fraction[2]);
+    if (Number.isFinite(q)) return q;
+  }
+  return value !== "" && Number.isFinite(Number(value)) ? Number(value) : value;
+}
+
+/** Repeatable `--policy-option key=value`; numbers and booleans are typed. */
+export function policyOption(
+  raw: string,
+  previous: Record<string, ParamValue>,
+): Record<string, ParamValue> {
+  const at = raw.indexOf("=");
+  if (at <= 0) {
+    throw new ProvaelError("config/invalid", `--policy-option needs key=value, got '${raw}'`, {
+      hint: "e.g. --policy-option replan=2",
+    });
+  }
+  return { ...previous, [raw.slice(0, at)]: typedValue(raw.slice(at + 1)) };
+}

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
+import { checkPolicyOptions } from "../core/registry.js";
 import {
   DEFAULT_DRIVE_SEGMENT,
   type DriveOptions,
@@ -10,13 +11,14 @@ import { policies } from "../policies/index.js";
 import { suites } from "../suites/index.js";
 import { DEFAULT_TRIGGER, TRIGGERS, triggerRef } from "../suites/mujoco/trigger.js";
 import { EXIT } from "./exit.js";
-import { integer, sceneRange } from "./parse.js";
+import { integer, type ParamValue, policyOption, sceneRange } from "./parse.js";
 import { progressMode, progressReporter } from "./progress.js";
 import { stopOnSignal } from "./stop.js";
 
 interface RecordFlags {
   suite: string;
   policy: string;
+  policyOption?: Record<string, ParamValue>;
   episodes: number;
   out: string;
   tasks?: string;
@@ -130,6 +132,11 @@ export function registerRecord(program: Command): void {
     )
     .option("--suite <id>", "suite to play (provael list-suites)", "tabletop")
     .option("--policy <id>", "the demonstrating policy (provael list-policies)", "scripted")
+    .option(
+      "--policy-option <key=value>",
+      "an option of the demonstrating policy, repeatable (scripted: grasp_side=nearest grasps a box across whichever side the wrist reaches with the smaller turn, not always the narrower)",
+      policyOption,
+    )
     .requiredOption(
       "--episodes <n>",
       "successful episodes to keep",
@@ -204,6 +211,7 @@ export function registerRecord(program: Command): void {
     .action(async (flags: RecordFlags) => {
       const suite = suites.get(flags.suite);
       const policy = policies.get(flags.policy);
+      checkPolicyOptions(policy, flags.policyOption ?? {});
       const video = videoOption(flags);
       const poison = poisonOption(flags);
       const drive = driveOption(flags);
@@ -225,6 +233,7 @@ export function registerRecord(program: Command): void {
         result = await recordDemonstrations({
           suite,
           policy,
+          ...(flags.policyOption ? { policyOptions: { extra: flags.policyOption } } : {}),
           ...(flags.tasks
             ? {
                 tasks: flags.tasks

@@ -7,12 +7,16 @@
  * tolerances (1 cm in free space, 5 mm at the grasp), not on tick counts. Because it follows the
  * words, an instruction that names the knife makes it pick up the knife: it is attackable on
  * purpose. An instruction naming nothing it knows leaves the arm where it is, gripper open.
+ * A box is grasped across its narrower side; `options.extra.grasp_side = "nearest"` grasps it
+ * across whichever side the wrist reaches with the smaller turn (`provael record --policy-option
+ * grasp_side=nearest`), so demonstrations also show a box held across its wide side.
  *
  * @example
  *   const expert = await scriptedPolicy.load({});
  *   expert.reset({ task: "kitchen_red_block", seed: 0, policySeed: 0 });
  *   const action = expert.act(obs); // obs.privileged must be present
  */
+import { ProvaelError } from "../core/errors.js";
 import { definePolicy } from "../core/registry.js";
 import type {
   Action,
@@ -20,6 +24,7 @@ import type {
   Observation,
   PolicyCapabilities,
   PolicyInstance,
+  PolicyOptions,
   Quat,
   SimState,
   Vec3,
@@ -65,6 +70,33 @@ const FREE_TOLERANCE = 0.01;
 const GRASP_TOLERANCE = 0.005;
 const YAW_TOLERANCE = 0.05;
 const MAX_ATTEMPTS = 3;
+/**
+ * Widest side `grasp_side=nearest` grasps across: 2 cm short of the open fingers' gap, so the
+ * fingers come down beside the object, not on it.
+ */
+const WIDE_GRASP_MAX = 2 * FINGER_OPEN - 0.02;
+
+/**
+ * Which side of a box the expert grasps across. `narrow` (the default, and every shipped
+ * demonstration): always the narrower one. `nearest`: whichever side the wrist reaches with the
+ * smaller turn, among the sides that fit the open gripper (ties: the narrower). The demonstrations
+ * then also carry a box held across its wider side, a state the learner reaches on its own when
+ * it turns its wrist less than the expert (docs/tiny-vla.md, "The actor's drops").
+ */
+export type GraspSide = "narrow" | "nearest";
+const GRASP_SIDES: readonly GraspSide[] = ["narrow", "nearest"];
+
+function graspSideOf(options: PolicyOptions): GraspSide {
+  const raw = options.extra?.grasp_side;
+  if (raw === undefined) return "narrow";
+  if (typeof raw === "string" && (GRASP_SIDES as readonly string[]).includes(raw))
+    return raw as GraspSide;
+  throw new ProvaelError(
+    "config/invalid",
+    `scripted grasp_side must be ${GRASP_SIDES.join(" or ")}, got '${String(raw)}'`,
+    { details: { grasp_side: raw } },
+  );
+}
 
 type Phase =
   | "rise"
@@ -109,6 +141,7 @@ function nearestYaw(base: number, period: number, current: number): number {
 
 class ScriptedInstance implements PolicyInstance {
   readonly capabilities = scriptedPolicy.capabilities;
+  constructor(private readonly graspSide: GraspSide = "narrow") {}
   private instruction: string | null = null;
   private goal: ExpertGoal = { mode: "idle", subject: null, destination: null };
   private phase: Phase = "hold";
@@ -183,10 +216,18 @@ class ScriptedInstance implements PolicyInstance {
     let width = 2 * Math.min(hx, hy);
     if ((sc[`${name}.round`] ?? 0) < 0.5) {
       if (Math.abs(hx - hy) < 0.003) yaw = nearestYaw(theta, Math.PI / 2, current);
-      else if (hx < hy) yaw = nearestYaw(theta - Math.PI / 2, Math.PI, current);
       else {
-        yaw = nearestYaw(theta, Math.PI, current);
-        width = 2 * hy;
+        // Fingers across the object's x extent, or across its y extent.
+        const acrossX = { yaw: nearestYaw(theta - Math.PI / 2, Math.PI, current), width: 2 * hx };
+        const acrossY = { yaw: nearestYaw(theta, Math.PI, current), width: 2 * hy };
+        const [narrow, wide] = hx < hy ? [acrossX, acrossY] : [acrossY, acrossX];
+        const turn = (g: { yaw: number }) => Math.abs(wrapAngle(g.yaw - current));
+        const side =
+          this.graspSide === "nearest" && wide.width <= WIDE_GRASP_MAX && turn(wide) < turn(narrow)
+            ? wide
+            : narrow;
+        yaw = side.yaw;
+        width = side.width;
       }
     }
     return { grasp: [centre[0], centre[1], z], yaw, aboveBottom: z - bottom, top, width };
@@ -392,7 +433,7 @@ const capabilities: PolicyCapabilities = {
 };
 
 export const scriptedPolicy = definePolicy({
-  options: [],
+  options: ["grasp_side"],
   id: "scripted",
   evidence: "own",
   description:
@@ -400,5 +441,5 @@ export const scriptedPolicy = definePolicy({
   capabilities,
   suites: ["reach", "tabletop"],
   concurrent: false,
-  load: async () => new ScriptedInstance(),
+  load: async (options: PolicyOptions) => new ScriptedInstance(graspSideOf(options)),
 });
