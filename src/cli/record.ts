@@ -134,7 +134,7 @@ export function registerRecord(program: Command): void {
     .option("--policy <id>", "the demonstrating policy (provael list-policies)", "scripted")
     .option(
       "--policy-option <key=value>",
-      "an option of the demonstrating policy, repeatable (scripted: grasp_side=nearest grasps a box across whichever side the wrist reaches with the smaller turn, not always the narrower)",
+      "an option of the demonstrating policy, repeatable, e.g. grasp_side=nearest for scripted (docs/tiny-vla.md, Data); a key it does not read is refused, naming those it does",
       policyOption,
     )
     .requiredOption(
