@@ -39,6 +39,7 @@ interface TrainFlags {
   novelWords?: number;
   novelParts?: number;
   novelDistractor?: number;
+  novelColours?: number;
   grammar?: TrainingGrammar;
   actorText?: ActorText;
   init?: string;
@@ -230,6 +231,11 @@ export function registerTrain(program: Command): void {
       fraction("--novel-distractor"),
     )
     .option(
+      "--novel-colours <p>",
+      "with --grammar: the probability that a drawn phrasing says the colour of its names in a made-up word where the noun still tells the object ('the blick cube' for the red cube), so that a noun read without its colour ('the block') still names the object; a name whose noun is a held-out name ('mug') is never said so; default 0",
+      fraction("--novel-colours"),
+    )
+    .option(
       "--actor-text <what>",
       "with --grammar: what the actor's samples read: grammar (default: a drawn phrasing, as the locator's) or recorded (the demonstration's recorded instruction, so only the locator, which says where the named object is, learns the grammar)",
       choice("--actor-text", ACTOR_TEXTS),
@@ -312,6 +318,7 @@ export function registerTrain(program: Command): void {
           ...(flags.novelWords ? { novelWords: flags.novelWords } : {}),
           ...(flags.novelParts ? { novelParts: flags.novelParts } : {}),
           ...(flags.novelDistractor ? { novelDistractor: flags.novelDistractor } : {}),
+          ...(flags.novelColours ? { novelColours: flags.novelColours } : {}),
           ...(flags.actorText ? { actorText: flags.actorText } : {}),
           ...(flags.init ? { initFrom: flags.init } : {}),
           ...(flags.cache ? { cacheDir: flags.cache } : {}),

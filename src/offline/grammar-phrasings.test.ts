@@ -11,6 +11,7 @@ import {
   type GrammarGoal,
   grammarWords,
   longestPlace,
+  namesOf,
   sayPlace,
 } from "../policies/tiny-vla/grammar.js";
 import type { TextUnits } from "../policies/tiny-vla/text-units.js";
@@ -238,6 +239,54 @@ describe("tabletop goals for the grammar", () => {
       phrasingIds(without.units, (j) => ALL_GOALS[j % ALL_GOALS.length] as GrammarGoal)(
         k,
         Rng.fromLabel(`d:${k}`),
+      );
+    expect(plain.said.slice(0, 50)).toEqual(without.said);
+  });
+
+  it("says names' colours in made-up words where asked: the noun still tells the object, no held-out name said", () => {
+    const known = new Set([...grammarWords("train"), ...grammarWords("held_out")]);
+    const plain = recorder();
+    const novel = recorder();
+    const phrase = (units: TextUnits, colours: number) =>
+      phrasingIds(units, (k) => ALL_GOALS[k % ALL_GOALS.length] as GrammarGoal, "train", {
+        colours,
+      });
+    const n = ALL_GOALS.length * 40;
+    for (let k = 0; k < n; k++) {
+      phrase(plain.units, 0)(k, Rng.fromLabel(`c:${k}`));
+      phrase(novel.units, 1)(k, Rng.fromLabel(`c:${k}`));
+    }
+    /** Every noun a name of `object` ends in, of either split. */
+    const nouns = (object: string) =>
+      [...namesOf(object, "train"), ...namesOf(object, "held_out")].map((n) => n.split(" ").at(-1));
+    const nounsSaid = new Set<string>();
+    let made = 0;
+    novel.said.forEach((text, k) => {
+      const goal = ALL_GOALS[k % ALL_GOALS.length] as GrammarGoal;
+      // "the mug" is the orange cup's held-out name: "the blick mug" would teach it.
+      expect(heldOutLeaks(text), text).toEqual([]);
+      const main = withoutTrainClause(text);
+      const name = /\bthe ([a-z]+) ([a-z]+)\b/.exec(main);
+      if (!name || known.has(name[1] as string)) return;
+      made++;
+      const noun = name[2] as string;
+      nounsSaid.add(noun);
+      // The noun is one of the target's, and no other object in the scene answers to it.
+      expect(nouns(goal.object), text).toContain(noun);
+      for (const o of goal.others ?? [])
+        if (o !== goal.object) expect(nouns(o), text).not.toContain(noun);
+    });
+    // Most targets have a coloured name whose noun is theirs alone; the green box beside the
+    // red block ("green block", "red box") has none, and keeps its real names.
+    expect(made / n).toBeGreaterThan(0.5);
+    expect([...nounsSaid].sort()).toEqual(expect.arrayContaining(["ball", "can", "cube", "cup"]));
+    expect(nounsSaid.has("mug")).toBe(false);
+    // At 0 the sampler draws nothing more: the same phrasings as without the option.
+    const without = recorder();
+    for (let k = 0; k < 50; k++)
+      phrasingIds(without.units, (j) => ALL_GOALS[j % ALL_GOALS.length] as GrammarGoal)(
+        k,
+        Rng.fromLabel(`c:${k}`),
       );
     expect(plain.said.slice(0, 50)).toEqual(without.said);
   });

@@ -136,6 +136,12 @@ export interface NovelOptions {
    * it draw the same phrasings.
    */
   distractor?: number;
+  /**
+   * Probability that a phrasing says the colour of the names that begin with one in a made-up
+   * word where the noun still tells the object ("the blick cube"; sayPlace `colour_words:
+   * "novel"`). On its own odds, like `distractor`, so that earlier recipes draw the same.
+   */
+  colours?: number;
 }
 
 /**
@@ -178,10 +184,13 @@ export function phrasingIds(
   const words = novel.words ?? 0;
   const parts = novel.parts ?? 0;
   const distractor = novel.distractor ?? 0;
+  const colours = novel.colours ?? 0;
   return (k, rng) => {
-    // Without `parts` (or `distractor`) no draw is added, so phrasings stay what they were.
+    // Without `parts` (or `distractor`, `colours`) no draw is added, so phrasings stay what
+    // they were.
     const mix = parts > 0 && rng.bernoulli(parts) ? novelParts(rng) : {};
     if (distractor > 0 && rng.bernoulli(distractor)) mix.distractor = "novel";
+    if (colours > 0 && rng.bernoulli(colours)) mix.colour_words = "novel";
     const text = sayPlace(goalOf(k), split, rng, mix);
     return units.encode(words > 0 ? withNovelWords(text, words, rng) : text);
   };

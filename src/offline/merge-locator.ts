@@ -19,6 +19,7 @@ const RECIPE = [
   "novel_words",
   "novel_parts",
   "novel_distractor",
+  "novel_colours",
 ] as const;
 
 export function mergeLocator(actorDir: string, locatorDir: string, out: string): Digest {

@@ -335,7 +335,7 @@ describe("training tiny-vla on the grammar's phrasings", () => {
       novel_parts: 0.5,
     });
     // Made-up words go into grammar phrasings only: without the grammar, refused up front.
-    for (const novel of [{ novelWords: 0.5 }, { novelParts: 0.5 }])
+    for (const novel of [{ novelWords: 0.5 }, { novelParts: 0.5 }, { novelColours: 0.5 }])
       await expect(train("no-grammar", novel)).rejects.toThrow(
         /made-up words are added to grammar phrasings only/,
       );
@@ -464,6 +464,51 @@ describe("training tiny-vla on the grammar's phrasings", () => {
         .locator;
     expect(locatorOf(scratch).final_loss).toBe(locatorOf(plain).final_loss);
     expect(locatorOf(scratch).refine_final_loss).toBeGreaterThan(0);
+  });
+
+  it("fine-tunes a locator that has a second look: the locator without it, then the second look again", async () => {
+    const { root, train } = setup();
+    const opts = { grammar: "train", textUnits: "subword", model: TABLETOP_MODEL, locatorSteps: 4 };
+    await train("looked", { ...opts, locatorRefine: true });
+    const stages: string[] = [];
+    const tune = (out: string) =>
+      train(out, {
+        grammar: "train",
+        novelColours: 0.5,
+        steps: 0,
+        locatorSteps: 4,
+        initFrom: join(root, "looked"),
+        onStage: (stage: string) => {
+          if (stages.at(-1) !== stage) stages.push(stage);
+        },
+      });
+    const tuned = await tune("tuned");
+    // The second look reads what the fine-tuned locator reads, so it is trained after it.
+    expect(stages.indexOf("look")).toBeGreaterThan(stages.indexOf("locator"));
+    const before = loadWeights(join(root, "looked"));
+    const after = loadWeights(join(root, "tuned"));
+    const moved = (keep: (name: string) => boolean) =>
+      [...before.weights]
+        .filter(([name]) => keep(name))
+        .map(([name, w]) => {
+          const now = after.weights.get(name) as Float32Array;
+          return [name, now.some((v, i) => v !== w[i])];
+        });
+    const refine = (name: string) => name.startsWith("locator.refine.");
+    expect(moved((n) => !n.startsWith("locator."))).toEqual(
+      moved((n) => !n.startsWith("locator.")).map(([name]) => [name, false]),
+    );
+    expect(moved((n) => n.startsWith("locator.") && !refine(n)).some(([, m]) => m)).toBe(true);
+    expect(moved(refine).some(([, m]) => m)).toBe(true);
+    expect(after.config.locator?.refine).toEqual(before.config.locator?.refine);
+    const training = after.manifest.training as {
+      novel_colours?: number;
+      locator: { fine_tuned?: boolean; refine_final_loss?: number };
+    };
+    expect(training.novel_colours).toBe(0.5);
+    expect(training.locator.fine_tuned).toBe(true);
+    expect(training.locator.refine_final_loss).toBeGreaterThan(0);
+    expect((await tune("tuned-2")).digest).toBe(tuned.digest);
   });
 
   it("stops at a signal after the step in progress, writes the weights then, and says where", async () => {

@@ -90,6 +90,12 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
    */
   novelDistractor?: number;
   /**
+   * With `grammar`: the probability that a drawn phrasing says the colour of its names in a
+   * made-up word where the noun still tells the object ("the blick cube";
+   * `NovelOptions.colours`). Default 0 (none).
+   */
+  novelColours?: number;
+  /**
    * With `grammar`: what the actor's samples read. "grammar" (the default) draws a phrasing for
    * them as for the locator's; "recorded" keeps each demonstration's recorded instruction for the
    * actor, so only the locator (which says where the named object is) learns the grammar. A
@@ -291,10 +297,11 @@ export async function trainTinyVlaFromDatasets(
     words: o.novelWords ?? 0,
     parts: o.novelParts ?? 0,
     distractor: o.novelDistractor ?? 0,
+    colours: o.novelColours ?? 0,
   };
-  if ((novel.words > 0 || novel.parts > 0 || novel.distractor > 0) && !o.grammar) {
+  if (Object.values(novel).some((p) => p > 0) && !o.grammar) {
     throw new ProvaelError("config/invalid", "made-up words are added to grammar phrasings only", {
-      hint: "pass --grammar train with --novel-words, --novel-parts or --novel-distractor",
+      hint: "pass --grammar train with --novel-words, --novel-parts, --novel-distractor or --novel-colours",
     });
   }
   if (o.actorText && !o.grammar) {
@@ -551,9 +558,11 @@ export async function trainTinyVlaFromDatasets(
         onRead: (d, t) => o.onStage?.("look", d, t),
       });
     // A second look learns only on inputs it sees standardised (train-refine.ts), which needs
-    // the rest of the locator held. So a new one on a trained locator trains alone, and from
-    // scratch the locator trains first without it, then the second look on what it reads.
-    const lookAfter = config.locator.refine !== undefined && !fineTune;
+    // the rest of the locator held. So a new one on a trained locator trains alone; otherwise
+    // the locator trains first without it, then the second look on what it reads: from
+    // scratch, from its seeded start; in a fine-tune, from no move again, since the one it had
+    // corrected what the locator read before and holds its standardisation folded in.
+    const lookAfter = config.locator.refine !== undefined && !(refineAlone && prev);
     const first =
       refineAlone && prev
         ? await look(weights)
@@ -562,7 +571,16 @@ export async function trainTinyVlaFromDatasets(
             learningRate: fineTune ? 1e-3 : 5e-3,
             ...(fineTune ? { fromWeights: true } : {}),
           });
-    const second = lookAfter && first.stepsDone === steps ? await look(first.weights) : undefined;
+    const restart = (w: Weights) =>
+      completeWeights(
+        config,
+        withoutWeights(w, "locator.refine."),
+        Rng.fromLabel("tiny-vla:refine"),
+      );
+    const second =
+      lookAfter && first.stepsDone === steps
+        ? await look(fineTune ? restart(first.weights) : first.weights)
+        : undefined;
     const trained = second ?? first;
     weights = trained.weights;
     locatorHistory = first.history;
@@ -616,6 +634,7 @@ export async function trainTinyVlaFromDatasets(
     ...(novel.words > 0 ? { novel_words: novel.words } : {}),
     ...(novel.parts > 0 ? { novel_parts: novel.parts } : {}),
     ...(novel.distractor > 0 ? { novel_distractor: novel.distractor } : {}),
+    ...(novel.colours > 0 ? { novel_colours: novel.colours } : {}),
     state_noise: o.stateNoise ?? TRAIN_DEFAULTS.stateNoise,
     anchor_noise: o.anchorNoise ?? TRAIN_DEFAULTS.anchorNoise,
     datasets: o.data.map((d, i) => ({
@@ -690,6 +709,11 @@ export async function trainTinyVlaFromDatasets(
 }
 
 /** `cfg` without its locator's second look (its locator as trained before the second look is). */
+/** `weights` less those whose names begin with `prefix`. */
+function withoutWeights(weights: Weights, prefix: string): Weights {
+  return new Map([...weights].filter(([name]) => !name.startsWith(prefix)));
+}
+
 function withoutSecondLook(cfg: TinyVlaConfig): TinyVlaConfig {
   if (!cfg.locator) return cfg;
   const { refine: _, ...locator } = cfg.locator;

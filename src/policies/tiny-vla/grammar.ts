@@ -255,12 +255,69 @@ function novelName(object: string, others: readonly string[], rng: Rng): string 
   return `${colour} ${madeUpWord(rng)}`;
 }
 
-/** How `goal.object` is described: one of its `descriptions`, then the place phrase, if any. */
-function describe(goal: GrammarGoal, names: PartSource, colours: PartSource, rng: Rng): string {
+let heldOutNames: Set<string> | undefined;
+
+/**
+ * One of `object`'s names in `split` that begins with a colour, said with a made-up word for
+ * the colour ("the blick cube"), where its last word still tells it from `others` (no other
+ * object answers to a name ending in it); otherwise null. The complement of `novelName`: a
+ * reader that has only seen a colour before a noun can learn that the colour alone says which
+ * object is meant, and then reads the noun alone ("the can", "the block") as no object at all.
+ * A name whose rest is a held-out name ("orange mug": "mug") is never said so, since a made-up
+ * word is what training teaches to read past, and "the blick mug" would teach "the mug".
+ */
+function novelColourName(
+  object: string,
+  others: readonly string[],
+  split: GrammarSplit,
+  rng: Rng,
+): string | null {
+  heldOutNames ??= new Set(OBJECT_WORDS.flatMap((o) => namesOf(o.name, "held_out")));
+  const held = heldOutNames;
+  const noun = (name: string) => name.split(" ").at(-1) as string;
+  const answersTo = (o: string, word: string) =>
+    [...namesOf(o, "train"), ...namesOf(o, "held_out")].some((n) => noun(n) === word);
+  const options = namesOf(object, split).filter((name) => {
+    const words = name.split(" ");
+    return (
+      words.length > 1 &&
+      COLOURS.includes(words[0] as string) &&
+      !held.has(words.slice(1).join(" ")) &&
+      !others.some((o) => o !== object && answersTo(o, noun(name)))
+    );
+  });
+  if (options.length === 0) return null;
+  const name = rng.pick(options);
+  return `${madeUpWord(rng)} ${name.split(" ").slice(1).join(" ")}`;
+}
+
+/**
+ * A name for `object` with a made-up part, as `mix` asks: a made-up noun after its colour
+ * (`names` novel), else a made-up colour before its noun (`colour_words` novel); null where
+ * neither is asked for or neither still says which object is meant.
+ */
+function madeUpName(
+  object: string,
+  others: readonly string[],
+  mix: { names: PartSource; colours: PartSource; colourWords: PartSource | undefined },
+  rng: Rng,
+  nounOthers: readonly string[] = others,
+): string | null {
   const made =
-    names === "novel" || colours === "novel"
-      ? novelName(goal.object, goal.others ?? [], rng)
-      : null;
+    mix.names === "novel" || mix.colours === "novel" ? novelName(object, others, rng) : null;
+  if (made || mix.colourWords !== "novel") return made;
+  return novelColourName(object, nounOthers, splitOf(mix.names), rng);
+}
+
+/** How `goal.object` is described: one of its `descriptions`, then the place phrase, if any. */
+function describe(
+  goal: GrammarGoal,
+  names: PartSource,
+  colours: PartSource,
+  colourWords: PartSource | undefined,
+  rng: Rng,
+): string {
+  const made = madeUpName(goal.object, goal.others ?? [], { names, colours, colourWords }, rng);
   const base = made ?? rng.pick(descriptions(goal, splitOf(names), splitOf(colours)));
   return goal.place ? `${base} ${goal.place}` : base;
 }
@@ -273,8 +330,12 @@ function distractors(goal: GrammarGoal): string[] {
   return (goal.others ?? []).filter((o) => o !== goal.object && o !== goal.destination);
 }
 
-/** The parts of the grammar a phrasing can take from either split: its slots and the names. */
-export type GrammarPart = keyof typeof GRAMMAR_SLOTS | "names";
+/**
+ * The parts of the grammar a phrasing can take from either split: its slots and the names, and
+ * `colour_words`, which only `novel` changes (a name's colour said in a made-up word; a name's
+ * split is the `names` part's).
+ */
+export type GrammarPart = keyof typeof GRAMMAR_SLOTS | "names" | "colour_words";
 
 /**
  * One instruction for `goal`, drawn from the split's grammar with `rng`. A distractor clause
@@ -307,7 +368,7 @@ export function sayPlace(
     grasp: word(GRASP, "grasp"),
     place: word(PLACE, "place"),
     into: word(INTO, "into"),
-    obj: describe(goal, at("names"), at("by_colour"), rng),
+    obj: describe(goal, at("names"), at("by_colour"), mix.colour_words, rng),
     dest,
   });
   // Some shapes name the destination first: a reader of language copes, the literal `scripted`
@@ -328,8 +389,15 @@ export function sayPlace(
       at("distractor") === "novel" ? novelClause(rng) : rng.pick(DISTRACTOR[real("distractor")]);
     const other = rng.pick(others);
     const name =
-      (at("names") === "novel" ? novelName(other, goal.others ?? [], rng) : null) ??
-      rng.pick(namesOf(other, real("names")));
+      madeUpName(
+        other,
+        goal.others ?? [],
+        { names: at("names"), colours: real("names"), colourWords: mix.colour_words },
+        rng,
+        // A distractor's noun must not answer to the target either ("the blick box" beside
+        // the red block, whose held-out alias is "red box").
+        [goal.object, ...(goal.others ?? [])],
+      ) ?? rng.pick(namesOf(other, real("names")));
     text = `${text}, and ${fill(clause, { o: name })}`;
   }
   return text;
