@@ -150,6 +150,13 @@ export function namesOf(object: string, split: GrammarSplit): string[] {
   return split === "train" ? all.slice(0, -1) : all.slice(-1);
 }
 
+/** Whether any name of `object`, in either split, ends in `noun` ("red box" answers to "box"). */
+function answersTo(object: string, noun: string): boolean {
+  return [...namesOf(object, "train"), ...namesOf(object, "held_out")].some(
+    (n) => n.split(" ").at(-1) === noun,
+  );
+}
+
 /** The object's colour word, if its phrase starts with one ("red block" -> "red"). */
 function colourOf(object: string): string | null {
   const first = wordsFor(object)?.phrase.split(" ")[0];
@@ -179,9 +186,7 @@ function descriptions(
   // "the cup" only where no other object answers to a name ending in that noun ("red box" is
   // also the red block's alias, so "the box" is no description of the green box beside it).
   const kind = kindOf(goal.object);
-  const answersTo = (o: string) =>
-    [...namesOf(o, "train"), ...namesOf(o, "held_out")].some((n) => n.split(" ").at(-1) === kind);
-  if (!others.some((o) => o !== goal.object && answersTo(o))) options.push(kind);
+  if (!others.some((o) => o !== goal.object && answersTo(o, kind))) options.push(kind);
   return options;
 }
 
@@ -275,8 +280,6 @@ function novelColourName(
   heldOutNames ??= new Set(OBJECT_WORDS.flatMap((o) => namesOf(o.name, "held_out")));
   const held = heldOutNames;
   const noun = (name: string) => name.split(" ").at(-1) as string;
-  const answersTo = (o: string, word: string) =>
-    [...namesOf(o, "train"), ...namesOf(o, "held_out")].some((n) => noun(n) === word);
   const options = namesOf(object, split).filter((name) => {
     const words = name.split(" ");
     return (
