@@ -708,12 +708,12 @@ export async function trainTinyVlaFromDatasets(
   };
 }
 
-/** `cfg` without its locator's second look (its locator as trained before the second look is). */
 /** `weights` less those whose names begin with `prefix`. */
 function withoutWeights(weights: Weights, prefix: string): Weights {
   return new Map([...weights].filter(([name]) => !name.startsWith(prefix)));
 }
 
+/** `cfg` without its locator's second look (its locator as trained before the second look is). */
 function withoutSecondLook(cfg: TinyVlaConfig): TinyVlaConfig {
   if (!cfg.locator) return cfg;
   const { refine: _, ...locator } = cfg.locator;
