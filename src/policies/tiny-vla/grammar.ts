@@ -150,10 +150,13 @@ export function namesOf(object: string, split: GrammarSplit): string[] {
   return split === "train" ? all.slice(0, -1) : all.slice(-1);
 }
 
+/** The last word of a name ("red block" -> "block"). */
+const lastWord = (name: string): string => name.split(" ").at(-1) as string;
+
 /** Whether any name of `object`, in either split, ends in `noun` ("red box" answers to "box"). */
 function answersTo(object: string, noun: string): boolean {
   return [...namesOf(object, "train"), ...namesOf(object, "held_out")].some(
-    (n) => n.split(" ").at(-1) === noun,
+    (n) => lastWord(n) === noun,
   );
 }
 
@@ -165,8 +168,7 @@ function colourOf(object: string): string | null {
 
 /** The kind noun of an object's phrase ("red block" -> "block"). */
 function kindOf(object: string): string {
-  const phrase = wordsFor(object)?.phrase ?? object.replace(/_/g, " ");
-  return phrase.split(" ").slice(-1)[0] as string;
+  return lastWord(wordsFor(object)?.phrase ?? object.replace(/_/g, " "));
 }
 
 /**
@@ -279,37 +281,19 @@ function novelColourName(
 ): string | null {
   heldOutNames ??= new Set(OBJECT_WORDS.flatMap((o) => namesOf(o.name, "held_out")));
   const held = heldOutNames;
-  const noun = (name: string) => name.split(" ").at(-1) as string;
-  const options = namesOf(object, split).filter((name) => {
-    const words = name.split(" ");
-    return (
-      words.length > 1 &&
-      COLOURS.includes(words[0] as string) &&
-      !held.has(words.slice(1).join(" ")) &&
-      !others.some((o) => o !== object && answersTo(o, noun(name)))
+  // Each name as its colour and the rest ("orange mug" -> "orange", "mug").
+  const options = namesOf(object, split)
+    .map((name) => [name.split(" ")[0] as string, name.slice(name.indexOf(" ") + 1)] as const)
+    .filter(
+      ([colour, rest]) =>
+        rest !== colour &&
+        COLOURS.includes(colour) &&
+        !held.has(rest) &&
+        !others.some((o) => o !== object && answersTo(o, lastWord(rest))),
     );
-  });
   if (options.length === 0) return null;
-  const name = rng.pick(options);
-  return `${madeUpWord(rng)} ${name.split(" ").slice(1).join(" ")}`;
-}
-
-/**
- * A name for `object` with a made-up part, as `mix` asks: a made-up noun after its colour
- * (`names` novel), else a made-up colour before its noun (`colour_words` novel); null where
- * neither is asked for or neither still says which object is meant.
- */
-function madeUpName(
-  object: string,
-  others: readonly string[],
-  mix: { names: PartSource; colours: PartSource; colourWords: PartSource | undefined },
-  rng: Rng,
-  nounOthers: readonly string[] = others,
-): string | null {
-  const made =
-    mix.names === "novel" || mix.colours === "novel" ? novelName(object, others, rng) : null;
-  if (made || mix.colourWords !== "novel") return made;
-  return novelColourName(object, nounOthers, splitOf(mix.names), rng);
+  const [, rest] = rng.pick(options);
+  return `${madeUpWord(rng)} ${rest}`;
 }
 
 /** How `goal.object` is described: one of its `descriptions`, then the place phrase, if any. */
@@ -320,7 +304,10 @@ function describe(
   colourWords: PartSource | undefined,
   rng: Rng,
 ): string {
-  const made = madeUpName(goal.object, goal.others ?? [], { names, colours, colourWords }, rng);
+  const others = goal.others ?? [];
+  const made =
+    (names === "novel" || colours === "novel" ? novelName(goal.object, others, rng) : null) ??
+    (colourWords === "novel" ? novelColourName(goal.object, others, splitOf(names), rng) : null);
   const base = made ?? rng.pick(descriptions(goal, splitOf(names), splitOf(colours)));
   return goal.place ? `${base} ${goal.place}` : base;
 }
@@ -391,16 +378,14 @@ export function sayPlace(
     const clause =
       at("distractor") === "novel" ? novelClause(rng) : rng.pick(DISTRACTOR[real("distractor")]);
     const other = rng.pick(others);
+    // A distractor's made-up colour must leave a noun the target does not answer to either
+    // ("the blick box" beside the red block, whose held-out alias is "red box").
     const name =
-      madeUpName(
-        other,
-        goal.others ?? [],
-        { names: at("names"), colours: real("names"), colourWords: mix.colour_words },
-        rng,
-        // A distractor's noun must not answer to the target either ("the blick box" beside
-        // the red block, whose held-out alias is "red box").
-        [goal.object, ...(goal.others ?? [])],
-      ) ?? rng.pick(namesOf(other, real("names")));
+      (at("names") === "novel" ? novelName(other, goal.others ?? [], rng) : null) ??
+      (mix.colour_words === "novel"
+        ? novelColourName(other, [goal.object, ...(goal.others ?? [])], real("names"), rng)
+        : null) ??
+      rng.pick(namesOf(other, real("names")));
     text = `${text}, and ${fill(clause, { o: name })}`;
   }
   return text;
