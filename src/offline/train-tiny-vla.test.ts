@@ -464,6 +464,15 @@ describe("training tiny-vla on the grammar's phrasings", () => {
         .locator;
     expect(locatorOf(scratch).final_loss).toBe(locatorOf(plain).final_loss);
     expect(locatorOf(scratch).refine_final_loss).toBeGreaterThan(0);
+    // Made in two processes and joined, the same bytes: the second look travels with its locator.
+    await train("actor-only", { ...opts, locatorRefine: true, locatorSteps: 1 });
+    await train("locator-only", { ...opts, locatorRefine: true, steps: 1 });
+    const joined = mergeLocator(
+      join(root, "actor-only"),
+      join(root, "locator-only"),
+      join(root, "joined"),
+    );
+    expect(joined).toBe(scratch.digest);
   });
 
   it("fine-tunes a locator that has a second look: the locator without it, then the second look again", async () => {
