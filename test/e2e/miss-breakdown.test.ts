@@ -1,7 +1,7 @@
 /**
  * scripts/miss-breakdown.mjs sorts a tiny-vla run's misses by replaying them: checked on one
- * real episode the shipped model misses (kitchen_red_block, held-out scene 9: the fingers close
- * on the block and it slips out; given the block's true position it succeeds), on the same
+ * real episode the shipped model misses (pantry_orange_cup, held-out scene 8: the fingers close
+ * on the cup and it slips out; given the cup's true position it succeeds), on the same
  * episode with one logged action changed (the
  * replay is then not the run's episode and is left out of the counts), and on a run of another
  * suite (refused). Beside it, the two scripts that measure the same misses another way: the
@@ -28,9 +28,9 @@ describe("scripts/miss-breakdown.mjs", () => {
       plan: stubPlan({
         policy: "tiny-vla",
         suite: "tabletop",
-        tasks: ["kitchen_red_block"],
+        tasks: ["pantry_orange_cup"],
         arms: resolveAttacks(["none"]),
-        seed: 9,
+        seed: 8,
         seeds: 1,
       }),
       out: run,
@@ -42,14 +42,14 @@ describe("scripts/miss-breakdown.mjs", () => {
     });
     const r = breakdown(run);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toContain("kitchen_red_block seed 9: slipped");
+    expect(r.stdout).toContain("pantry_orange_cup seed 8: slipped");
     expect(r.stdout).toContain("1 misses in 1 episodes; 1 replayed exactly: nothing 0, slipped 1");
-    // Given where the block truly is, the same actor grasps it: this miss is the locator's.
+    // Given where the cup truly is, the same actor grasps it: this miss is the locator's.
     const anchored = spawnSync(process.execPath, [SCRIPT, "--run", run, "--true-anchor"], {
       encoding: "utf8",
     });
     expect(anchored.status, anchored.stderr).toBe(0);
-    expect(anchored.stdout).toContain("locator 1.13 cm off, with the true anchor succeeds");
+    expect(anchored.stdout).toContain("locator 1.40 cm off, with the true anchor succeeds");
     expect(anchored.stdout).toContain(
       "with the true anchor: 1 of 1 succeed (nothing 0/0, slipped 1/1",
     );
@@ -93,7 +93,7 @@ describe("scripts/miss-breakdown.mjs", () => {
     expect(bad.stderr).toContain("--scenes must be FROM:TO with FROM < TO");
   }, 60_000);
 
-  it("tells which side of the green box the shipped model grasped (scene 4: the 7 cm side, lost)", () => {
+  it("tells which side of the green box the shipped model grasped (scene 4: the 7 cm side, carried)", () => {
     const script = join(SCRIPT, "..", "grasp-sides.mjs");
     const r = spawnSync(
       process.execPath,
@@ -109,9 +109,10 @@ describe("scripts/miss-breakdown.mjs", () => {
       { encoding: "utf8" },
     );
     expect(r.status, r.stderr).toBe(0);
-    // Scene 4 across the 7 cm side and missed; scene 5 across the 4 cm side and put away.
-    expect(r.stdout).toContain("across the narrow side 1/1 succeed; across the wide side 0/1");
-    // Told its fingers read as a grasp across the 4 cm side, the same actor carries it away.
+    // Scene 4 across the 7 cm side, scene 5 across the 4 cm side, both put away (v2.0, never shown
+    // the box carried across its 7 cm side, lost scene 4: docs/tiny-vla.md "The actor's drops").
+    expect(r.stdout).toContain("across the narrow side 1/1 succeed; across the wide side 1/1");
+    // Told its fingers read as a grasp across the 4 cm side, the same actor still carries it.
     const told = spawnSync(
       process.execPath,
       [script, "--tasks", "kitchen_green_box", "--scenes", "4:5", "--tell-fingers", "0.019"],
