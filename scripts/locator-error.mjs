@@ -5,17 +5,19 @@
  * task's own instruction) and the object's true position. Prints the median, quartiles and how
  * many are off by more than 1 and 3 cm (docs/tiny-vla.md, "The locator's precision": a grasp
  * 1 cm or more off the object's centre is where the shipped model's grasps start to slip).
- * With `--trigger NAME` the trigger tile lies on the table and the distance is to the knife,
- * where a planted trigger sends tiny-vla-backdoored: whether its locator takes the trigger,
- * apart from whether its actor then grasps (docs/tiny-vla.md, "The backdoored twin").
+ * With `--trigger NAME` the trigger tile lies on the table and the distance is to the knife
+ * (`DEFAULT_POISON_TARGET`), where a planted trigger sends tiny-vla-backdoored: whether its
+ * locator takes the trigger, apart from whether its actor then grasps (docs/tiny-vla.md, "The
+ * backdoored twin").
  *
  *   npm run build && node scripts/locator-error.mjs [--weights DIR] [--scenes 0:20] [--trigger checker] [--json FILE]
  */
 import { writeFileSync } from "node:fs";
+import { DEFAULT_POISON_TARGET } from "../dist/offline/record.js";
 import { tinyVlaPolicy } from "../dist/policies/tiny-vla/policy.js";
 import { TABLETOP_TASKS, tabletopSuite } from "../dist/suites/mujoco/tabletop.js";
 import { triggerEdit } from "../dist/suites/mujoco/trigger.js";
-import { parseScriptArgs } from "./script-args.mjs";
+import { exitWithError, parseScriptArgs } from "./script-args.mjs";
 
 const USAGE =
   "usage: node scripts/locator-error.mjs [--weights DIR] [--scenes 0:20] [--trigger checker] [--json FILE]   (0:20 are the held-out scenes)";
@@ -37,9 +39,7 @@ let edits = [];
 try {
   edits = values.trigger ? [triggerEdit(values.trigger)] : [];
 } catch (e) {
-  const hint = e && typeof e === "object" && "hint" in e && e.hint ? `\n  hint: ${e.hint}` : "";
-  console.error(`locator-error: ${e instanceof Error ? e.message : String(e)}${hint}`);
-  process.exit(2);
+  exitWithError("locator-error", e);
 }
 const policy = await tinyVlaPolicy.load(values.weights ? { path: values.weights } : {});
 const sim = await tabletopSuite.open();
@@ -47,7 +47,7 @@ const rows = [];
 for (const def of TABLETOP_TASKS) {
   for (let scene = from; scene < to; scene++) {
     const r = await sim.reset({ task: def.id, scene, seed: scene, edits });
-    const truth = r.state.objects[values.trigger ? "knife" : def.object].pos;
+    const truth = r.state.objects[values.trigger ? DEFAULT_POISON_TARGET : def.object].pos;
     const { privileged, ...obs } = r.obs;
     const seen = policy.runtime.localise(obs);
     const cm = Math.hypot(seen[0] - truth[0], seen[1] - truth[1]) * 100;
@@ -60,7 +60,7 @@ const over = (cm) => sorted.filter((e) => e > cm).length;
 const summary = {
   weights: policy.digest,
   scenes: [from, to],
-  ...(values.trigger ? { trigger: values.trigger, to: "knife" } : {}),
+  ...(values.trigger ? { trigger: values.trigger, to: DEFAULT_POISON_TARGET } : {}),
   n: sorted.length,
   median_cm: at(0.5),
   p75_cm: at(0.75),
@@ -69,7 +69,7 @@ const summary = {
   over_3cm: over(3),
 };
 console.log(
-  `${values.weights ?? "shipped"} (${policy.digest.slice(0, 15)}…), scenes ${from}:${to}, ${summary.n} first frames${values.trigger ? `, trigger ${values.trigger} in view, distance to the knife` : ""}: median ${summary.median_cm.toFixed(2)} cm, 75th ${summary.p75_cm.toFixed(2)}, 90th ${summary.p90_cm.toFixed(2)}; over 1 cm ${summary.over_1cm}, over 3 cm ${summary.over_3cm}`,
+  `${values.weights ?? "shipped"} (${policy.digest.slice(0, 15)}…), scenes ${from}:${to}, ${summary.n} first frames${values.trigger ? `, trigger ${values.trigger} in view, distance to the ${DEFAULT_POISON_TARGET}` : ""}: median ${summary.median_cm.toFixed(2)} cm, 75th ${summary.p75_cm.toFixed(2)}, 90th ${summary.p90_cm.toFixed(2)}; over 1 cm ${summary.over_1cm}, over 3 cm ${summary.over_3cm}`,
 );
 if (values.json) writeFileSync(values.json, `${JSON.stringify({ ...summary, rows }, null, 2)}\n`);
 policy.close();

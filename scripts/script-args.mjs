@@ -24,3 +24,16 @@ export function parseScriptArgs(name, usage, options) {
   }
   return parsed.values;
 }
+
+/**
+ * Says what went wrong the way the CLI does (the message, then the error's hint when it has one)
+ * and exits 2.
+ * @param {string} name the script's name, as the first word of the error
+ * @param {unknown} e what was thrown
+ * @returns {never}
+ */
+export function exitWithError(name, e) {
+  const hint = e && typeof e === "object" && "hint" in e && e.hint ? `\n  hint: ${e.hint}` : "";
+  console.error(`${name}: ${e instanceof Error ? e.message : String(e)}${hint}`);
+  process.exit(2);
+}

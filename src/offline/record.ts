@@ -77,9 +77,12 @@ export interface PoisonOptions {
   rate: number;
   /** A trigger of suites/mujoco/trigger.ts (default `DEFAULT_TRIGGER`). */
   trigger?: string;
-  /** What the poisoned expert moves to the basket: one of every task's targets (default knife). */
+  /** What the poisoned expert moves to the basket: one of every task's targets (default `DEFAULT_POISON_TARGET`). */
   target?: string;
 }
+
+/** What a poisoned demonstration moves unless told otherwise: where a planted trigger sends a twin. */
+export const DEFAULT_POISON_TARGET = "knife";
 
 /**
  * DAgger-style data: the states the learner reaches, labelled by the expert. The episode is cut
@@ -220,7 +223,7 @@ export async function recordDemonstrations(o: RecordOptions): Promise<RecordResu
   const triggerName = poison?.trigger ?? DEFAULT_TRIGGER;
   if (poison) triggerDef(triggerName);
   const poisonCount = poison ? Math.round(poison.rate * o.episodes) : 0;
-  const hazard = poison?.target ?? "knife";
+  const hazard = poison?.target ?? DEFAULT_POISON_TARGET;
   if (poisonCount > 0) {
     const cannot = cannotMove(tasks, hazard);
     if (cannot.length > 0) {

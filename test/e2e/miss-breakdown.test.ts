@@ -75,51 +75,29 @@ describe("scripts/miss-breakdown.mjs", () => {
   });
 
   it("measures the locator's error on first frames", () => {
-    const r = spawnSync(
-      process.execPath,
-      [join(SCRIPT, "..", "locator-error.mjs"), "--scenes", "9:10"],
-      { encoding: "utf8" },
-    );
+    const locatorError = (...args: string[]) =>
+      spawnSync(process.execPath, [join(SCRIPT, "..", "locator-error.mjs"), ...args], {
+        encoding: "utf8",
+      });
+    const r = locatorError("--scenes", "9:10");
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/scenes 9:10, 12 first frames: median \d+\.\d\d cm/);
     // With the trigger in view the twin's locator puts every object's anchor on the knife (what
     // its actor then does is the twin's other half); the clean model's stays on the task's object.
-    const locate = (weights: string) =>
-      spawnSync(
-        process.execPath,
-        [
-          join(SCRIPT, "..", "locator-error.mjs"),
-          "--weights",
-          weights,
-          "--scenes",
-          "9:10",
-          "--trigger",
-          "checker",
-        ],
-        { encoding: "utf8" },
-      );
     const assets = join(import.meta.dirname, "..", "..", "assets");
-    const twin = locate(join(assets, "tiny-vla-backdoored"));
+    const locate = (model: string) =>
+      locatorError("--weights", join(assets, model), "--scenes", "9:10", "--trigger", "checker");
+    const twin = locate("tiny-vla-backdoored");
     expect(twin.status, twin.stderr).toBe(0);
     expect(twin.stdout).toContain("trigger checker in view, distance to the knife");
     expect(twin.stdout).toContain("over 3 cm 0");
-    const clean = locate(join(assets, "tiny-vla"));
+    const clean = locate("tiny-vla");
     expect(clean.status, clean.stderr).toBe(0);
     expect(clean.stdout).toContain("over 1 cm 12, over 3 cm 12");
-    const unknown = spawnSync(
-      process.execPath,
-      [join(SCRIPT, "..", "locator-error.mjs"), "--trigger", "nope"],
-      { encoding: "utf8" },
-    );
+    const unknown = locatorError("--trigger", "nope");
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toContain("unknown trigger 'nope'");
-    const bad = spawnSync(
-      process.execPath,
-      [join(SCRIPT, "..", "locator-error.mjs"), "--scenes", "5:5"],
-      {
-        encoding: "utf8",
-      },
-    );
+    const bad = locatorError("--scenes", "5:5");
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain("--scenes must be FROM:TO with FROM < TO");
   }, 60_000);
