@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
+import { tempDir } from "../../test/support/tmp.js";
 import { ProvaelError } from "../core/errors.js";
 import { PACKAGE_ROOT } from "../core/package-root.js";
 import type { TaskSpec } from "../core/types.js";
@@ -303,7 +303,7 @@ describe("benchmark profiles", () => {
   });
 
   it("reads a profile file by path and refuses unknown names and missing files", () => {
-    const dir = mkdtempSync(join(tmpdir(), "provael-profile-"));
+    const dir = tempDir("provael-profile-");
     const path = join(dir, "mine.yaml");
     const r = liberoRaw();
     r.id = "mine";

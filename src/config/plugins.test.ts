@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { tempDir } from "../../test/support/tmp.js";
 import { attacks } from "../attacks/index.js";
 import { isProvaelError } from "../core/errors.js";
 import { defineAttack, pluginKind } from "../core/registry.js";
@@ -40,7 +40,7 @@ describe("the plugin contract", () => {
 });
 
 describe("loadPlugins", () => {
-  const dir = mkdtempSync(join(tmpdir(), "provael-plugin-"));
+  const dir = tempDir("provael-plugin-");
 
   it("names a policy's options that are not a list of names", () => {
     const good = policies.get("stub");

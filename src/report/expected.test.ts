@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { tempDir } from "../../test/support/tmp.js";
 import { PACKAGE_ROOT } from "../core/package-root.js";
 import type { Report } from "./build.js";
 import {
@@ -20,7 +20,7 @@ function report(arms: string[], cells: [string, string, number][]): Report {
 }
 
 function config(text: string): string {
-  const path = join(mkdtempSync(join(tmpdir(), "provael-expect-")), "eval.yaml");
+  const path = join(tempDir("provael-expect-"), "eval.yaml");
   writeFileSync(path, text);
   return path;
 }

@@ -1,7 +1,7 @@
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { tempDir } from "../../test/support/tmp.js";
 import {
   JOURNAL_FORMAT,
   type JournalHeader,
@@ -24,8 +24,6 @@ const rec = (cell: string) =>
 
 /** A line as the writer writes it: its content and the checksum of that content. */
 const line = (v: object) => JSON.stringify({ ...v, sum: lineSum(v) });
-
-const tempDir = () => mkdtempSync(join(tmpdir(), "provael-journal-"));
 
 describe("journal", () => {
   it("drops a torn last line and appends cleanly after it", () => {

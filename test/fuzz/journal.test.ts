@@ -4,8 +4,7 @@
  * is read or refused with a ProvaelError, and what is read is what was written: a changed line is
  * never accepted (the checksum), only a torn last line is dropped.
  */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -13,8 +12,9 @@ import { canonicalJson } from "../../src/core/canonical-json.js";
 import { readRun } from "../../src/rundir/read.js";
 import { type JournalHeader, JournalWriter, scanJournal } from "../../src/runner/journal.js";
 import { fuzz, mutatedBytes, onlyProvaelErrors } from "../support/fuzz.js";
+import { tempDir } from "../support/tmp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "provael-fuzz-journal-"));
+const dir = tempDir("provael-fuzz-journal-");
 const header = {
   type: "header",
   format: "provael.journal/2",
