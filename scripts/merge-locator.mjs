@@ -10,6 +10,7 @@
 // OUT holds the bytes one `--steps 20000 --locator-steps 6000` training writes
 // (src/offline/merge-locator.ts says why; its test checks it).
 import { mergeLocator } from "../dist/offline/merge-locator.js";
+import { exitWithError } from "./script-args.mjs";
 
 const [actorDir, locatorDir, out] = process.argv.slice(2);
 if (!actorDir || !locatorDir || !out) {
@@ -20,6 +21,5 @@ try {
   const digest = mergeLocator(actorDir, locatorDir, out);
   console.log(`wrote ${out} (${digest}): the actor of ${actorDir}, the locator of ${locatorDir}`);
 } catch (e) {
-  console.error(`merge-locator: ${e instanceof Error ? e.message : String(e)}`);
-  process.exit(2);
+  exitWithError("merge-locator", e);
 }
