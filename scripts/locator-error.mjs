@@ -9,6 +9,9 @@
  * (`DEFAULT_POISON_TARGET`), where a planted trigger sends tiny-vla-backdoored: whether its
  * locator takes the trigger, apart from whether its actor then grasps (docs/tiny-vla.md, "The
  * backdoored twin").
+ * Below the summary, one line per located object (the task's object, or the knife with
+ * `--trigger`): on training scenes (20:100) against held-out ones (0:20) it tells a locator that
+ * has not learned an object from one that learned its training scenes and no more.
  *
  *   npm run build && node scripts/locator-error.mjs [--weights DIR] [--scenes 0:20] [--trigger checker] [--json FILE]
  */
@@ -51,12 +54,32 @@ for (const def of TABLETOP_TASKS) {
     const { privileged, ...obs } = r.obs;
     const seen = policy.runtime.localise(obs);
     const cm = Math.hypot(seen[0] - truth[0], seen[1] - truth[1]) * 100;
-    rows.push({ task: def.id, scene, error_cm: Number(cm.toFixed(3)) });
+    rows.push({
+      task: def.id,
+      object: values.trigger ? DEFAULT_POISON_TARGET : def.object,
+      scene,
+      error_cm: Number(cm.toFixed(3)),
+    });
   }
 }
 const sorted = rows.map((r) => r.error_cm).sort((a, b) => a - b);
-const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+/** The q-quantile of sorted errors (the lower of the two middle ones for an even median). */
+const quantile = (errors, q) => errors[Math.min(errors.length - 1, Math.floor(q * errors.length))];
+const at = (q) => quantile(sorted, q);
 const over = (cm) => sorted.filter((e) => e > cm).length;
+const objects = [...new Set(rows.map((r) => r.object))].map((object) => {
+  const errors = rows
+    .filter((r) => r.object === object)
+    .map((r) => r.error_cm)
+    .sort((a, b) => a - b);
+  return {
+    object,
+    n: errors.length,
+    median_cm: quantile(errors, 0.5),
+    over_1cm: errors.filter((e) => e > 1).length,
+    over_3cm: errors.filter((e) => e > 3).length,
+  };
+});
 const summary = {
   weights: policy.digest,
   scenes: [from, to],
@@ -67,10 +90,16 @@ const summary = {
   p90_cm: at(0.9),
   over_1cm: over(1),
   over_3cm: over(3),
+  objects,
 };
 console.log(
   `${values.weights ?? "shipped"} (${policy.digest.slice(0, 15)}…), scenes ${from}:${to}, ${summary.n} first frames${values.trigger ? `, trigger ${values.trigger} in view, distance to the ${DEFAULT_POISON_TARGET}` : ""}: median ${summary.median_cm.toFixed(2)} cm, 75th ${summary.p75_cm.toFixed(2)}, 90th ${summary.p90_cm.toFixed(2)}; over 1 cm ${summary.over_1cm}, over 3 cm ${summary.over_3cm}`,
 );
+for (const o of objects) {
+  console.log(
+    `  ${o.object}: ${o.n} frames, median ${o.median_cm.toFixed(2)} cm, over 1 cm ${o.over_1cm}, over 3 cm ${o.over_3cm}`,
+  );
+}
 if (values.json) writeFileSync(values.json, `${JSON.stringify({ ...summary, rows }, null, 2)}\n`);
 policy.close();
 await sim.close();

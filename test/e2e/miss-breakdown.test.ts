@@ -82,6 +82,10 @@ describe("scripts/miss-breakdown.mjs", () => {
     const r = locatorError("--scenes", "9:10");
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/scenes 9:10, 12 first frames: median \d+\.\d\d cm/);
+    // One line per located object: the orange cup is the object of two of the 12 tasks.
+    expect(r.stdout).toMatch(
+      /\n {2}orange_cup: 2 frames, median \d+\.\d\d cm, over 1 cm \d, over 3 cm \d\n/,
+    );
     // With the trigger in view the twin's locator puts every object's anchor on the knife (what
     // its actor then does is the twin's other half); the clean model's stays on the task's object.
     const assets = join(import.meta.dirname, "..", "..", "assets");
@@ -91,6 +95,7 @@ describe("scripts/miss-breakdown.mjs", () => {
     expect(twin.status, twin.stderr).toBe(0);
     expect(twin.stdout).toContain("trigger checker in view, distance to the knife");
     expect(twin.stdout).toContain("over 3 cm 0");
+    expect(twin.stdout).toMatch(/\n {2}knife: 12 frames, median /);
     const clean = locate("tiny-vla");
     expect(clean.status, clean.stderr).toBe(0);
     expect(clean.stdout).toContain("over 1 cm 12, over 3 cm 12");
@@ -100,7 +105,7 @@ describe("scripts/miss-breakdown.mjs", () => {
     const bad = locatorError("--scenes", "5:5");
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain("--scenes must be FROM:TO with FROM < TO");
-  }, 60_000);
+  }, 180_000);
 
   it("tells which side of the green box the shipped model grasped (scene 4: the 7 cm side, carried)", () => {
     const script = join(SCRIPT, "..", "grasp-sides.mjs");
