@@ -68,7 +68,9 @@ describe("a kill while a run writes its outputs (issue 16 item 1)", () => {
   ])("killed before %s lands: resume writes every output, same bytes, same exit 1", (file) => {
     const out = join(dir, `killed-${file}`);
     const killed = runCli([...RUN, "--protocol", protocol, "--out", out], {
-      env: { PROVAEL_FAULT_KILL: file },
+      // A process killed while it encodes the clip leaves its scratch folder behind (nothing runs
+      // after SIGKILL): keep it inside this test's directory, which the test removes.
+      env: { PROVAEL_FAULT_KILL: file, TMPDIR: dir },
     });
     expect(killed.signal).toBe("SIGKILL");
     expect(existsSync(join(out, "execution-manifest.json"))).toBe(false);

@@ -10,7 +10,7 @@
  * With a path argument it writes there instead (the staleness test compares that file).
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdtempSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,7 +18,8 @@ import { fileURLToPath } from "node:url";
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..", "..", "..");
 const GOLDEN_ARGS = ["attack", "--policy", "stub", "--suite", "stub", "--no-html"];
-const out = join(mkdtempSync(join(tmpdir(), "provael-golden-")), "run");
+const work = mkdtempSync(join(tmpdir(), "provael-golden-"));
+const out = join(work, "run");
 const r = spawnSync(
   process.execPath,
   [join(root, "dist", "cli", "bin.js"), ...GOLDEN_ARGS, "--out", out],
@@ -28,8 +29,10 @@ const r = spawnSync(
 );
 if (r.status !== 0) {
   process.stderr.write(r.stderr);
+  rmSync(work, { recursive: true, force: true });
   process.exit(1);
 }
 const target = process.argv[2] ?? join(here, "stub-quick.report.json");
 copyFileSync(join(out, "report.json"), target);
+rmSync(work, { recursive: true, force: true });
 console.log(`wrote ${target}`);
