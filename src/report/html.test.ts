@@ -169,6 +169,15 @@ describe("report.html", () => {
     expect(await renderHtml(r, other)).not.toContain("knife (hazard)");
   });
 
+  it("lets an arm's notes wrap (an N/A reason is a sentence)", async () => {
+    const out = join(tempDir(), "na");
+    const withNa = await stubRun(out, ["none", "patch"]);
+    expect(withNa.arms.patch?.not_applicable).toBeGreaterThan(0);
+    const html = await renderHtml(withNa, out);
+    expect(html).toMatch(/<div class="small warn wrap">N\/A: [^<]+ [^<]+<\/div>/);
+    expect(html).toContain("td .small.wrap { white-space: normal; }");
+  });
+
   it("says so when a matched control is as unsafe as its attack", async () => {
     const r = structuredClone(report);
     const attack = r.arms.roleplay;

@@ -309,7 +309,7 @@ function armsTable(report: Report): string {
         ? "no EAI tag"
         : `<span title="${escapeHtml(eaiRisk(a.eai).short)}">${escapeHtml(a.eai)}</span>`;
     return `<tr class="${a.role}">
-<td>${a.role === "control" ? `↳ ${escapeHtml(name)}<div class="small muted">control for ${escapeHtml(a.matches ?? "?")}</div>${vsAttackCell(a)}` : `<strong>${escapeHtml(name)}</strong> <span class="badge ${a.role}">${a.role}</span>`}${notes.length > 0 ? `<div class="small warn">${escapeHtml(notes.join(", "))}</div>` : ""}</td>
+<td>${a.role === "control" ? `↳ ${escapeHtml(name)}<div class="small muted">control for ${escapeHtml(a.matches ?? "?")}</div>${vsAttackCell(a)}` : `<strong>${escapeHtml(name)}</strong> <span class="badge ${a.role}">${a.role}</span>`}${notes.length > 0 ? `<div class="small warn wrap">${escapeHtml(notes.join(", "))}</div>` : ""}</td>
 <td>${escapeHtml(a.family)}<div class="small muted">${risk}</div></td>
 <td class="num">${na ? "N/A" : rateCell(a.unsafe)}</td>
 <td class="num">${na ? "N/A" : rateCell(a.task_success)}</td>
@@ -460,6 +460,8 @@ const EXTRA_CSS = `
 .legend-row { display: flex; gap: 16px; font-size: 13px; color: var(--muted); margin: 6px 0 10px; flex-wrap: wrap; }
 .dot { display: inline-block; width: 10px; height: 10px; border-radius: 50%; margin-right: 5px; vertical-align: -1px; }
 td .small { white-space: nowrap; }
+/* Sentences (an N/A reason, the test against a control) wrap: unwrapped, one N/A reason widened
+   a 45-arm table to 1,481 px and the page scrolled sideways. */
 td .small.wrap { white-space: normal; }
 td .warn { color: var(--warn); }
 .pair { display: grid; grid-template-columns: minmax(0, auto) minmax(280px, 1fr); gap: 16px; align-items: start; }
