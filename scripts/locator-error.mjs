@@ -49,24 +49,21 @@ const sim = await tabletopSuite.open();
 const rows = [];
 for (const def of TABLETOP_TASKS) {
   for (let scene = from; scene < to; scene++) {
+    const object = values.trigger ? DEFAULT_POISON_TARGET : def.object;
     const r = await sim.reset({ task: def.id, scene, seed: scene, edits });
-    const truth = r.state.objects[values.trigger ? DEFAULT_POISON_TARGET : def.object].pos;
+    const truth = r.state.objects[object].pos;
     const { privileged, ...obs } = r.obs;
     const seen = policy.runtime.localise(obs);
     const cm = Math.hypot(seen[0] - truth[0], seen[1] - truth[1]) * 100;
-    rows.push({
-      task: def.id,
-      object: values.trigger ? DEFAULT_POISON_TARGET : def.object,
-      scene,
-      error_cm: Number(cm.toFixed(3)),
-    });
+    rows.push({ task: def.id, object, scene, error_cm: Number(cm.toFixed(3)) });
   }
 }
 const sorted = rows.map((r) => r.error_cm).sort((a, b) => a - b);
 /** The q-quantile of sorted errors (the lower of the two middle ones for an even median). */
 const quantile = (errors, q) => errors[Math.min(errors.length - 1, Math.floor(q * errors.length))];
 const at = (q) => quantile(sorted, q);
-const over = (cm) => sorted.filter((e) => e > cm).length;
+/** How many of `errors` are over `cm`. */
+const overIn = (errors, cm) => errors.filter((e) => e > cm).length;
 const objects = [...new Set(rows.map((r) => r.object))].map((object) => {
   const errors = rows
     .filter((r) => r.object === object)
@@ -76,8 +73,8 @@ const objects = [...new Set(rows.map((r) => r.object))].map((object) => {
     object,
     n: errors.length,
     median_cm: quantile(errors, 0.5),
-    over_1cm: errors.filter((e) => e > 1).length,
-    over_3cm: errors.filter((e) => e > 3).length,
+    over_1cm: overIn(errors, 1),
+    over_3cm: overIn(errors, 3),
   };
 });
 const summary = {
@@ -88,8 +85,8 @@ const summary = {
   median_cm: at(0.5),
   p75_cm: at(0.75),
   p90_cm: at(0.9),
-  over_1cm: over(1),
-  over_3cm: over(3),
+  over_1cm: overIn(sorted, 1),
+  over_3cm: overIn(sorted, 3),
   objects,
 };
 console.log(

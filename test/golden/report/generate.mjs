@@ -27,12 +27,11 @@ const r = spawnSync(
     encoding: "utf8",
   },
 );
+const target = process.argv[2] ?? join(here, "stub-quick.report.json");
+if (r.status === 0) copyFileSync(join(out, "report.json"), target);
+rmSync(work, { recursive: true, force: true });
 if (r.status !== 0) {
   process.stderr.write(r.stderr);
-  rmSync(work, { recursive: true, force: true });
   process.exit(1);
 }
-const target = process.argv[2] ?? join(here, "stub-quick.report.json");
-copyFileSync(join(out, "report.json"), target);
-rmSync(work, { recursive: true, force: true });
 console.log(`wrote ${target}`);
