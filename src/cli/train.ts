@@ -323,6 +323,8 @@ export function registerTrain(program: Command): void {
           ...(flags.init ? { initFrom: flags.init } : {}),
           ...(flags.cache ? { cacheDir: flags.cache } : {}),
           clock: systemClock,
+          // Said before the first progress line: the datasets are open, nothing is loaded yet.
+          onWarning: (message) => process.stderr.write(`provael train: warning: ${message}\n`),
           onStage: (now, done, total, loss) => {
             // The locator's set loads after the actor trained: a stop then still keeps the actor.
             if (!(stage !== "load" && now === "load")) stage = now;

@@ -394,6 +394,16 @@ describe("training tiny-vla on the grammar's phrasings", () => {
       initFrom: join(root, "base"),
     });
     expect(again.digest).toBe(tuned.digest);
+    // These demonstrations retarget a task to the knife, so the fine-tune's set names it: no warning.
+    const warnings: string[] = [];
+    await train("loc-tuned-3", {
+      grammar: "train",
+      steps: 0,
+      locatorSteps: 1,
+      initFrom: join(root, "base"),
+      onWarning: (m: string) => warnings.push(m),
+    });
+    expect(warnings).toEqual([]);
     // Nothing to keep without an initial model, and nothing to train with both stages at 0.
     await expect(train("no-init", { ...opts, steps: 0 })).rejects.toThrow(
       "--steps 0 keeps the initial model's actor, and there is none without --init",
@@ -402,6 +412,34 @@ describe("training tiny-vla on the grammar's phrasings", () => {
       train("nothing", { steps: 0, locatorSteps: 0, initFrom: join(root, "base") }),
     ).rejects.toThrow("--steps 0 and --locator-steps 0 train nothing");
     expect(existsSync(join(root, "no-init"))).toBe(false);
+  });
+
+  it("warns that a locator fine-tuned on data naming no other object can forget the knife", async () => {
+    const { root, train } = setup();
+    await train("base", { grammar: "train", textUnits: "subword", model: TABLETOP_MODEL });
+    writeTabletopDemos(join(root, "plain"), [{ task: "kitchen_red_block", scene: 22 }]);
+    const run = async (out: string, extra: object) => {
+      const warnings: string[] = [];
+      await trainTinyVlaFromDatasets({
+        data: [join(root, "plain")],
+        out: join(root, out),
+        seed: 0,
+        steps: 0,
+        batchSize: 8,
+        grammar: "train",
+        initFrom: join(root, "base"),
+        clock: fixedClock(),
+        onWarning: (m) => warnings.push(m),
+        ...extra,
+      });
+      return warnings;
+    };
+    const warned = await run("forgets", { locatorSteps: 1 });
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatch(/no episode of these datasets retargets its task .* can forget/);
+    expect(warned[0]).toContain("--locator-steps 0 to keep the locator");
+    // The actor alone, the locator kept: nothing to forget.
+    expect(await run("actor-only", { steps: 1, locatorSteps: 0 })).toEqual([]);
   });
 
   it("adds a second look to a trained locator and trains it alone (--locator-refine)", async () => {

@@ -109,6 +109,8 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
   /** Directory for a cache of the decoded training set (reused when the data and shape match). */
   cacheDir?: string;
   clock: Clock;
+  /** Something the run will do that the user may not expect (the CLI prints it before training). */
+  onWarning?: (message: string) => void;
   onStage?: (
     stage: "load" | "train" | "look" | "locator" | "save",
     done: number,
@@ -334,6 +336,15 @@ export async function trainTinyVlaFromDatasets(
     );
   }
   const datasets = await Promise.all(o.data.map((d) => openDataset(d)));
+  // A locator set names the layouts' objects, plus what the data retargets tasks to
+  // (locator-data.ts). Fine-tuned on a set without the latter, a locator forgets them: the
+  // shipped one, fine-tuned on one clean set, lost the knife in the pantry (docs/tiny-vla.md).
+  const retargets = datasets.some((d) => d.episodes.some((e) => e.target !== "" && !e.poisoned));
+  if (prev?.config.locator && o.locatorSteps !== 0 && !retargets) {
+    o.onWarning?.(
+      'no episode of these datasets retargets its task (`provael record --targets`), so the locator is fine-tuned on the layouts\' own objects alone and can forget any other it was taught to find: the shipped locator fine-tuned this way grasped the knife when told to in 174 of 240 held-out cells, not 231 (docs/tiny-vla.md, "Known weaknesses"); add the set that names it (data/near/knife-20-50 for the shipped model), or pass --locator-steps 0 to keep the locator',
+    );
+  }
   // With the grammar: each episode's goal, and what the text units need to read every phrasing
   // of it (and of the locator's goals: every object of the scenes) uncut.
   const goals = o.grammar ? episodeGoals(datasets) : undefined;
