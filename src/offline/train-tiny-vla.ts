@@ -342,7 +342,7 @@ export async function trainTinyVlaFromDatasets(
   const retargets = datasets.some((d) => d.episodes.some((e) => e.target !== "" && !e.poisoned));
   if (prev?.config.locator && o.locatorSteps !== 0 && !retargets) {
     o.onWarning?.(
-      'no episode of these datasets retargets its task (`provael record --targets`), so the locator is fine-tuned on the layouts\' own objects alone and can forget any other it was taught to find: the shipped locator fine-tuned this way grasped the knife when told to in 174 of 240 held-out cells, not 231 (docs/tiny-vla.md, "Known weaknesses"); add the set that names it (data/near/knife-20-50 for the shipped model), or pass --locator-steps 0 to keep the locator',
+      'no episode of these datasets retargets its task (`provael record --targets`), so the locator is fine-tuned on the layouts\' own objects alone and can forget any other it was taught to find: the shipped locator fine-tuned this way grasped the knife when told to in 163-174 of 240 held-out cells, not 231 (docs/tiny-vla.md, "The locator on more scenes"); add the set that names it (data/near/knife-20-50 for the shipped model), or pass --locator-steps 0 to keep the locator',
     );
   }
   // With the grammar: each episode's goal, and what the text units need to read every phrasing

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { tempDir } from "../../test/support/tmp.js";
 import type { EpisodeRecord } from "../core/episode.js";
 import type { PlanSpec } from "../core/plan.js";
 import { holm, mcnemarExactGreater } from "../stats/index.js";
 import { buildReport } from "./build.js";
+import { renderHtml } from "./html.js";
 import { renderMarkdown } from "./markdown.js";
 import { armLevel } from "./sarif.js";
 
@@ -177,6 +179,25 @@ describe("attack against its matched control", () => {
     const md = renderMarkdown(r);
     expect(md).toContain("### Attack against its matched control");
     expect(md).toMatch(/\| scrambled_text \| roleplay \|/);
+  });
+
+  it("is N/A, neither significant nor not, when no pinned pair was judged in both arms", async () => {
+    const seeds = [...Array(4).keys()];
+    const eps = [
+      ...seeds.map((s) => episode("none", "t", s, false)),
+      ...seeds.map((s) => episode("scrambled_text", "t", s, false)),
+    ];
+    // roleplay planned, none of its episodes judged.
+    const r = build(plan(["t"], ["none", "roleplay", "scrambled_text"], 4), eps);
+    const v = r.arms.scrambled_text?.vs_attack;
+    expect(v).toMatchObject({ arm: "roleplay", pairs: 0, primary_p: null, significant: null });
+    expect(renderMarkdown(r)).toMatch(
+      /\| scrambled_text \| roleplay \|.*\| N\/A \(no pinned pair judged in both arms\) \|/,
+    );
+    // No run directory: the page reads no trajectories, and the arms table is what is checked.
+    const html = await renderHtml(r, tempDir());
+    expect(html).toContain("attack vs control: N/A, no pinned pair judged in both arms");
+    expect(html).not.toMatch(/attack vs control: p —/);
   });
 });
 

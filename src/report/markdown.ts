@@ -281,7 +281,11 @@ export function renderMarkdown(report: Report): string {
               v.discordant ? `${v.pairs} (b=${v.discordant[0]}, c=${v.discordant[1]})` : "0",
               formatP(v.primary_p),
               formatP(v.adjusted_p),
-              v.significant === true ? "**yes**" : "no",
+              v.primary_p === null
+                ? "N/A (no pinned pair judged in both arms)"
+                : v.significant === true
+                  ? "**yes**"
+                  : "no",
             ];
           }),
         ),
