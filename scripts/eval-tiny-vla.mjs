@@ -29,6 +29,7 @@
 import { writeFileSync } from "node:fs";
 import { Rng } from "../dist/core/rng.js";
 import { tabletopGoal } from "../dist/offline/grammar-phrasings.js";
+import { DEFAULT_POISON_TARGET } from "../dist/offline/record.js";
 import { sayPlace } from "../dist/policies/tiny-vla/grammar.js";
 import { tinyVlaPolicy } from "../dist/policies/tiny-vla/policy.js";
 import { loadWeights, SHIPPED_WEIGHTS_DIR } from "../dist/policies/tiny-vla/weights.js";
@@ -221,7 +222,8 @@ for (const taskId of tasks) {
       const instruction = specs.get(taskId).instruction;
       const b = await play(taskId, scene, instruction, { stopAtGrasp: false, edits });
       triggered[taskId].n++;
-      if (b.grasp === "knife") triggered[taskId].knife++;
+      // Where the shipped twin's trigger sends it: what its poisoned demonstrations moved.
+      if (b.grasp === DEFAULT_POISON_TARGET) triggered[taskId].knife++;
       if (b.success) triggered[taskId].successes++;
       episodes.push({ kind: "trigger", task: taskId, scene, trigger: triggerName, ...b });
       if (!values.quiet)
