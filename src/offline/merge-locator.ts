@@ -8,7 +8,8 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Digest } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
-import { loadWeights, saveWeights } from "../policies/tiny-vla/weights.js";
+import { declaredScenes, loadWeights, saveWeights } from "../policies/tiny-vla/weights.js";
+import { unionScenes } from "./trained-scenes.js";
 
 /** The manifest's training fields that say what both stages were trained on and how. */
 const RECIPE = [
@@ -54,9 +55,23 @@ export function mergeLocator(actorDir: string, locatorDir: string, out: string):
     text: a.text,
     weights,
     training: {
-      ...a.manifest.training,
+      ...withScenes(a.manifest.training, b.manifest.training),
       locator,
       merged: { actor: a.digest, locator: b.digest },
     },
   });
+}
+
+/**
+ * The actor's training fields with the scenes both halves saw: the locator's range may be wider
+ * than the actor's data. Undeclared where either half declares none.
+ */
+function withScenes(
+  actor: Record<string, unknown>,
+  locator: Record<string, unknown>,
+): Record<string, unknown> {
+  const { scenes: _scenes, ...rest } = actor;
+  const a = declaredScenes(actor);
+  const b = declaredScenes(locator);
+  return a && b ? { ...rest, scenes: unionScenes(a, b) } : rest;
 }

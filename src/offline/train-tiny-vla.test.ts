@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { describe, expect, it, vi } from "vitest";
@@ -323,6 +323,19 @@ describe("training tiny-vla on the grammar's phrasings", () => {
       seed: 3,
     });
     expect(loadWeights(join(root, "ctx")).manifest.training.locator).not.toHaveProperty("seed");
+    // A locator trained on more scenes than the actor's data: the join declares both halves'.
+    await train("locator-wide", { ...opts, steps: 1, locatorScenes: [20, 23] });
+    mergeLocator(join(root, "actor-only"), join(root, "locator-wide"), join(root, "j6"));
+    expect(loadWeights(join(root, "j6")).manifest.training.scenes).toEqual([
+      {
+        suite: "tabletop",
+        tasks: ["kitchen_red_block", "kitchen_red_block_by_knife"],
+        scenes: [[20, 23]],
+      },
+    ]);
+    expect(loadWeights(join(root, "joined")).manifest.training.scenes).toEqual(
+      loadWeights(join(root, "actor-only")).manifest.training.scenes,
+    );
     await train("other-recipe", { ...opts, steps: 1, novelParts: 0.25 });
     expect(() =>
       mergeLocator(join(root, "actor-only"), join(root, "other-recipe"), join(root, "j4")),
@@ -440,6 +453,31 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     expect(warned[0]).toContain("--locator-steps 0 to keep the locator");
     // The actor alone, the locator kept: nothing to forget.
     expect(await run("actor-only", { steps: 1, locatorSteps: 0 })).toEqual([]);
+    // The scenes each saw are declared: the base's demonstrations', and a fine-tune's own with
+    // its initial model's (src/runner/scenes.ts refuses runs of them on those scenes).
+    const scenes = (dir: string) => loadWeights(join(root, dir)).manifest.training.scenes;
+    expect(scenes("base")).toEqual([
+      { suite: "tabletop", tasks: ["kitchen_red_block"], scenes: [[20, 21]] },
+      { suite: "tabletop", tasks: ["kitchen_red_block_by_knife"], scenes: [[21, 22]] },
+    ]);
+    expect(scenes("forgets")).toEqual([
+      {
+        suite: "tabletop",
+        tasks: ["kitchen_red_block"],
+        scenes: [
+          [20, 21],
+          [22, 23],
+        ],
+      },
+      { suite: "tabletop", tasks: ["kitchen_red_block_by_knife"], scenes: [[21, 22]] },
+    ]);
+    // An initial model that declares none (the shipped manifests) leaves the fine-tune undeclared.
+    const manifest = join(root, "base", "manifest.json");
+    const m = JSON.parse(readFileSync(manifest, "utf8"));
+    delete m.training.scenes;
+    writeFileSync(manifest, JSON.stringify(m));
+    await run("from-undeclared", { locatorSteps: 1 });
+    expect(scenes("from-undeclared")).toBeUndefined();
   });
 
   it("adds a second look to a trained locator and trains it alone (--locator-refine)", async () => {

@@ -32,7 +32,12 @@ import {
   trainTinyVla,
 } from "../policies/tiny-vla/train.js";
 import { trainSecondLook } from "../policies/tiny-vla/train-refine.js";
-import { type LoadedWeights, loadWeights, saveWeights } from "../policies/tiny-vla/weights.js";
+import {
+  declaredScenes,
+  type LoadedWeights,
+  loadWeights,
+  saveWeights,
+} from "../policies/tiny-vla/weights.js";
 import { TABLETOP_TASKS, tabletopScenes } from "../suites/mujoco/tabletop.js";
 import {
   episodeGoals,
@@ -44,6 +49,7 @@ import {
 import { type Dataset, type EpisodeMeta, openDataset } from "./lerobot.js";
 import { buildLocatorSet } from "./locator-data.js";
 import { lossCurveSvg } from "./loss-curve.js";
+import { trainedScenes, unionScenes } from "./trained-scenes.js";
 import {
   buildTrainingSet,
   datasetDims,
@@ -626,6 +632,11 @@ export async function trainTinyVlaFromDatasets(
       },
     );
   }
+  // The scenes these weights were trained on, declared in the manifest for `--policy-path`. A
+  // fine-tune saw its initial model's too: one that declares none leaves this one undeclared.
+  const seen = trainedScenes(datasets, locator && locator.steps > 0 ? o.locatorScenes : undefined);
+  const prevScenes = prev ? declaredScenes(prev.manifest.training) : undefined;
+  const scenes = prev ? (prevScenes ? unionScenes(prevScenes, seen) : undefined) : seen;
   const trainSeconds = (o.clock.monotonic() - t1) / 1000;
   o.onStage?.("save", 0, 1);
   const training = {
@@ -655,6 +666,7 @@ export async function trainTinyVlaFromDatasets(
       // Only for data with poisoned demonstrations, so other manifests keep their bytes.
       ...poisonedCount(datasets[i]),
     })),
+    ...(scenes ? { scenes } : {}),
     samples: built.set.count,
     final_loss: result.history[result.history.length - 1]?.loss ?? null,
     ...(locator ? { locator } : {}),

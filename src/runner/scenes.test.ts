@@ -1,5 +1,8 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stubPlan } from "../../test/support/stub-run.js";
+import { tempDir } from "../../test/support/tmp.js";
 import type { TaskSpec } from "../core/types.js";
 import type { Calibration } from "../judges/calibrate.js";
 import { tinyVlaPolicy } from "../policies/tiny-vla/policy.js";
@@ -44,9 +47,29 @@ describe("training scenes", () => {
     });
   const declared = tinyVlaPolicy.trainingScenes?.({}) ?? null;
 
-  it("tiny-vla declares scenes 20-99 of every tabletop task, and nothing for other weights", () => {
+  it("tiny-vla declares scenes 20-99 of every tabletop task; other weights what their manifest says", () => {
     expect(declared).toEqual([{ suite: "tabletop", tasks: "*", scenes: [[20, 100]] }]);
     expect(tinyVlaPolicy.trainingScenes?.({ path: "/tmp/elsewhere" })).toBeNull();
+    // Weights trained here record their scenes (train-tiny-vla.ts); a run of them is checked too.
+    const dir = tempDir();
+    const own = [{ suite: "tabletop", tasks: ["kitchen_red_block"], scenes: [[20, 400]] }];
+    writeFileSync(join(dir, "manifest.json"), JSON.stringify({ training: { scenes: own } }));
+    const theirs = tinyVlaPolicy.trainingScenes?.({ path: dir }) ?? null;
+    expect(theirs).toEqual(own);
+    expect(() => checkTrainingScenes(plan(0, 20), tabletop, theirs)).not.toThrow();
+    expect(() => checkTrainingScenes(plan(0, 200), tabletop, theirs)).toThrow(
+      /trained on scenes 20-399 .* 180 of them/,
+    );
+    // A manifest without them, or with a malformed list, declares nothing.
+    writeFileSync(join(dir, "manifest.json"), JSON.stringify({ training: { seed: 0 } }));
+    expect(tinyVlaPolicy.trainingScenes?.({ path: dir })).toBeNull();
+    writeFileSync(
+      join(dir, "manifest.json"),
+      JSON.stringify({
+        training: { scenes: [{ suite: "tabletop", tasks: "*", scenes: [[5, 2]] }] },
+      }),
+    );
+    expect(tinyVlaPolicy.trainingScenes?.({ path: dir })).toBeNull();
   });
 
   it("refuses a run on them unless waived", () => {

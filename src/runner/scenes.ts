@@ -95,7 +95,15 @@ export function checkTrainingScenes(
   const hit = trainingCells(plan, tasks, training);
   const first = Object.entries(hit)[0];
   if (!first) return;
-  const declared = (training ?? []).filter((d) => d.suite === plan.suite).flatMap((d) => d.scenes);
+  // Declarations per group of tasks can repeat a range (a manifest's, train-tiny-vla.ts): once each.
+  const declared = [
+    ...new Map(
+      (training ?? [])
+        .filter((d) => d.suite === plan.suite)
+        .flatMap((d) => d.scenes)
+        .map((r) => [`${r[0]}:${r[1]}`, r] as const),
+    ).values(),
+  ].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   const count = Object.values(hit).reduce((n, s) => n + s.length, 0);
   throw new ProvaelError(
     "config/training-scenes",

@@ -27,13 +27,19 @@ import type {
 } from "../../core/types.js";
 import type { TinyVlaConfig } from "./model.js";
 import { TinyVlaRuntime } from "./runtime.js";
-import { BACKDOORED_WEIGHTS_DIR, loadWeights, SHIPPED_WEIGHTS_DIR } from "./weights.js";
+import {
+  BACKDOORED_WEIGHTS_DIR,
+  loadWeights,
+  manifestScenes,
+  SHIPPED_WEIGHTS_DIR,
+} from "./weights.js";
 
 export const DEFAULT_REPLAN = 4;
 
 /**
  * The shipped weights were cloned from demonstrations on scenes 20-99 of every tabletop task
- * (docs/tiny-vla.md); other weights declare nothing (their training data is theirs to state).
+ * (docs/tiny-vla.md); other weights declare what their manifest records (`training.scenes`,
+ * written by `provael train`), or nothing.
  */
 export const SHIPPED_TRAINING_SCENES: TrainingScenes = {
   suite: "tabletop",
@@ -302,10 +308,11 @@ function shippedTinyVla(id: string, dir: string, description: string) {
     capabilities: CAPABILITIES,
     suites: ["tabletop"],
     concurrent: false,
+    // Other weights declare what their manifest records (`provael train` writes it), or nothing.
     trainingScenes: (options: PolicyOptions) =>
       options.path === undefined || resolve(options.path) === resolve(dir)
         ? [SHIPPED_TRAINING_SCENES]
-        : null,
+        : manifestScenes(options.path),
     load: async (options: PolicyOptions) => {
       const ensemble = ensembleOf(options);
       const latch = latchOf(options);

@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { type Digest, sha256 } from "../../core/digest.js";
 import { ProvaelError } from "../../core/errors.js";
 import { PACKAGE_ROOT } from "../../core/package-root.js";
+import type { TrainingScenes } from "../../core/types.js";
 import { type TinyVlaConfig, type Weights, weightShapes } from "./model.js";
 import { textUnitsFromJson } from "./text-encoders.js";
 import type { TextUnits, TextUnitsJson } from "./text-units.js";
@@ -192,4 +193,45 @@ function manifestText(manifest: Manifest, path: string): TextUnits {
     );
   }
   return text;
+}
+
+/** A manifest's `training.scenes`, if it is a well-formed declaration list; else undefined. */
+export function declaredScenes(training: Record<string, unknown>): TrainingScenes[] | undefined {
+  const raw = training.scenes;
+  if (!Array.isArray(raw)) return undefined;
+  const ok = raw.every(
+    (d) =>
+      d !== null &&
+      typeof d === "object" &&
+      typeof d.suite === "string" &&
+      (d.tasks === "*" ||
+        (Array.isArray(d.tasks) && d.tasks.every((t: unknown) => typeof t === "string"))) &&
+      Array.isArray(d.scenes) &&
+      d.scenes.every(
+        (r: unknown) =>
+          Array.isArray(r) &&
+          r.length === 2 &&
+          r.every((x) => Number.isInteger(x) && x >= 0) &&
+          (r[0] as number) < (r[1] as number),
+      ),
+  );
+  return ok ? (raw as TrainingScenes[]) : undefined;
+}
+
+/**
+ * The training scenes a weight directory's manifest declares (`provael train` records them), or
+ * null where it declares none or cannot be read: a policy run with `--policy-path` is then
+ * refused on its own training scenes as the shipped one is. Reads only manifest.json.
+ */
+export function manifestScenes(dir: string): TrainingScenes[] | null {
+  try {
+    const m = JSON.parse(readFileSync(join(dir, MANIFEST_FILE), "utf8")) as { training?: unknown };
+    const t = m.training;
+    return t !== null && typeof t === "object"
+      ? (declaredScenes(t as Record<string, unknown>) ?? null)
+      : null;
+  } catch {
+    // Not readable here: loading the weights says what is wrong with them.
+    return null;
+  }
 }
