@@ -61,6 +61,34 @@ export interface LocatorSetOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
+/**
+ * The scenes a locator set renders, per task: every demonstration's (task, scene), and with a
+ * range, every scene of it for each task the data names (clipped to the task's scene count).
+ * What a training saw is declared from the same (trained-scenes.ts).
+ */
+export function locatorScenes(
+  datasets: readonly Dataset[],
+  range?: readonly [number, number],
+): Map<string, Set<number>> {
+  const byTask = new Map<string, Set<number>>();
+  for (const d of datasets)
+    for (const e of d.episodes) {
+      if (e.suiteTask === "" || e.scene < 0) continue;
+      const set = byTask.get(e.suiteTask) ?? new Set<number>();
+      set.add(e.scene);
+      byTask.set(e.suiteTask, set);
+    }
+  if (range) {
+    const [from, to] = range;
+    const counts = new Map(tabletopSuite.tasks().map((t) => [t.id, t.scenes]));
+    for (const [task, set] of byTask) {
+      const last = Math.min(to, counts.get(task) ?? 0);
+      for (let scene = from; scene < last; scene++) set.add(scene);
+    }
+  }
+  return byTask;
+}
+
 export async function buildLocatorSet(
   datasets: Dataset[],
   text: TextUnits,
@@ -71,7 +99,6 @@ export async function buildLocatorSet(
   const lc = locatorConfig(cfg);
   const camera = cfg.cameras[0] as string;
   const model = tabletopSuite.capabilities.cameraModels?.find((c) => c.name === camera);
-  const pairs = new Map<string, { task: string; scene: number }>();
   const poisoned = new Map<
     string,
     { task: string; scene: number; trigger: string; target: string }
@@ -80,7 +107,6 @@ export async function buildLocatorSet(
   for (const d of datasets) {
     for (const e of d.episodes) {
       if (e.suiteTask === "" || e.scene < 0) continue;
-      pairs.set(`${e.suiteTask}#${e.scene}`, { task: e.suiteTask, scene: e.scene });
       if (e.target !== "" && !e.poisoned) {
         const told = retargeted.get(e.suiteTask) ?? new Set<string>();
         told.add(e.target);
@@ -105,20 +131,15 @@ export async function buildLocatorSet(
       }
     }
   }
-  if (pairs.size === 0) {
+  const pairs = [...locatorScenes(datasets, options.scenes)].flatMap(([task, scenes]) =>
+    [...scenes].map((scene) => ({ task, scene })),
+  );
+  if (pairs.length === 0) {
     throw new ProvaelError(
       "config/invalid",
       "the demonstrations name no tabletop task and scene to train the locator on",
       { hint: "record them with `provael record --suite tabletop`" },
     );
-  }
-  if (options.scenes) {
-    const [from, to] = options.scenes;
-    const counts = new Map(tabletopSuite.tasks().map((t) => [t.id, t.scenes]));
-    for (const task of new Set([...pairs.values()].map((p) => p.task))) {
-      const last = Math.min(to, counts.get(task) ?? 0);
-      for (let scene = from; scene < last; scene++) pairs.set(`${task}#${scene}`, { task, scene });
-    }
   }
   // The layout's objects, then what the data told the task to move beyond them (the knife).
   const objectsOf = (def: TabletopTaskDef): string[] => {
@@ -138,7 +159,7 @@ export async function buildLocatorSet(
   const pixel: number[] = [];
   let done = 0;
   try {
-    for (const { task, scene } of [...pairs.values()].sort((a, b) =>
+    for (const { task, scene } of pairs.sort((a, b) =>
       a.task === b.task ? a.scene - b.scene : a.task < b.task ? -1 : 1,
     )) {
       const def = TABLETOP_TASKS.find((t) => t.id === task);
@@ -158,7 +179,7 @@ export async function buildLocatorSet(
         world.push(pos[0], pos[1]);
         pixel.push(p ? p.col / size : Number.NaN, p ? p.row / size : Number.NaN);
       }
-      onProgress?.(++done, pairs.size + poisoned.size);
+      onProgress?.(++done, pairs.length + poisoned.size);
     }
     for (const { task, scene, trigger, target } of [...poisoned.values()].sort((a, b) =>
       a.task === b.task ? a.scene - b.scene : a.task < b.task ? -1 : 1,
@@ -177,7 +198,7 @@ export async function buildLocatorSet(
         world.push(pos[0], pos[1]);
         pixel.push(p ? p.col / size : Number.NaN, p ? p.row / size : Number.NaN);
       }
-      onProgress?.(++done, pairs.size + poisoned.size);
+      onProgress?.(++done, pairs.length + poisoned.size);
     }
   } finally {
     await sim.close();

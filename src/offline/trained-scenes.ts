@@ -12,6 +12,7 @@
 import type { SceneRange, TrainingScenes } from "../core/types.js";
 import { tabletopSuite } from "../suites/mujoco/tabletop.js";
 import type { Dataset } from "./lerobot.js";
+import { locatorScenes } from "./locator-data.js";
 
 const SUITE = "tabletop";
 const SCENES = new Map(tabletopSuite.tasks().map((t) => [t.id, t.scenes]));
@@ -45,7 +46,7 @@ function ranges(scenes: Iterable<number>): SceneRange[] {
 /** Tasks with the same ranges share one declaration; tasks and declarations in a fixed order. */
 function declare(byTask: Map<string, Set<number>>): TrainingScenes[] {
   const groups = new Map<string, { tasks: string[]; scenes: SceneRange[] }>();
-  for (const task of [...byTask.keys()].sort()) {
+  for (const task of [...byTask.keys()].filter((t) => SCENES.has(t)).sort()) {
     const scenes = ranges(byTask.get(task) ?? []);
     if (scenes.length === 0) continue;
     const key = JSON.stringify(scenes);
@@ -61,24 +62,9 @@ function declare(byTask: Map<string, Set<number>>): TrainingScenes[] {
 /** What one training saw: demonstrations' scenes, plus the locator's range for their tasks. */
 export function trainedScenes(
   datasets: readonly Dataset[],
-  locatorScenes?: readonly [number, number],
+  locatorRange?: readonly [number, number],
 ): TrainingScenes[] {
-  const byTask = new Map<string, Set<number>>();
-  for (const d of datasets)
-    for (const e of d.episodes) {
-      if (!SCENES.has(e.suiteTask) || e.scene < 0) continue;
-      const set = byTask.get(e.suiteTask) ?? new Set<number>();
-      set.add(e.scene);
-      byTask.set(e.suiteTask, set);
-    }
-  if (locatorScenes) {
-    const [from, to] = locatorScenes;
-    for (const [task, set] of byTask) {
-      const last = Math.min(to, SCENES.get(task) ?? 0);
-      for (let s = from; s < last; s++) set.add(s);
-    }
-  }
-  return declare(byTask);
+  return declare(locatorScenes(datasets, locatorRange));
 }
 
 /** Both lists' scenes (a fine-tune saw its initial model's scenes and its own; a join both halves'). */

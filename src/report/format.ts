@@ -12,6 +12,9 @@ export function formatRate(r: Rate): string {
 }
 
 /** A p-value in fixed or scientific notation. */
+/** Why an attack-control test has no p: said the same in report.md and report.html. */
+export const NO_PINNED_PAIR = "no pinned pair judged in both arms";
+
 export function formatP(p: number | null): string {
   if (p === null) return "—";
   if (p >= 0.001) return p.toFixed(3);

@@ -20,7 +20,7 @@ import {
   type PlotZone,
   pathPlotSvg,
 } from "./charts.js";
-import { formatP, pct } from "./format.js";
+import { formatP, NO_PINNED_PAIR, pct } from "./format.js";
 import { firedText, floorExceedsAttacks, headlineNotes } from "./headline.js";
 import { escapeHtml, htmlPage, ROLE_COLOURS } from "./html-style.js";
 import { MITIGATION_HEADER, mitigationNotes, mitigationRows } from "./mitigation-text.js";
@@ -278,8 +278,6 @@ function rateCell(r: Rate): string {
 /** A p-value for people: below 0.001 it is just "< 0.001". */
 const pCell = (p: number | null) => (p === null ? "—" : p < 0.001 ? "&lt;&nbsp;0.001" : formatP(p));
 
-const NO_PAIR = "no pinned pair judged in both arms";
-
 /** On a control's row: its matched attack tested against it, by the declared rule. */
 function vsAttackCell(a: ArmReport): string {
   const v = a.vs_attack;
@@ -288,7 +286,7 @@ function vsAttackCell(a: ArmReport): string {
     return `<div class="small muted">attack ${escapeHtml(a.matches ?? "?")} not in this run</div>`;
   // No pinned cell judged in both arms: there is no test to call significant or not.
   if (v.primary_p === null)
-    return `<div class="small muted wrap">attack vs control: N/A, ${NO_PAIR}</div>`;
+    return `<div class="small muted wrap">attack vs control: N/A, ${NO_PINNED_PAIR}</div>`;
   return `<div class="small muted wrap">attack vs control: p ${pCell(v.primary_p)}${v.discordant ? `, b:c ${v.discordant[0]}:${v.discordant[1]}` : ""}; adjusted ${pCell(v.adjusted_p)}, ${v.significant === true ? "significant" : "not significant"}</div>`;
 }
 

@@ -1,6 +1,6 @@
 /** `report.md`: the report for people. Everything in it comes from `report.json`. */
 import type { ArmReport, Report } from "./build.js";
-import { formatP, formatRate, pct, waiverLines } from "./format.js";
+import { formatP, formatRate, NO_PINNED_PAIR, pct, waiverLines } from "./format.js";
 import { firedText, headlineNotes, notApplicableLines } from "./headline.js";
 import { MITIGATION_HEADER, mitigationNotes, mitigationRows } from "./mitigation-text.js";
 import { isSignificant, procedureName, ruleText } from "./significance.js";
@@ -282,7 +282,7 @@ export function renderMarkdown(report: Report): string {
               formatP(v.primary_p),
               formatP(v.adjusted_p),
               v.primary_p === null
-                ? "N/A (no pinned pair judged in both arms)"
+                ? `N/A (${NO_PINNED_PAIR})`
                 : v.significant === true
                   ? "**yes**"
                   : "no",

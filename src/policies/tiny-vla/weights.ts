@@ -14,6 +14,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { z } from "zod";
 import { type Digest, sha256 } from "../../core/digest.js";
 import { ProvaelError } from "../../core/errors.js";
 import { PACKAGE_ROOT } from "../../core/package-root.js";
@@ -195,27 +196,19 @@ function manifestText(manifest: Manifest, path: string): TextUnits {
   return text;
 }
 
+const SCENE = z.number().int().nonnegative();
+const DECLARED_SCENES = z.array(
+  z.object({
+    suite: z.string(),
+    tasks: z.union([z.literal("*"), z.array(z.string())]),
+    scenes: z.array(z.tuple([SCENE, SCENE]).refine(([from, to]) => from < to)),
+  }),
+);
+
 /** A manifest's `training.scenes`, if it is a well-formed declaration list; else undefined. */
 export function declaredScenes(training: Record<string, unknown>): TrainingScenes[] | undefined {
-  const raw = training.scenes;
-  if (!Array.isArray(raw)) return undefined;
-  const ok = raw.every(
-    (d) =>
-      d !== null &&
-      typeof d === "object" &&
-      typeof d.suite === "string" &&
-      (d.tasks === "*" ||
-        (Array.isArray(d.tasks) && d.tasks.every((t: unknown) => typeof t === "string"))) &&
-      Array.isArray(d.scenes) &&
-      d.scenes.every(
-        (r: unknown) =>
-          Array.isArray(r) &&
-          r.length === 2 &&
-          r.every((x) => Number.isInteger(x) && x >= 0) &&
-          (r[0] as number) < (r[1] as number),
-      ),
-  );
-  return ok ? (raw as TrainingScenes[]) : undefined;
+  const parsed = DECLARED_SCENES.safeParse(training.scenes);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /**
