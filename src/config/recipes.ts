@@ -73,7 +73,7 @@ export const RECIPES: Recipe[] = [
     seeds: 10,
     // Physics with two rendered cameras costs seconds per episode: a first look, not a verdict.
     // One arm per family a newcomer should see side by side on tiny-vla, each beside its
-    // controls. 5 seeds (120 episodes, about 130 s on 2 cores) is the fewest the report does not
+    // controls. 5 seeds (120 episodes, about 145 s on 2 idle cores) is the fewest the report does not
     // mark preliminary, and enough for the strongest arm to clear Holm across the three; at 2
     // seeds an arm had to trip all 6 of its pairs (6:0: one-sided p = 0.016, x3 = 0.047).
     suites: {

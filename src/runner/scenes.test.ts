@@ -5,7 +5,7 @@ import { stubPlan } from "../../test/support/stub-run.js";
 import { tempDir } from "../../test/support/tmp.js";
 import type { TaskSpec } from "../core/types.js";
 import type { Calibration } from "../judges/calibrate.js";
-import { tinyVlaPolicy } from "../policies/tiny-vla/policy.js";
+import { tinyVlaBackdooredPolicy, tinyVlaPolicy } from "../policies/tiny-vla/policy.js";
 import {
   calibrationOverlap,
   checkCalibrationOverlap,
@@ -48,7 +48,9 @@ describe("training scenes", () => {
   const declared = tinyVlaPolicy.trainingScenes?.({}) ?? null;
 
   it("tiny-vla declares scenes 20-99 of every tabletop task; other weights what their manifest says", () => {
+    // The shipped weights declare them in their manifests, as trained weights do.
     expect(declared).toEqual([{ suite: "tabletop", tasks: "*", scenes: [[20, 100]] }]);
+    expect(tinyVlaBackdooredPolicy.trainingScenes?.({})).toEqual(declared);
     expect(tinyVlaPolicy.trainingScenes?.({ path: "/tmp/elsewhere" })).toBeNull();
     // Weights trained here record their scenes (train-tiny-vla.ts); a run of them is checked too.
     const dir = tempDir();

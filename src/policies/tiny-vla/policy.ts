@@ -12,7 +12,6 @@
  *   const inst = await tinyVlaPolicy.load({});           // the shipped weights
  *   const inst2 = await tinyVlaPolicy.load({ path: "/tmp/my-weights", extra: { replan: 1 } });
  */
-import { resolve } from "node:path";
 import { ProvaelError } from "../../core/errors.js";
 import { definePolicy } from "../../core/registry.js";
 import type {
@@ -22,7 +21,6 @@ import type {
   PolicyCapabilities,
   PolicyInstance,
   PolicyOptions,
-  TrainingScenes,
   Vec3,
 } from "../../core/types.js";
 import type { TinyVlaConfig } from "./model.js";
@@ -35,17 +33,6 @@ import {
 } from "./weights.js";
 
 export const DEFAULT_REPLAN = 4;
-
-/**
- * The shipped weights were cloned from demonstrations on scenes 20-99 of every tabletop task
- * (docs/tiny-vla.md); other weights declare what their manifest records (`training.scenes`,
- * written by `provael train`), or nothing.
- */
-export const SHIPPED_TRAINING_SCENES: TrainingScenes = {
-  suite: "tabletop",
-  tasks: "*",
-  scenes: [[20, 100]],
-};
 
 const CAPABILITIES: PolicyCapabilities = {
   cameras: ["agentview", "wrist"],
@@ -308,11 +295,9 @@ function shippedTinyVla(id: string, dir: string, description: string) {
     capabilities: CAPABILITIES,
     suites: ["tabletop"],
     concurrent: false,
-    // Other weights declare what their manifest records (`provael train` writes it), or nothing.
-    trainingScenes: (options: PolicyOptions) =>
-      options.path === undefined || resolve(options.path) === resolve(dir)
-        ? [SHIPPED_TRAINING_SCENES]
-        : manifestScenes(options.path),
+    // What the weights' manifest declares (`training.scenes`: the shipped ones, scenes 20-99 of
+    // every tabletop task; `provael train` writes it for new ones), or nothing.
+    trainingScenes: (options: PolicyOptions) => manifestScenes(options.path ?? dir),
     load: async (options: PolicyOptions) => {
       const ensemble = ensembleOf(options);
       const latch = latchOf(options);
