@@ -427,7 +427,7 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     expect(existsSync(join(root, "no-init"))).toBe(false);
   });
 
-  it("warns that a locator fine-tuned on data naming no other object can forget the knife", async () => {
+  it("warns that a locator trained on data naming no other object forgets the knife, or never learns it", async () => {
     const { root, train } = setup();
     await train("base", { grammar: "train", textUnits: "subword", model: TABLETOP_MODEL });
     writeTabletopDemos(join(root, "plain"), [{ task: "kitchen_red_block", scene: 22 }]);
@@ -453,6 +453,16 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     expect(warned[0]).toContain("--locator-steps 0 to keep the locator");
     // The actor alone, the locator kept: nothing to forget.
     expect(await run("actor-only", { steps: 1, locatorSteps: 0 })).toEqual([]);
+    // From scratch on the same data the locator never learns the knife: said too.
+    const scratch = await run("scratch", {
+      initFrom: undefined,
+      steps: 1,
+      locatorSteps: 1,
+      textUnits: "subword",
+      model: TABLETOP_MODEL,
+    });
+    expect(scratch).toHaveLength(1);
+    expect(scratch[0]).toMatch(/retargets its task .* will not find the knife when told to/);
     // The scenes each saw are declared: the base's demonstrations', and a fine-tune's own with
     // its initial model's (src/runner/scenes.ts refuses runs of them on those scenes).
     const scenes = (dir: string) => loadWeights(join(root, dir)).manifest.training.scenes;
