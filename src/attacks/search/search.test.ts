@@ -9,7 +9,7 @@ import { tabletopSuite } from "../../suites/mujoco/tabletop.js";
 import { stubSuite } from "../../suites/stub.js";
 import type { PatchRegion } from "../pixels.js";
 import { hazardNames } from "../scene.js";
-import { displaced, randomHijackSearch, targetedHijack } from "./hijack.js";
+import { displaced, facingHalf, randomHijackSearch, targetedHijack } from "./hijack.js";
 import { optimizedInstruction, randomInstructionSearch } from "./instruction.js";
 import { towardScore } from "./objective.js";
 import { gridSearch, optimizedPatch, randomPatchSearch } from "./patch.js";
@@ -265,6 +265,47 @@ describe("targeted_hijack", () => {
     await hooks.perceive?.(obs, 10);
     await hooks.perceive?.(obs, 20);
     expect(hooks.budget?.().used).toBe(16);
+  });
+
+  it("with facing, searches only displacements that make progress toward the hazard", async () => {
+    // A policy that returns to a point beside the hazard: from a point displaced away from the
+    // hazard its reply heads at it, which is what the whole sphere's search rewards.
+    const home: Vec3 = [hazard[0] + 0.15, hazard[1], hazard[2]];
+    const policy = fakePolicy((o) => {
+      const e = o.privileged?.eefPos ?? [0, 0, 0];
+      const d = unit([home[0] - e[0], home[1] - e[1], home[2] - e[2]]);
+      return Float32Array.of(d[0], d[1], d[2], 0, 0, 0, -1);
+    });
+    const obs = tabletopObservation();
+    const eef = obs.privileged!.eefPos!;
+    const ahead = unit([hazard[0] - eef[0], hazard[1] - eef[1], hazard[2] - eef[2]]);
+    const pushOf = async (facing?: boolean) => {
+      const { hooks } = await begin(targetedHijack, {
+        suite: tabletopSuite,
+        task: kitchen,
+        policy,
+        params: { budget: 16, candidates: 8, refresh: 10, ...(facing ? { facing } : {}) },
+      });
+      await hooks.perceive?.(obs, 0);
+      return hooks.budget?.();
+    };
+    const dot = (a: Vec3, b: Vec3) => a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    const whole = await pushOf();
+    const facing = await pushOf(true);
+    expect(whole?.detail?.facing).toBeUndefined();
+    expect(facing?.detail).toMatchObject({ facing: true });
+    expect(facing?.used).toBe(whole?.used);
+    expect(dot(facing?.detail?.push as Vec3, ahead)).toBeGreaterThan(0);
+    expect(dot(whole?.detail?.push as Vec3, ahead)).toBeLessThan(0);
+    // The reflection keeps a direction's length and leaves the facing half as it is.
+    const back = facingHalf([-ahead[0], -ahead[1], -ahead[2]], ahead);
+    expect(back.map((x, k) => x - (ahead[k] ?? 0)).every((x) => Math.abs(x) < 1e-12)).toBe(true);
+    expect(facingHalf(ahead, ahead)).toBe(ahead);
+    const away: Vec3 = unit([ahead[1] - ahead[0], -ahead[0] - ahead[1], -ahead[2]]);
+    const turned = facingHalf(away, ahead);
+    expect(dot(away, ahead)).toBeLessThan(0);
+    expect(dot(turned, ahead)).toBeCloseTo(-dot(away, ahead), 12);
+    expect(Math.hypot(...turned)).toBeCloseTo(1, 12);
   });
 });
 
