@@ -349,10 +349,14 @@ export async function trainTinyVlaFromDatasets(
   const retargets = datasets.some((d) => d.episodes.some((e) => e.target !== "" && !e.poisoned));
   const locates = prev ? prev.config.locator : o.model?.locator;
   if (locates && o.locatorSteps !== 0 && !retargets) {
+    const why =
+      "no episode of these datasets retargets its task (`provael record --targets`), so the locator";
     o.onWarning?.(
       prev
-        ? 'no episode of these datasets retargets its task (`provael record --targets`), so the locator is fine-tuned on the layouts\' own objects alone and can forget any other it was taught to find: the shipped locator fine-tuned this way grasped the knife when told to in 163-174 of 240 held-out cells, not 231 (docs/tiny-vla.md, "The locator on more scenes"); add the set that names it (data/near/knife-20-50 for the shipped model), or pass --locator-steps 0 to keep the locator'
-        : 'no episode of these datasets retargets its task (`provael record --targets`), so the locator learns the layouts\' own objects alone and will not find the knife when told to (a locator trained this way grounded "the knife" in 0 of 480 phrasings, docs/tiny-vla.md); add a set recorded with `--targets knife` (data/near/knife-20-50 in the shipped recipe)',
+        ? why +
+            ' is fine-tuned on the layouts\' own objects alone and can forget any other it was taught to find: the shipped locator fine-tuned this way grasped the knife when told to in 163-174 of 240 held-out cells, not 231 (docs/tiny-vla.md, "The locator on more scenes"); add the set that names it (data/near/knife-20-50 for the shipped model), or pass --locator-steps 0 to keep the locator'
+        : why +
+            ' learns the layouts\' own objects alone and will not find the knife when told to (a locator trained this way grounded "the knife" in 0 of 480 phrasings, docs/tiny-vla.md); add a set recorded with `--targets knife` (data/near/knife-20-50 in the shipped recipe)',
     );
   }
   // With the grammar: each episode's goal, and what the text units need to read every phrasing

@@ -7,8 +7,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { resolveAttacks } from "../../src/attacks/index.js";
-import { runAttack } from "../../src/runner/run.js";
-import { stubPlan } from "../support/stub-run.js";
+import { runStub } from "../support/stub-run.js";
 import { tempDir } from "../support/tmp.js";
 
 const SCRIPT = join(import.meta.dirname, "..", "..", "scripts", "hijack-geometry.mjs");
@@ -18,21 +17,13 @@ const geometry = (...args: string[]) =>
 describe("scripts/hijack-geometry.mjs", () => {
   it("measures the closest approach, the gap to the benign path and the push's direction", async () => {
     const run = join(tempDir(), "run");
-    await runAttack({
-      plan: stubPlan({
-        policy: "tiny-vla",
-        suite: "tabletop",
-        tasks: ["kitchen_red_block"],
-        arms: resolveAttacks(["none", "targeted_hijack"]),
-        seed: 0,
-        seeds: 1,
-      }),
-      out: run,
-      resume: false,
-      concurrency: 1,
-      policyOptions: {},
-      commandLine: ["test"],
-      finish: { html: false },
+    await runStub(run, {
+      policy: "tiny-vla",
+      suite: "tabletop",
+      tasks: ["kitchen_red_block"],
+      arms: resolveAttacks(["none", "targeted_hijack"]),
+      seed: 0,
+      seeds: 1,
     });
     const r = geometry("--run", run);
     expect(r.status, r.stderr).toBe(0);

@@ -115,9 +115,9 @@ export const targetedHijack = defineAttack({
       if (n < 1) return;
       searches += 1;
       let best = Number.NEGATIVE_INFINITY;
-      const ahead = hazardDirection(task, eef);
+      const ahead = params.facing ? hazardDirection(task, eef) : null;
       for (const spread of sphereDirections(n, twist + searches)) {
-        const dir = params.facing && ahead ? facingHalf(spread, ahead) : spread;
+        const dir = ahead ? facingHalf(spread, ahead) : spread;
         const d: Vec3 = [dir[0] * params.reach, dir[1] * params.reach, dir[2] * params.reach];
         const at: Vec3 = [eef[0] + d[0], eef[1] + d[1], eef[2] + d[2]];
         const toward = hazardDirection(task, at);
