@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // Joins the actor of one tiny-vla training with the locator of another trained on the same data
-// with the same seed and recipe, so the two stages can run in two processes at once (after
+// with the same recipe, so the two stages can run in two processes at once (after
 // `npm run build`):
 //
 //   provael train tiny-vla … --seed S --steps 20000 --locator-steps 1 --out A   # the actor
 //   provael train tiny-vla … --seed S --steps 1 --locator-steps 6000 --out B    # the locator
 //   node scripts/merge-locator.mjs A B OUT
 //
-// OUT holds the bytes one `--steps 20000 --locator-steps 6000` training writes
+// OUT holds the bytes one `--steps 20000 --locator-steps 6000` training writes; where the two
+// seeds differ, the one with the actor's --seed and the locator's as --locator-seed
 // (src/offline/merge-locator.ts says why; its test checks it).
 import { mergeLocator } from "../dist/offline/merge-locator.js";
 import { exitWithError } from "./script-args.mjs";

@@ -1,9 +1,11 @@
 /**
- * Joins the actor of one tiny-vla training with the locator of another made from the same data,
- * recipe and seed, so the two stages can train in two processes at once (the WASM backend uses
- * one core each). A locator trained from scratch starts from its own seeded initialisation and
- * never reads the actor's weights (`trainLocator`), so the joined weights are the bytes one
- * training of both stages writes (src/offline/train-tiny-vla.test.ts holds that to account).
+ * Joins the actor of one tiny-vla training with the locator of another made from the same data
+ * and recipe, so the two stages can train in two processes at once (the WASM backend uses one
+ * core each). A locator trained from scratch starts from its own seeded initialisation, draws
+ * from its own seed alone (`--locator-seed`, else the run's) and never reads the actor's weights
+ * (`trainLocator`), so the joined weights are the bytes one training of both stages writes with
+ * the actor's seed and the locator's: several actor seeds can share one locator and the other
+ * way round (src/offline/train-tiny-vla.test.ts holds that to account).
  */
 import { isDeepStrictEqual } from "node:util";
 import type { Digest } from "../core/digest.js";
@@ -29,19 +31,19 @@ export function mergeLocator(actorDir: string, locatorDir: string, out: string):
   const refuse = (why: string, hint: string) => {
     throw new ProvaelError("config/invalid", why, { details: { actorDir, locatorDir }, hint });
   };
-  const same = "train both from the same data with the same options and seed";
+  const same = "train both from the same data with the same options";
   if (!a.config.locator) refuse(`${actorDir} has no locator`, same);
   if (!isDeepStrictEqual(a.config, b.config)) refuse("the two models' configurations differ", same);
   if (!isDeepStrictEqual(a.text.toJson(), b.text.toJson()))
     refuse("the two models read text with different units", same);
-  if (a.manifest.training.seed !== b.manifest.training.seed)
-    refuse("the two trainings used different seeds", same);
   // What the two stages read must be the same too, or OUT would be neither training's result.
   const differ = RECIPE.filter(
     (k) => !isDeepStrictEqual(a.manifest.training[k], b.manifest.training[k]),
   );
   if (differ.length > 0) refuse(`the two trainings' recipes differ in ${differ.join(", ")}`, same);
-  const locator = b.manifest.training.locator as { fine_tuned?: boolean } | undefined;
+  const locator = b.manifest.training.locator as
+    | { fine_tuned?: boolean; seed?: number }
+    | undefined;
   // A fine-tuned locator started from its own run's actor stage, so it is not independent.
   if (!locator || locator.fine_tuned || b.manifest.training.stopped)
     refuse(
@@ -56,7 +58,11 @@ export function mergeLocator(actorDir: string, locatorDir: string, out: string):
     weights,
     training: {
       ...withScenes(a.manifest.training, b.manifest.training),
-      locator,
+      locator: withSeed(
+        locator as { seed?: number },
+        a.manifest.training.seed,
+        b.manifest.training.seed,
+      ),
       merged: { actor: a.digest, locator: b.digest },
     },
   });
@@ -74,4 +80,18 @@ function withScenes(
   const a = declaredScenes(actor);
   const b = declaredScenes(locator);
   return a && b ? { ...rest, scenes: unionScenes(a, b) } : rest;
+}
+
+/**
+ * The locator's record as one training with the actor's seed writes it: its own seed named only
+ * where it differs from the actor's (`--locator-seed`), as train-tiny-vla.ts records it.
+ */
+function withSeed(
+  locator: { seed?: number },
+  actorSeed: unknown,
+  locatorRunSeed: unknown,
+): Record<string, unknown> {
+  const { seed: named, ...rest } = locator;
+  const seed = named ?? locatorRunSeed;
+  return seed === actorSeed ? rest : { ...rest, seed };
 }
