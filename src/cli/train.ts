@@ -33,6 +33,7 @@ interface TrainFlags {
   poisonWeight?: number;
   locatorContext?: boolean;
   locatorRefine?: boolean;
+  locatorMap?: "words" | "view";
   imageSize?: number;
   textUnits?: TextUnitsKind;
   textContext?: boolean;
@@ -253,6 +254,11 @@ export function registerTrain(program: Command): void {
       "--locator-refine",
       "give the locator a second look: the pixels around where it looked, without the words, correct its table position by up to about 4 cm; with --init and a locator that lacks one, it is added and trained alone (what the locator reads of the words stays as it was)",
     )
+    .option(
+      "--locator-map <what>",
+      "what the locator's map from image point to table position reads beside the point: words (default: the instruction, which tells it which object it is placing) or view (the features where it looked, so a sentence it never saw moves the position only by where it looks); from scratch only",
+      choice("--locator-map", ["words", "view"] as const),
+    )
     .option("--init <dir>", "start from these weights (fine-tuning)")
     .option("--cache <dir>", "keep the decoded training set here and reuse it on the next run")
     .option("--json", "print a JSON summary")
@@ -308,6 +314,7 @@ export function registerTrain(program: Command): void {
           ...(flags.poisonWeight ? { poisonWeight: flags.poisonWeight } : {}),
           ...(flags.locatorContext ? { locatorContext: true } : {}),
           ...(flags.locatorRefine ? { locatorRefine: true } : {}),
+          ...(flags.locatorMap === "view" ? { locatorMap: "view" as const } : {}),
           model: {
             ...SHIPPED_MODEL,
             ...(flags.imageSize ? { imageSize: flags.imageSize } : {}),

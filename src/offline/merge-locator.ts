@@ -10,8 +10,37 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Digest } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
+import type { TinyVlaConfig } from "../policies/tiny-vla/model.js";
 import { declaredScenes, loadWeights, saveWeights } from "../policies/tiny-vla/weights.js";
 import { unionScenes } from "./trained-scenes.js";
+
+/**
+ * Options of the locator alone: the actor's stage neither reads nor trains what they change (its
+ * weights are initialised name by name, and it learns on true anchors), so an actor joins a
+ * locator that differs in them, and the join's configuration takes the locator's.
+ */
+const LOCATOR_ONLY = ["map"] as const;
+
+/** A configuration without its locator-only options. */
+function actorPart(config: TinyVlaConfig): TinyVlaConfig {
+  if (!config.locator) return config;
+  const locator = { ...config.locator };
+  for (const k of LOCATOR_ONLY) delete locator[k];
+  return { ...config, locator };
+}
+
+/** The actor's configuration with the locator's locator-only options. */
+function withLocatorOptions(actor: TinyVlaConfig, locator: TinyVlaConfig): TinyVlaConfig {
+  const own = actorPart(actor);
+  if (!own.locator || !locator.locator) return own;
+  const options = Object.fromEntries(
+    LOCATOR_ONLY.filter((k) => locator.locator?.[k] !== undefined).map((k) => [
+      k,
+      locator.locator?.[k],
+    ]),
+  );
+  return { ...own, locator: { ...own.locator, ...options } };
+}
 
 /** The manifest's training fields that say what both stages were trained on and how. */
 const RECIPE = [
@@ -33,7 +62,8 @@ export function mergeLocator(actorDir: string, locatorDir: string, out: string):
   };
   const same = "train both from the same data with the same options";
   if (!a.config.locator) refuse(`${actorDir} has no locator`, same);
-  if (!isDeepStrictEqual(a.config, b.config)) refuse("the two models' configurations differ", same);
+  if (!isDeepStrictEqual(actorPart(a.config), actorPart(b.config)))
+    refuse("the two models' configurations differ", same);
   if (!isDeepStrictEqual(a.text.toJson(), b.text.toJson()))
     refuse("the two models read text with different units", same);
   // What the two stages read must be the same too, or OUT would be neither training's result.
@@ -53,7 +83,7 @@ export function mergeLocator(actorDir: string, locatorDir: string, out: string):
   const weights = new Map(a.weights);
   for (const [name, data] of b.weights) if (name.startsWith("locator.")) weights.set(name, data);
   return saveWeights(out, {
-    config: a.config,
+    config: withLocatorOptions(a.config, b.config),
     text: a.text,
     weights,
     training: {

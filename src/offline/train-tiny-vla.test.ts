@@ -276,6 +276,36 @@ describe("training tiny-vla on the grammar's phrasings", () => {
     );
   });
 
+  it("trains a locator whose map reads the view, from scratch only, and joins its two halves", async () => {
+    const { root, train } = setup();
+    const opts = { grammar: "train", textUnits: "subword", locatorMap: "view" };
+    const one = await train("view", opts);
+    const loaded = loadWeights(join(root, "view"));
+    expect(loaded.config.locator?.map).toBe("view");
+    // Its weights load: the map's first layer is as wide as the point and the view it reads.
+    (await TinyVlaRuntime.create(loaded)).dispose();
+    await train("view-locator", { ...opts, steps: 1 });
+    // The option is the locator's alone: the actor of a training without it joins this
+    // locator as the one training with it, bytes and configuration.
+    const { locatorMap: _map, ...words } = opts;
+    await train("words-actor", { ...words, locatorSteps: 1 });
+    expect(
+      mergeLocator(join(root, "words-actor"), join(root, "view-locator"), join(root, "view-j")),
+    ).toBe(one.digest);
+    expect(loadWeights(join(root, "view-j")).config).toEqual(loaded.config);
+    // The other way round, a word-reading locator joined to a view actor reads words.
+    await train("view-actor", { ...opts, locatorSteps: 1 });
+    await train("words", words);
+    await train("words-locator", { ...words, steps: 1 });
+    expect(
+      mergeLocator(join(root, "view-actor"), join(root, "words-locator"), join(root, "j2")),
+    ).toBe(loadWeights(join(root, "words")).digest);
+    expect(loadWeights(join(root, "j2")).config.locator?.map).toBeUndefined();
+    await expect(
+      train("tuned", { ...opts, initFrom: join(root, "words-locator") }),
+    ).rejects.toThrow(/only in a training from scratch/);
+  });
+
   it("trains a word-by-word reader (text context) that loads, localises and acts, reproducibly", async () => {
     const { root, train } = setup();
     const opts = {

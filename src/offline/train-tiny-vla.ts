@@ -153,6 +153,11 @@ export interface TrainFromDatasetsOptions extends Omit<TrainOptions, "onProgress
    */
   locatorRefine?: boolean;
   /**
+   * What the locator's image-to-table map reads beside the image point (`TinyVlaConfig.locator.map`):
+   * "view", the features where it looked, instead of the words. From scratch only.
+   */
+  locatorMap?: "view";
+  /**
    * Aborted: stop after the step in progress (actor or locator), skip what is left, and write
    * the weights as they are then, the manifest saying where training stopped (`stopped`).
    */
@@ -466,6 +471,16 @@ export async function trainTinyVlaFromDatasets(
     config = { ...config, locator: { ...config.locator, context: true } };
     // The initial model has no context weights: zeros (initWeights' start) leave it unchanged.
     if (init) init = completeWeights(config, init, Rng.fromLabel("tiny-vla:context"));
+  }
+  if (o.locatorMap === "view" && config.locator?.map !== "view") {
+    if (!config.locator || prev) {
+      throw new ProvaelError(
+        "config/invalid",
+        "the locator's map can read the view instead of the words only in a training from scratch",
+        { hint: "train without --init, or drop --locator-map" },
+      );
+    }
+    config = { ...config, locator: { ...config.locator, map: "view" } };
   }
   // Added to a trained locator, the second look alone trains; from scratch, with the rest.
   const refineAlone = o.locatorRefine === true && prev?.config.locator?.refine === undefined;

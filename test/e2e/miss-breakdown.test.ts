@@ -12,8 +12,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { resolveAttacks } from "../../src/attacks/index.js";
-import { runAttack } from "../../src/runner/run.js";
-import { runStub, stubPlan } from "../support/stub-run.js";
+import { runStub } from "../support/stub-run.js";
 import { tempDir } from "../support/tmp.js";
 
 const SCRIPT = join(import.meta.dirname, "..", "..", "scripts", "miss-breakdown.mjs");
@@ -24,21 +23,13 @@ describe("scripts/miss-breakdown.mjs", () => {
   it("replays a miss exactly, sorts it, and leaves out a replay that is not the run's", async () => {
     const dir = tempDir();
     const run = join(dir, "run");
-    await runAttack({
-      plan: stubPlan({
-        policy: "tiny-vla",
-        suite: "tabletop",
-        tasks: ["pantry_orange_cup"],
-        arms: resolveAttacks(["none"]),
-        seed: 8,
-        seeds: 1,
-      }),
-      out: run,
-      resume: false,
-      concurrency: 1,
-      policyOptions: {},
-      commandLine: ["test"],
-      finish: { html: false },
+    await runStub(run, {
+      policy: "tiny-vla",
+      suite: "tabletop",
+      tasks: ["pantry_orange_cup"],
+      arms: resolveAttacks(["none"]),
+      seed: 8,
+      seeds: 1,
     });
     const r = breakdown(run);
     expect(r.status, r.stderr).toBe(0);

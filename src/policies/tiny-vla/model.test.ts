@@ -446,6 +446,41 @@ describe("tiny-vla model", () => {
     expect(last(withContext)).toBeLessThan(0.7 * last(without));
   });
 
+  it("a locator whose map reads the view places the point by what it looked at, not by the words", async () => {
+    const view = { ...withLocator, locator: { ...withLocator.locator, map: "view" as const } };
+    const w = initWeights(view, Rng.fromLabel("map-view"));
+    expect(w.get("locator.map.0.w")?.length).toBe((2 + 8) * 16);
+    // With the query's words weighed at zero, where it looks no longer depends on the words:
+    // the map reading the view then gives one position for two sentences, the word-reading
+    // map two.
+    const mute = (c: TinyVlaConfig) => {
+      const m = new Map(initWeights(c, Rng.fromLabel("map-view")));
+      m.set("locator.query.w", new Float32Array((m.get("locator.query.w") as Float32Array).length));
+      return m;
+    };
+    const { obs } = syntheticScene("map-view");
+    const at = async (c: TinyVlaConfig) => {
+      const rt = await TinyVlaRuntime.create({ config: c, text: tok, weights: mute(c) });
+      const a = Array.from(rt.localise({ ...obs, instruction: "pick up the red block" }));
+      const b = Array.from(rt.localise({ ...obs, instruction: "pick up the blue block" }));
+      rt.dispose();
+      return { a, b };
+    };
+    const seen = await at(view);
+    expect(seen.a).toEqual(seen.b);
+    const said = await at(withLocator);
+    expect(said.a).not.toEqual(said.b);
+    // And it trains as the word-reading map does.
+    const { history } = await trainLocator(syntheticLocatorSet(tok, 120, 32), view, w, {
+      seed: 0,
+      steps: 90,
+      batchSize: 16,
+      logEvery: 30,
+      learningRate: 1e-2,
+    });
+    expect(history[2]?.loss as number).toBeLessThan(0.8 * (history[0]?.loss as number));
+  });
+
   it("a locator's second look starts as no move, trains alone and sharpens the position", async () => {
     const base = withLocator;
     const set = syntheticLocatorSet(tok, 120, 32);

@@ -116,6 +116,16 @@ export interface TinyVlaConfig {
      * kept local it goes to the stronger one.
      */
     local?: number;
+    /**
+     * What the map from image point to table position reads beside the point: the words
+     * (absent, as every model before it) or "view", the patch features where the locator
+     * looked, weighted by its attention. The words tell the map which object it is placing
+     * (its height moves where its visible middle meets the table), but a sentence never seen
+     * moves that reading too: on v2.1's held-out phrasings of the blue ball the image point
+     * stayed within a fraction of a patch while the table position moved 1.7-3.9 cm. What the
+     * object looks like says the same without the sentence.
+     */
+    map?: "view";
   };
   chunk: number;
   actionDim: number;
@@ -277,7 +287,7 @@ export function weightShapes(cfg: TinyVlaConfig): [string, number[]][] {
             ["locator.refine.out.b", [2]],
           ] as [string, number[]][])
         : []),
-      ["locator.map.0.w", [2 + textWidth(cfg, dim), hidden]],
+      ["locator.map.0.w", [2 + (cfg.locator.map === "view" ? dim : textWidth(cfg, dim)), hidden]],
       ["locator.map.0.b", [hidden]],
       ["locator.map.1.w", [hidden, hidden]],
       ["locator.map.1.b", [hidden]],
@@ -1083,8 +1093,13 @@ export function locatorFirstLook(
     around.push(tf.mul(tf.sub(xy, centre), side / 2), xy);
     seenAround = tf.concat(around, 1);
   }
+  // With `map: "view"` the map reads what the locator looked at (no words): see the config.
+  const about =
+    cfg.locator?.map === "view"
+      ? tf.reshape(matMul(tf, tf.expandDims(attn, 1), g), [B, dim])
+      : words;
   const z0 = tf.relu(
-    dense(tf, tf.concat([xy, words], 1), W("locator.map.0.w"), W("locator.map.0.b")),
+    dense(tf, tf.concat([xy, about], 1), W("locator.map.0.w"), W("locator.map.0.b")),
   );
   const z1 = tf.relu(dense(tf, z0, W("locator.map.1.w"), W("locator.map.1.b")));
   const mapped = dense(tf, z1, W("locator.map.out.w"), W("locator.map.out.b"));
