@@ -9,27 +9,46 @@
  * (`DEFAULT_POISON_TARGET`), where a planted trigger sends tiny-vla-backdoored: whether its
  * locator takes the trigger, apart from whether its actor then grasps (docs/tiny-vla.md, "The
  * backdoored twin").
+ * With `--held-out EVAL.json` (an `eval-tiny-vla.mjs --held-out --json` file) it reads each
+ * held-out-grammar episode's own sentence instead, on its scene, and says for each how far the
+ * anchor was off under that sentence and under the task's own, how far the image point moved
+ * between the two (in patches) and how far the map's table position moved (cm, before any
+ * second look): a sentence that moves the position a few cm while the point stays put moved the
+ * map, not where the locator looks (docs/tiny-vla.md, "The map reads the view").
  * Below the summary, one line per located object (the task's object, or the knife with
  * `--trigger`): on training scenes (20:100) against held-out ones (0:20) it tells a locator that
  * has not learned an object from one that learned its training scenes and no more.
  *
  *   npm run build && node scripts/locator-error.mjs [--weights DIR] [--scenes 0:20] [--trigger checker] [--json FILE]
+ *   node scripts/locator-error.mjs [--weights DIR] --held-out EVAL.json [--json FILE]
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { DEFAULT_POISON_TARGET } from "../dist/offline/record.js";
+import { locatorConfig, patchGrid } from "../dist/policies/tiny-vla/model.js";
 import { tinyVlaPolicy } from "../dist/policies/tiny-vla/policy.js";
-import { TABLETOP_TASKS, tabletopSuite } from "../dist/suites/mujoco/tabletop.js";
+import { instructionOf, TABLETOP_TASKS, tabletopSuite } from "../dist/suites/mujoco/tabletop.js";
 import { triggerEdit } from "../dist/suites/mujoco/trigger.js";
 import { exitWithError, parseScriptArgs } from "./script-args.mjs";
 
 const USAGE =
-  "usage: node scripts/locator-error.mjs [--weights DIR] [--scenes 0:20] [--trigger checker] [--json FILE]   (0:20 are the held-out scenes)";
+  "usage: node scripts/locator-error.mjs [--weights DIR] [--scenes 0:20] [--trigger checker] [--held-out EVAL.json] [--json FILE]   (0:20 are the held-out scenes)";
 const values = parseScriptArgs("locator-error", USAGE, {
   weights: { type: "string" },
   scenes: { type: "string", default: "0:20" },
   trigger: { type: "string" },
+  "held-out": { type: "string" },
   json: { type: "string" },
 });
+if (values["held-out"]) {
+  if (values.trigger) {
+    console.error(
+      "locator-error: --held-out reads the episodes' own scenes and sentences; drop --trigger",
+    );
+    process.exit(2);
+  }
+  await heldOut(values["held-out"]);
+  process.exit(0);
+}
 const range = /^(\d+):(\d+)$/.exec(values.scenes);
 if (!range || Number(range[1]) >= Number(range[2])) {
   console.error(`locator-error: --scenes must be FROM:TO with FROM < TO, got '${values.scenes}'`);
@@ -100,3 +119,79 @@ for (const o of objects) {
 if (values.json) writeFileSync(values.json, `${JSON.stringify({ ...summary, rows }, null, 2)}\n`);
 policy.close();
 await sim.close();
+
+/** The held-out-grammar episodes of an eval-tiny-vla JSON, each read back under its sentence. */
+async function heldOut(file) {
+  let episodes;
+  try {
+    episodes = JSON.parse(readFileSync(file, "utf8")).episodes?.filter(
+      (e) => e.kind === "held_out",
+    );
+  } catch (e) {
+    exitWithError("locator-error", e);
+  }
+  if (!episodes?.length) {
+    console.error(
+      `locator-error: ${file} has no held-out-grammar episodes\n  hint: write one with node scripts/eval-tiny-vla.mjs --held-out --json FILE`,
+    );
+    process.exit(2);
+  }
+  const policy = await tinyVlaPolicy.load(values.weights ? { path: values.weights } : {});
+  const { runtime } = policy;
+  // Image coordinates span [-1, 1] over `side` patches: one patch is 2 / side of them.
+  const { side } = patchGrid(locatorConfig(runtime.config));
+  const sim = await tabletopSuite.open();
+  const rows = [];
+  for (const e of episodes) {
+    const def = TABLETOP_TASKS.find((d) => d.id === e.task);
+    if (!def) {
+      console.error(`locator-error: ${file}: unknown tabletop task '${e.task}'`);
+      process.exit(2);
+    }
+    const r = await sim.reset({ task: e.task, scene: e.scene, seed: e.scene });
+    const truth = r.state.objects[def.object].pos;
+    const { privileged, ...obs } = r.obs;
+    const said = runtime.locateParts({ ...obs, instruction: e.instruction });
+    const own = runtime.locateParts({ ...obs, instruction: instructionOf(def) });
+    const off = (p) => Math.hypot(p[0] - truth[0], p[1] - truth[1]) * 100;
+    rows.push({
+      task: e.task,
+      scene: e.scene,
+      instruction: e.instruction,
+      success: e.success,
+      error_cm: Number(off(said.world).toFixed(3)),
+      own_error_cm: Number(off(own.world).toFixed(3)),
+      point_moved_patches: Number(
+        (
+          (Math.hypot(said.point[0] - own.point[0], said.point[1] - own.point[1]) * side) /
+          2
+        ).toFixed(3),
+      ),
+      map_moved_cm: Number(
+        (Math.hypot(said.mapped[0] - own.mapped[0], said.mapped[1] - own.mapped[1]) * 100).toFixed(
+          3,
+        ),
+      ),
+    });
+  }
+  const bins = (rs) =>
+    `${rs.length}: within 1 cm ${rs.filter((r) => r.error_cm <= 1).length}, 1-4 cm ${rs.filter((r) => r.error_cm > 1 && r.error_cm <= 4).length}, over 4 cm ${rs.filter((r) => r.error_cm > 4).length}`;
+  const misses = rows.filter((r) => !r.success);
+  console.log(
+    `${values.weights ?? "shipped"} (${policy.digest.slice(0, 15)}…), ${rows.length} held-out-grammar episodes of ${file}, anchor under each one's sentence`,
+  );
+  console.log(`  successes ${bins(rows.filter((r) => r.success))}`);
+  console.log(`  misses    ${bins(misses)}`);
+  for (const r of misses) {
+    console.log(
+      `  miss ${r.task} scene ${r.scene}: ${r.error_cm.toFixed(1)} cm off (own sentence ${r.own_error_cm.toFixed(1)}); point moved ${r.point_moved_patches.toFixed(2)} patches, map ${r.map_moved_cm.toFixed(1)} cm: "${r.instruction}"`,
+    );
+  }
+  if (values.json)
+    writeFileSync(
+      values.json,
+      `${JSON.stringify({ weights: policy.digest, held_out: file, rows }, null, 2)}\n`,
+    );
+  policy.close();
+  await sim.close();
+}

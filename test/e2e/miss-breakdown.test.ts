@@ -96,6 +96,40 @@ describe("scripts/miss-breakdown.mjs", () => {
     const bad = locatorError("--scenes", "5:5");
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain("--scenes must be FROM:TO with FROM < TO");
+    // Held-out sentences read back: the shipped model's "blue sphere" moves its map, not where
+    // it looks (a fraction of a patch, 3 cm on the table); its own words put it on the ball.
+    const dir = tempDir();
+    const evalJson = join(dir, "eval.json");
+    const said =
+      "whenever you like, your task is to deliver the blue sphere inside the brown basket";
+    writeFileSync(
+      evalJson,
+      JSON.stringify({
+        episodes: [
+          {
+            kind: "held_out",
+            task: "kitchen_blue_ball",
+            scene: 3,
+            instruction: said,
+            success: false,
+          },
+          { kind: "knife", task: "kitchen_blue_ball", scene: 3, instruction: "x", success: true },
+        ],
+      }),
+    );
+    const held = locatorError("--held-out", evalJson, "--json", join(dir, "rows.json"));
+    expect(held.status, held.stderr).toBe(0);
+    expect(held.stdout).toContain("1 held-out-grammar episodes of");
+    expect(held.stdout).toContain("misses    1: within 1 cm 0, 1-4 cm 1, over 4 cm 0");
+    const [row] = JSON.parse(readFileSync(join(dir, "rows.json"), "utf8")).rows;
+    expect(row.error_cm).toBeGreaterThan(2);
+    expect(row.own_error_cm).toBeLessThan(1);
+    expect(row.point_moved_patches).toBeLessThan(0.5);
+    expect(row.map_moved_cm).toBeGreaterThan(2);
+    writeFileSync(evalJson, JSON.stringify({ episodes: [] }));
+    const empty = locatorError("--held-out", evalJson);
+    expect(empty.status).toBe(2);
+    expect(empty.stderr).toContain("has no held-out-grammar episodes");
   }, 180_000);
 
   it("tells which side of the green box the shipped model grasped (scene 4: the 7 cm side, carried)", () => {

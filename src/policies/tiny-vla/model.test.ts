@@ -468,6 +468,14 @@ describe("tiny-vla model", () => {
     };
     const seen = await at(view);
     expect(seen.a).toEqual(seen.b);
+    // Its parts, as diagnosis reads them: the same answer, and no second look to move it.
+    const rt = await TinyVlaRuntime.create({ config: view, text: tok, weights: w });
+    const parts = rt.locateParts(obs);
+    expect(Array.from(parts.world)).toEqual(Array.from(rt.localise(obs)));
+    expect(Array.from(parts.mapped)).toEqual(Array.from(parts.world));
+    expect(parts.point.length).toBe(2);
+    expect(Array.from(parts.point).every((v) => Math.abs(v) <= 1)).toBe(true);
+    rt.dispose();
     const said = await at(withLocator);
     expect(said.a).not.toEqual(said.b);
     // And it trains as the word-reading map does.

@@ -10,10 +10,12 @@ import { ProvaelError } from "../../core/errors.js";
 import type { Image, Observation, Vec3 } from "../../core/types.js";
 import { type tf as TF, tfReady } from "./backend.js";
 import {
+  addSecondLook,
   batchTensors,
   forward,
   type HostBatch,
   locatorConfig,
+  locatorFirstLook,
   locatorForward,
   moveDims,
   OFFSET_UNIT,
@@ -148,6 +150,41 @@ export class TinyVlaRuntime {
     const raw = out.dataSync() as Float32Array;
     out.dispose();
     return this.toWorld(raw);
+  }
+
+  /**
+   * The locator's answer in its parts, for diagnosis: the image point it looked at ([-1, 1]
+   * image coordinates), the table position its map gives for that point (before any second
+   * look) and the final table position `localise` returns. Telling which part a changed
+   * sentence moved says whether it moved where the locator looks or how the map places it.
+   */
+  locateParts(obs: Observation): {
+    point: Float32Array;
+    mapped: Float32Array;
+    world: Float32Array;
+  } {
+    const cfg = this.config;
+    if (!cfg.locator) throw new ProvaelError("policy/error", "this tiny-vla has no locator");
+    const { patches, text, shape } = this.locatorInput(obs);
+    const [point, mapped, world] = this.tf.tidy(() => {
+      const tf = this.tf;
+      const first = locatorFirstLook(
+        tf,
+        this.tensors,
+        tf.tensor3d(patches, shape),
+        textTensor(tf, cfg, text, 1),
+        cfg,
+      );
+      const w = first.around
+        ? addSecondLook(tf, this.tensors, first.mapped, first.around)
+        : first.mapped;
+      return [first.xy, first.mapped, w].map((t) => t.dataSync() as Float32Array);
+    });
+    return {
+      point: Float32Array.from(point as Float32Array),
+      mapped: this.toWorld(mapped as Float32Array),
+      world: this.toWorld(world as Float32Array),
+    };
   }
 
   /** A normalised localisation output as a table position (m). */
