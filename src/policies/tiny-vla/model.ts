@@ -985,17 +985,20 @@ export function locatorForward(
   return locatorOutputs(tf, w, patches, text, cfg).world;
 }
 
-/** The locator's table position and its per-patch scores [B, P] (for heatmap supervision). */
+/**
+ * The locator's table position, its per-patch scores [B, P] (for heatmap supervision), the image
+ * point and the table position its map gives before any second look (for diagnosis).
+ */
 export function locatorOutputs(
   tf: Tf,
   w: WeightTensors,
   patches: Tensor,
   text: TextTensors,
   cfg: TinyVlaConfig,
-): { world: Tensor; scores: Tensor; xy: Tensor } {
+): { world: Tensor; scores: Tensor; xy: Tensor; mapped: Tensor } {
   const first = locatorFirstLook(tf, w, patches, text, cfg);
   const world = first.around ? addSecondLook(tf, w, first.mapped, first.around) : first.mapped;
-  return { world, scores: first.scores, xy: first.xy };
+  return { world, scores: first.scores, xy: first.xy, mapped: first.mapped };
 }
 
 /**

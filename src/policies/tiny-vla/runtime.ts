@@ -10,13 +10,12 @@ import { ProvaelError } from "../../core/errors.js";
 import type { Image, Observation, Vec3 } from "../../core/types.js";
 import { type tf as TF, tfReady } from "./backend.js";
 import {
-  addSecondLook,
   batchTensors,
   forward,
   type HostBatch,
   locatorConfig,
-  locatorFirstLook,
   locatorForward,
+  locatorOutputs,
   moveDims,
   OFFSET_UNIT,
   patchGrid,
@@ -167,18 +166,14 @@ export class TinyVlaRuntime {
     if (!cfg.locator) throw new ProvaelError("policy/error", "this tiny-vla has no locator");
     const { patches, text, shape } = this.locatorInput(obs);
     const [point, mapped, world] = this.tf.tidy(() => {
-      const tf = this.tf;
-      const first = locatorFirstLook(
-        tf,
+      const out = locatorOutputs(
+        this.tf,
         this.tensors,
-        tf.tensor3d(patches, shape),
-        textTensor(tf, cfg, text, 1),
+        this.tf.tensor3d(patches, shape),
+        textTensor(this.tf, cfg, text, 1),
         cfg,
       );
-      const w = first.around
-        ? addSecondLook(tf, this.tensors, first.mapped, first.around)
-        : first.mapped;
-      return [first.xy, first.mapped, w].map((t) => t.dataSync() as Float32Array);
+      return [out.xy, out.mapped, out.world].map((t) => t.dataSync() as Float32Array);
     });
     return {
       point: Float32Array.from(point as Float32Array),
