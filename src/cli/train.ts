@@ -27,6 +27,7 @@ interface TrainFlags {
   validation: number;
   shift: number;
   stateNoise: number;
+  anchorNoise: number;
   locatorSteps: number;
   locatorSeed?: number;
   locatorScenes?: [number, number];
@@ -198,6 +199,12 @@ export function registerTrain(program: Command): void {
       TRAIN_DEFAULTS.stateNoise,
     )
     .option(
+      "--anchor-noise <m>",
+      "std (m) of Gaussian noise on the object position the actor reads in training, per axis and sample (at run time it is the locator's, off by its error)",
+      fraction("--anchor-noise", 0.1),
+      TRAIN_DEFAULTS.anchorNoise,
+    )
+    .option(
       "--image-size <n>",
       "network input size (default 64)",
       integer("--image-size", { min: 8 }),
@@ -308,6 +315,7 @@ export function registerTrain(program: Command): void {
           validation: flags.validation,
           shift: flags.shift,
           stateNoise: flags.stateNoise,
+          anchorNoise: flags.anchorNoise,
           locatorSteps: flags.locatorSteps,
           ...(flags.locatorScenes ? { locatorScenes: flags.locatorScenes } : {}),
           ...(flags.locatorSeed !== undefined ? { locatorSeed: flags.locatorSeed } : {}),
