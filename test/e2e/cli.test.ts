@@ -296,6 +296,25 @@ describe("provael train --locator-steps 0", () => {
   });
 });
 
+describe("provael train --anchor-noise", () => {
+  it("is refused out of [0, 0.1] m, before any data is read", () => {
+    const out = join(tempDir(), "w");
+    const r = runCli([
+      "train",
+      "tiny-vla",
+      "--data",
+      "/nonexistent",
+      "--out",
+      out,
+      "--anchor-noise",
+      "1.5",
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--anchor-noise must be a number in [0, 0.1], got '1.5'");
+    expect(existsSync(out)).toBe(false);
+  });
+});
+
 describe("provael train, interrupted", () => {
   it("finishes the step in progress on Ctrl-C, writes the weights so far, and says where it stopped (exit 130)", async () => {
     const root = tempDir();
@@ -308,7 +327,20 @@ describe("provael train, interrupted", () => {
     const out = join(root, "w");
     const child = spawn(
       process.execPath,
-      [CLI, "train", "tiny-vla", "--data", data, "--out", out, "--steps", "1000"],
+      // A noise on the anchor other than the default: the manifest says what the actor ran with.
+      [
+        CLI,
+        "train",
+        "tiny-vla",
+        "--data",
+        data,
+        "--out",
+        out,
+        "--steps",
+        "1000",
+        "--anchor-noise",
+        "0.004",
+      ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     let stderr = "";
@@ -334,6 +366,7 @@ describe("provael train, interrupted", () => {
     const manifest = JSON.parse(readFileSync(join(out, "manifest.json"), "utf8"));
     expect(manifest.training.stopped).toEqual({ stage: "actor", step, of: 1000 });
     expect(manifest.training.locator).toBeUndefined();
+    expect(manifest.training.anchor_noise).toBe(0.004);
     const log = JSON.parse(readFileSync(join(out, "training-log.json"), "utf8"));
     // The loss history ends at the step the weights are from.
     expect(log.history.at(-1).step).toBe(step);
