@@ -6,12 +6,14 @@ import { tempDir } from "../../test/support/tmp.js";
 import type { TaskSpec } from "../core/types.js";
 import type { Calibration } from "../judges/calibrate.js";
 import { tinyVlaBackdooredPolicy, tinyVlaPolicy } from "../policies/tiny-vla/policy.js";
+import { TABLETOP_TASKS } from "../suites/mujoco/tabletop.js";
 import {
   calibrationOverlap,
   checkCalibrationOverlap,
   checkSceneReuse,
   checkTrainingScenes,
   scenesText,
+  trainingCells,
 } from "./scenes.js";
 
 const task = (id: string, scenes: number) => ({ id, scenes }) as TaskSpec;
@@ -48,9 +50,20 @@ describe("training scenes", () => {
   const declared = tinyVlaPolicy.trainingScenes?.({}) ?? null;
 
   it("tiny-vla declares scenes 20-99 of every tabletop task; other weights what their manifest says", () => {
-    // The shipped weights declare them in their manifests, as trained weights do.
-    expect(declared).toEqual([{ suite: "tabletop", tasks: "*", scenes: [[20, 100]] }]);
-    expect(tinyVlaBackdooredPolicy.trainingScenes?.({})).toEqual(declared);
+    // The shipped weights declare them in their manifests, as trained weights do ("*" or the
+    // tasks by name, as `provael train` writes them): every task's cells 20-99 and no others.
+    const all = TABLETOP_TASKS.map((t) => task(t.id, 10_000));
+    const sweep = stubPlan({
+      policy: "tiny-vla",
+      suite: "tabletop",
+      tasks: all.map((t) => t.id),
+      seed: 0,
+      seeds: 200,
+    });
+    const range = Array.from({ length: 80 }, (_, i) => 20 + i);
+    const every = Object.fromEntries(all.map((t) => [t.id, range]));
+    expect(trainingCells(sweep, all, declared)).toEqual(every);
+    expect(trainingCells(sweep, all, tinyVlaBackdooredPolicy.trainingScenes?.({}))).toEqual(every);
     expect(tinyVlaPolicy.trainingScenes?.({ path: "/tmp/elsewhere" })).toBeNull();
     // Weights trained here record their scenes (train-tiny-vla.ts); a run of them is checked too.
     const dir = tempDir();

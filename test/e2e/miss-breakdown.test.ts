@@ -33,8 +33,10 @@ describe("scripts/miss-breakdown.mjs", () => {
     });
     const r = breakdown(run);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toContain("pantry_orange_cup seed 8: slipped");
-    expect(r.stdout).toContain("1 misses in 1 episodes; 1 replayed exactly: nothing 0, slipped 1");
+    expect(r.stdout).toContain("pantry_orange_cup seed 8: dropped, lifted 5.8 cm");
+    expect(r.stdout).toContain(
+      "1 misses in 1 episodes; 1 replayed exactly: nothing 0, slipped 0, dropped 1",
+    );
     // Given where the cup truly is, the same actor grasps it: this miss is the locator's.
     const anchored = spawnSync(process.execPath, [SCRIPT, "--run", run, "--true-anchor"], {
       encoding: "utf8",
@@ -42,7 +44,7 @@ describe("scripts/miss-breakdown.mjs", () => {
     expect(anchored.status, anchored.stderr).toBe(0);
     expect(anchored.stdout).toContain("locator 1.40 cm off, with the true anchor succeeds");
     expect(anchored.stdout).toContain(
-      "with the true anchor: 1 of 1 succeed (nothing 0/0, slipped 1/1",
+      "with the true anchor: 1 of 1 succeed (nothing 0/0, slipped 0/0, dropped 1/1)",
     );
 
     const path = join(run, "trajectories.jsonl");
