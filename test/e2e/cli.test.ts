@@ -276,42 +276,29 @@ describe("a reader that closes the pipe early (`provael list-attacks | head`)", 
   });
 });
 
+/** `provael train tiny-vla` on data that does not exist, with `flags`: what it says and writes. */
+function trainRefused(...flags: string[]) {
+  const out = join(tempDir(), "w");
+  const r = runCli(["train", "tiny-vla", "--data", "/nonexistent", "--out", out, ...flags]);
+  return { ...r, wrote: existsSync(out) };
+}
+
 describe("provael train --locator-steps 0", () => {
   it("is refused without --init, before any data is read (there is no locator to keep)", () => {
-    const out = join(tempDir(), "w");
-    const r = runCli([
-      "train",
-      "tiny-vla",
-      "--data",
-      "/nonexistent",
-      "--out",
-      out,
-      "--locator-steps",
-      "0",
-    ]);
+    const r = trainRefused("--locator-steps", "0");
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--locator-steps 0 keeps the initial model's locator/);
     expect(r.stderr).toContain("--init");
-    expect(existsSync(out)).toBe(false);
+    expect(r.wrote).toBe(false);
   });
 });
 
 describe("provael train --anchor-noise", () => {
   it("is refused out of [0, 0.1] m, before any data is read", () => {
-    const out = join(tempDir(), "w");
-    const r = runCli([
-      "train",
-      "tiny-vla",
-      "--data",
-      "/nonexistent",
-      "--out",
-      out,
-      "--anchor-noise",
-      "1.5",
-    ]);
+    const r = trainRefused("--anchor-noise", "1.5");
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("--anchor-noise must be a number in [0, 0.1], got '1.5'");
-    expect(existsSync(out)).toBe(false);
+    expect(r.wrote).toBe(false);
   });
 });
 
