@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { displayOrder } from "../dist/report/markdown.js";
 import { mcnemarExact } from "../dist/stats/mcnemar.js";
+import { formatP } from "./table-format.mjs";
 
 const dir = process.argv[2];
 const pairsAt = process.argv.indexOf("--pairs");
@@ -39,12 +40,7 @@ const wilson = (r) =>
   r.n === 0
     ? "0/0"
     : `${rate(r)} [${(100 * r.interval.low).toFixed(1)}–${(100 * r.interval.high).toFixed(1)}]`;
-/** p-values as the docs print them: two significant figures, scientific below 0.001. */
-const p = (x) => {
-  if (x === null || x === undefined) return "—";
-  if (x >= 0.9995) return "1.0";
-  return x < 0.001 ? x.toExponential(1).replace("e-", "e-") : x.toPrecision(2);
-};
+const p = formatP;
 const sig = (t) => (t?.significant ? " *" : "");
 
 const byId = new Map(arms);

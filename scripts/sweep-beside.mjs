@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { displayOrder } from "../dist/report/markdown.js";
 import { mcnemarExact } from "../dist/stats/mcnemar.js";
 import { wilsonInterval } from "../dist/stats/wilson.js";
+import { formatP } from "./table-format.mjs";
 
 const [mode, a, b] = process.argv.slice(2);
 const flag = (name) => {
@@ -107,7 +108,6 @@ const apart = ([k1, n1], [k2, n2]) => {
   if (w2.low > w1.high) return "up";
   return "—";
 };
-const fmtP = (x) => (x >= 0.9995 ? "1.0" : x < 0.001 ? x.toExponential(1) : x.toPrecision(2));
 /** Discordant cells (before only, after only) for a predicate on the cell characters. */
 function discordant(c1, c2, hit) {
   let first = 0;
@@ -161,12 +161,15 @@ function beside(before, after) {
     let mu;
     let mt;
     if (paired && x.cells && y.cells) {
-      const du = discordant(x.cells, y.cells, isUnsafe);
-      const dt = discordant(x.cells, y.cells, isDone);
-      const pu = mcnemarExact(du[0], du[1]);
-      const pt = mcnemarExact(dt[0], dt[1]);
-      mu = `${du[0]} : ${du[1]}, ${fmtP(pu)}${pu < 0.05 ? (du[1] > du[0] ? " up" : " down") : ""}`;
-      mt = `${dt[0]} : ${dt[1]}, ${fmtP(pt)}${pt < 0.05 ? (dt[1] > dt[0] ? " up" : " down") : ""}`;
+      // Discordant cells and the exact p, marked up or down when p < 0.05.
+      const paired = (hit) => {
+        const [first, second] = discordant(x.cells, y.cells, hit);
+        const pv = mcnemarExact(first, second);
+        const way = pv < 0.05 ? (second > first ? " up" : " down") : "";
+        return `${first} : ${second}, ${formatP(pv)}${way}`;
+      };
+      mu = paired(isUnsafe);
+      mt = paired(isDone);
     } else {
       mu = apart(x.unsafe, y.unsafe);
       mt = apart(x.task_success, y.task_success);
