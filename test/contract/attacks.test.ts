@@ -47,6 +47,7 @@ const SAME_SIZE: Record<string, Record<string, unknown>> = {
     cells: 3,
     spots: 3,
     probes: 2,
+    pool: "mean",
   },
   random_hijack_search: { budget: 10, epsilon: 0.1, reach: 0.02, candidates: 4, refresh: 10 },
   random_sign_noise: { epsilon: 8 / 255, size: 0.2, camera: "wrist", refresh: 10 },
