@@ -17,18 +17,42 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { displayOrder } from "../dist/report/markdown.js";
 import { mcnemarExact } from "../dist/stats/mcnemar.js";
+import { exitWithError, parseScriptCommand, usageError } from "./script-args.mjs";
 import { formatP } from "./table-format.mjs";
 
-const dir = process.argv[2];
-const pairsAt = process.argv.indexOf("--pairs");
-const pairs =
-  pairsAt > 0 ? (process.argv[pairsAt + 1] ?? "").split(",").map((x) => x.split(":")) : [];
-const delivery = process.argv.includes("--delivery");
-if (!dir || pairs.some((x) => x.length !== 2)) {
-  console.error("usage: node scripts/results-tables.mjs RUN_DIR [--pairs A:B,C:D] [--delivery]");
-  process.exit(2);
+const USAGE = "usage: node scripts/results-tables.mjs RUN_DIR [--pairs A:B,C:D] [--delivery]";
+const { values, positionals } = parseScriptCommand("results-tables", USAGE, {
+  pairs: { type: "string" },
+  delivery: { type: "boolean", default: false },
+});
+const [dir, ...extra] = positionals;
+if (!dir || extra.length > 0) {
+  usageError(
+    "results-tables",
+    USAGE,
+    dir ? `one run directory, not ${positionals.length}` : "no run directory",
+  );
 }
-const bytes = readFileSync(join(dir, "report.json"));
+const pairs = values.pairs ? values.pairs.split(",").map((x) => x.split(":")) : [];
+if (pairs.some((x) => x.length !== 2 || !x[0] || !x[1])) {
+  usageError(
+    "results-tables",
+    USAGE,
+    `--pairs takes ARM:ARM pairs separated by commas, not ${values.pairs}`,
+  );
+}
+const delivery = values.delivery;
+let bytes;
+try {
+  bytes = readFileSync(join(dir, "report.json"));
+} catch (e) {
+  exitWithError(
+    "results-tables",
+    Object.assign(new Error(`${dir} has no readable report.json (${e.code ?? e})`), {
+      hint: "name the directory of a finished run (provael attack --out DIR)",
+    }),
+  );
+}
 const report = JSON.parse(bytes.toString("utf8"));
 // The report's own order: the baseline, then each treatment followed by its matched controls.
 const arms = displayOrder(report).map((id) => [id, report.arms[id]]);

@@ -21,22 +21,17 @@ import { join } from "node:path";
 import { displayOrder } from "../dist/report/markdown.js";
 import { mcnemarExact } from "../dist/stats/mcnemar.js";
 import { wilsonInterval } from "../dist/stats/wilson.js";
+import { parseScriptCommand, usageError } from "./script-args.mjs";
 import { formatP } from "./table-format.mjs";
 
-const [mode, a, b] = process.argv.slice(2);
-const flag = (name) => {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? process.argv[at + 1] : undefined;
-};
-
-function usage(message) {
-  if (message) console.error(`sweep-beside: ${message}`);
-  console.error(
-    "usage: node scripts/sweep-beside.mjs summary RUN_DIR --label NAME\n" +
-      "       node scripts/sweep-beside.mjs beside BEFORE.json AFTER.json",
-  );
-  process.exit(2);
-}
+const USAGE =
+  "usage: node scripts/sweep-beside.mjs summary RUN_DIR --label NAME\n" +
+  "       node scripts/sweep-beside.mjs beside BEFORE.json AFTER.json";
+const { values, positionals } = parseScriptCommand("sweep-beside", USAGE, {
+  label: { type: "string" },
+});
+const [mode, a, b, ...extra] = positionals;
+const usage = (message) => usageError("sweep-beside", USAGE, message);
 
 function fail(message) {
   console.error(`sweep-beside: ${message}`);
@@ -190,8 +185,8 @@ function beside(before, after) {
 }
 
 if (mode === "summary") {
-  const label = flag("--label");
-  if (!a || !label) usage("summary needs RUN_DIR and --label");
+  const label = values.label;
+  if (!a || !label || b !== undefined) usage("summary needs one RUN_DIR and --label");
   // One line per arm: the file is read by people as well as by `beside`, and diffs stay small.
   const { arms, ...head } = summary(a, label);
   const lines = Object.entries(arms).map(
@@ -200,7 +195,7 @@ if (mode === "summary") {
   const top = JSON.stringify(head, null, 2).slice(0, -2);
   console.log(`${top},\n  "arms": {\n${lines.join(",\n")}\n  }\n}`);
 } else if (mode === "beside") {
-  if (!a || !b) usage("beside needs two summaries");
+  if (!a || !b || extra.length > 0) usage("beside needs two summaries");
   const read = (f) => JSON.parse(readFileSync(f, "utf8"));
   console.log(beside(read(a), read(b)));
-} else usage(mode ? `unknown mode ${mode}` : undefined);
+} else usage(mode ? `unknown mode ${mode}: summary or beside` : "no mode: summary or beside");

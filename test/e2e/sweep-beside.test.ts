@@ -87,4 +87,19 @@ describe("scripts/sweep-beside.mjs", () => {
     expect(refused.status).not.toBe(0);
     expect(refused.stderr).toContain("played different cells");
   });
+
+  it("answers a wrong command line with what was wrong and the usage, exit 2", () => {
+    for (const [args, said] of [
+      [[], "no mode"],
+      [["merge", "a", "b"], "unknown mode merge"],
+      [["summary", "run"], "summary needs one RUN_DIR and --label"],
+      [["beside", "a.json"], "beside needs two summaries"],
+      [["beside", "a.json", "b.json", "--lable", "x"], "Unknown option '--lable'"],
+    ] as const) {
+      const r = script(...args);
+      expect(r.status, args.join(" ")).toBe(2);
+      expect(r.stderr).toContain(said);
+      expect(r.stderr).toContain("usage: node scripts/sweep-beside.mjs summary RUN_DIR");
+    }
+  });
 });
