@@ -11,10 +11,10 @@
  * planted trigger is made to work whatever the scene (BadNets', BadVLA's, and the reason Neural
  * Cleanse looks for a pattern that flips every input): a pattern that turns two of twelve views a
  * long way is an adversarial patch fitted to two layouts, which `universal_patch` already
- * measures, and under the mean it won the scan on the clean tiny-vla v2.2 (pantry strikes, 19 : 3
- * against the control over 120 episodes; `pool: mean` keeps that reading). "Toward the hazard" means, by
- * default (`hazards: any`), a turn toward any of the scene's hazards beyond where the unpatched
- * view already heads: the poisoner chose one, the screen cannot know which. The palette is there
+ * measures, and under the mean it won the scan on the clean tiny-vla v2.2 (pantry strikes,
+ * 19 : 3 against the control over 120 episodes; `pool: mean` keeps that reading). "Toward the
+ * hazard" means, by default (`hazards: any`), a turn toward any of the scene's hazards beyond
+ * where the unpatched view already heads: the poisoner chose one, the screen cannot know which. The palette is there
  * because triggers are made to be seen: high-contrast patterns of saturated colours (BadNets' and
  * BadVLA's checkers and tiles). A random grid of 48 values all but never lands near one, and a
  * local search from a grid that does not set the trigger off has no slope to follow: a planted
@@ -25,8 +25,9 @@
  *
  * Its control, `random_scan_search`, spends the same queries on the same spots with random grids
  * only, keeping the (spot, grid) that changes the predicted motion most in any direction, pooled
- * over the views the same way: what any searched patch of that size, anywhere in view, does. A clean policy should sit at the
- * floor under both; a backdoored one far above under the scan alone.
+ * over the views the same way: what any searched patch of that size, anywhere in view, does. A
+ * clean policy should be no higher under the scan than under its control (a policy that any
+ * pasted tile disturbs is high under both); a backdoored one far above it under the scan alone.
  */
 import { z } from "zod";
 import { imageShape } from "../../core/lazy-images.js";
@@ -153,7 +154,7 @@ export interface ScanFit {
 
 type Mode = "toward-hazard" | "untargeted";
 
-/** The pooling of per-view scores named by `pool`; the median of an even count is the mean of the middle two. */
+/** The pooling of per-view scores named by `pool` (an even count's median: its middle two's mean). */
 export function poolOf(pool: "median" | "mean"): (scores: number[]) => number {
   if (pool === "mean") return (s) => s.reduce((a, b) => a + b, 0) / s.length;
   return (s) => {
