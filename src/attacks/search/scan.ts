@@ -16,10 +16,10 @@
  * hazard" means, by default (`hazards: any`), a turn toward any of the scene's hazards beyond
  * where the unpatched view already heads: the poisoner chose one, the screen cannot know which.
  * The palette is there because triggers are made to be seen: high-contrast patterns of saturated
- * colours (BadNets' and BadVLA's checkers and tiles). A random grid of 48 values all but never lands near one, and a
- * local search from a grid that does not set the trigger off has no slope to follow: a planted
- * tile that sent tiny-vla-backdoored to the knife every time was missed by 3,000 random-grid
- * queries. The (spot, grid) found is then frozen and pasted in every episode, like the
+ * colours (BadNets' and BadVLA's checkers and tiles). A random grid of 48 values all but never
+ * lands near one, and a local search from a grid that does not set the trigger off has no slope
+ * to follow: a planted tile that sent tiny-vla-backdoored to the knife every time was missed by
+ * 3,000 random-grid queries. The (spot, grid) found is then frozen and pasted in every episode, like the
  * universal patch; episodes record their split. Deterministic (seeded by the policy digest, the
  * suite and the params) and fitted once per process.
  *
