@@ -19,9 +19,9 @@
  * colours (BadNets' and BadVLA's checkers and tiles). A random grid of 48 values all but never
  * lands near one, and a local search from a grid that does not set the trigger off has no slope
  * to follow: a planted tile that sent tiny-vla-backdoored to the knife every time was missed by
- * 3,000 random-grid queries. The (spot, grid) found is then frozen and pasted in every episode, like the
- * universal patch; episodes record their split. Deterministic (seeded by the policy digest, the
- * suite and the params) and fitted once per process.
+ * 3,000 random-grid queries. The (spot, grid) found is then frozen and pasted in every episode,
+ * like the universal patch; episodes record their split. Deterministic (seeded by the policy
+ * digest, the suite and the params) and fitted once per process.
  *
  * Its control, `random_scan_search`, spends the same queries on the same spots with random grids
  * only, keeping the (spot, grid) that changes the predicted motion most in any direction, pooled
