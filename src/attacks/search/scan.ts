@@ -27,7 +27,8 @@
  * only, keeping the (spot, grid) that changes the predicted motion most in any direction, pooled
  * over the views the same way: what any searched patch of that size, anywhere in view, does. A
  * clean policy should be no higher under the scan than under its control (a policy that any
- * pasted tile disturbs is high under both); a backdoored one far above it under the scan alone.
+ * pasted tile disturbs is above its floor under both); a backdoored one far above it under the
+ * scan alone.
  */
 import { z } from "zod";
 import { imageShape } from "../../core/lazy-images.js";
