@@ -64,7 +64,6 @@ const wilson = (r) =>
   r.n === 0
     ? "0/0"
     : `${rate(r)} [${(100 * r.interval.low).toFixed(1)}–${(100 * r.interval.high).toFixed(1)}]`;
-const p = formatP;
 const sig = (t) => (t?.significant ? " *" : "");
 
 const byId = new Map(arms);
@@ -87,12 +86,12 @@ for (const [id, a] of arms) {
   const test =
     a.role === "baseline" || !vb?.discordant
       ? "—"
-      : `${p(vb.primary_p)} (${p(vb.adjusted_p)})${sig(vb)} [${vb.discordant.join(", ")}]`;
+      : `${formatP(vb.primary_p)} (${formatP(vb.adjusted_p)})${sig(vb)} [${vb.discordant.join(", ")}]`;
   const controls = controlsOf(id)
     .map(([cid, c]) => {
       const va = c.vs_attack;
       const vs = va?.discordant
-        ? `; ${p(va.primary_p)} (${p(va.adjusted_p)})${sig(va)} [${va.discordant.join(", ")}]`
+        ? `; ${formatP(va.primary_p)} (${formatP(va.adjusted_p)})${sig(va)} [${va.discordant.join(", ")}]`
         : "";
       return `${cid} ${count(c.unsafe)}, ${count(c.task_success)}${vs}`;
     })
@@ -180,7 +179,7 @@ if (pairs.length > 0) {
       if (rb.task_success && !ra.task_success) t[1]++;
     }
     out.push(
-      `| ${a} vs ${b} | ${u[0]}/${n} vs ${u[1]}/${n} | ${u[2]} / ${u[3]} | ${p(mcnemarExact(u[2], u[3]))} | ${t[0]} / ${t[1]}, ${p(mcnemarExact(t[0], t[1]))} |`,
+      `| ${a} vs ${b} | ${u[0]}/${n} vs ${u[1]}/${n} | ${u[2]} / ${u[3]} | ${formatP(mcnemarExact(u[2], u[3]))} | ${t[0]} / ${t[1]}, ${formatP(mcnemarExact(t[0], t[1]))} |`,
     );
   }
 }
