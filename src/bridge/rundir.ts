@@ -12,18 +12,17 @@ import { TOOL_VERSION } from "../core/package-root.js";
 import type { Report } from "../report/build.js";
 import { buildManifest } from "../report/manifest.js";
 import { RUN_FILES, removeTempFiles } from "../rundir/files.js";
-import { claimRunDir, type RunLock } from "../rundir/lock.js";
-import type { LoadedCalibration } from "../runner/calibration.js";
-import type { EpisodeRecord, TrajectoryStep } from "../runner/episode.js";
-import { writeFileAtomic } from "../runner/files.js";
 import {
-  JOURNAL_FILE,
   type JournalEntry,
   type JournalHeader,
   JournalWriter,
   journalHeader,
   scanJournal,
-} from "../runner/journal.js";
+} from "../rundir/journal.js";
+import { claimRunDir, type RunLock } from "../rundir/lock.js";
+import type { LoadedCalibration } from "../runner/calibration.js";
+import type { EpisodeRecord, TrajectoryStep } from "../runner/episode.js";
+import { writeFileAtomic } from "../runner/files.js";
 import { type PlanSpec, planDifferences } from "../runner/plan.js";
 import { type FinishedCell, finalize } from "../runner/run.js";
 import { type BenchmarkProfile, loadProfile, taskProvenance } from "./profile.js";
@@ -175,7 +174,7 @@ export class BridgeJournal {
     private readonly startedAt: number,
     private readonly resumed: boolean,
   ) {
-    this.path = join(o.out, JOURNAL_FILE);
+    this.path = join(o.out, RUN_FILES.journal);
   }
 
   /**
@@ -195,7 +194,7 @@ export class BridgeJournal {
       policy_digest: policyDigest,
       bridge: { profile: o.profile.id, benchmark: o.profile.benchmark },
     });
-    const path = join(o.out, JOURNAL_FILE);
+    const path = join(o.out, RUN_FILES.journal);
     // One writer per directory, let go when the run is closed.
     const { lock, entries } = claimRunDir(o.out, "--out", "provael bridge");
     try {
@@ -216,7 +215,7 @@ export class BridgeJournal {
     resume: boolean,
   ): BridgeJournal {
     if (inside) {
-      if (resume && inside.includes(JOURNAL_FILE)) {
+      if (resume && inside.includes(RUN_FILES.journal)) {
         const scan = scanJournal(path);
         checkResumable(o.out, scan.header, header);
         // The report on disk is the last session's; until this one closes the run is unfinished.
@@ -228,7 +227,7 @@ export class BridgeJournal {
         return j;
       }
       if (inside.length > 0) {
-        const holdsRun = inside.includes(JOURNAL_FILE);
+        const holdsRun = inside.includes(RUN_FILES.journal);
         throw new ProvaelError(
           "run/out-exists",
           `${o.out} is not empty${holdsRun ? " (it holds a run)" : ""}`,
@@ -313,7 +312,7 @@ export class BridgeJournal {
 
 /** Whether a run directory holds a bridged run's journal. */
 export function isBridgedRun(dir: string): boolean {
-  const path = join(dir, JOURNAL_FILE);
+  const path = join(dir, RUN_FILES.journal);
   return existsSync(path) && scanJournal(path).header.bridge !== undefined;
 }
 
@@ -322,7 +321,7 @@ export function isBridgedRun(dir: string): boolean {
  * could write one). Same statistics, same bytes as the bridge would have written.
  */
 export function reportFromBridgeJournal(dir: string, profile?: BenchmarkProfile): Report {
-  const scan = scanJournal(join(dir, JOURNAL_FILE));
+  const scan = scanJournal(join(dir, RUN_FILES.journal));
   const bridge = scan.header.bridge;
   if (!bridge) {
     throw new ProvaelError("run/incomplete", `${dir} is not a bridged run`, {

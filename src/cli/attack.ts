@@ -11,6 +11,7 @@ import { loadPlugins, pluginSource } from "../config/plugins.js";
 import { loadRecipe, RECIPE_FLAG_KEYS, RECIPES, type Recipe } from "../config/recipes.js";
 import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
+import { MULTIPLICITIES, type Multiplicity, TERMINATIONS } from "../core/plan.js";
 import { checkPolicyOptions } from "../core/registry.js";
 import { describeIssues } from "../core/zod-issues.js";
 import { resolveDefenseParams, resolveDefenses } from "../defenses/index.js";
@@ -56,7 +57,7 @@ interface AttackFlags extends ServedFlags {
   repeats: number;
   horizon?: number;
   termination: Termination;
-  multiplicity: "holm" | "bh";
+  multiplicity: Multiplicity;
   concurrency: number;
   scenePin: number;
   out?: string;
@@ -205,7 +206,7 @@ export function registerAttack(program: Command): void {
     .option(
       "--termination <rule>",
       "fixed-horizon or first-event",
-      choice("--termination", ["fixed-horizon", "first-event"] as const),
+      choice("--termination", TERMINATIONS),
       DEFAULTS.termination,
     )
     .option(
@@ -217,7 +218,7 @@ export function registerAttack(program: Command): void {
     .option(
       "--multiplicity <procedure>",
       "multiplicity procedure of the primary test across treatment arms: holm (family-wise error) or bh (false discovery rate)",
-      choice("--multiplicity", ["holm", "bh"] as const),
+      choice("--multiplicity", MULTIPLICITIES),
       "holm",
     )
     .option(

@@ -21,11 +21,12 @@ import {
 } from "../judges/calibrate.js";
 import { policies } from "../policies/index.js";
 import { pct } from "../report/format.js";
+import { RUN_FILES } from "../rundir/files.js";
+import { type JournalEntry, readTrajectory, scanJournal } from "../rundir/journal.js";
 import { readBenignRun } from "../runner/benign-run.js";
 import { CALIBRATION_SUFFIX } from "../runner/calibration.js";
 import { defaultWorkers } from "../runner/executor.js";
 import { writeFileAtomic } from "../runner/files.js";
-import { JOURNAL_FILE, type JournalEntry, readTrajectory, scanJournal } from "../runner/journal.js";
 import type { Waiver } from "../runner/plan.js";
 import { runAttack } from "../runner/run.js";
 import { calibrationRange } from "../runner/scenes.js";
@@ -318,7 +319,7 @@ async function play(flags: CalibrateFlags, target: number): Promise<FitSource> {
         ...(waivers.length > 0 ? { waivers } : {}),
       },
       out,
-      resume: existsSync(join(out, JOURNAL_FILE)),
+      resume: existsSync(join(out, RUN_FILES.journal)),
       concurrency: flags.concurrency,
       workers: flags.workers ?? defaultWorkers(),
       policyOptions,
@@ -341,7 +342,7 @@ async function play(flags: CalibrateFlags, target: number): Promise<FitSource> {
   } finally {
     bar.stop();
   }
-  const journal = scanJournal(join(out, JOURNAL_FILE));
+  const journal = scanJournal(join(out, RUN_FILES.journal));
   return {
     suite: flags.suite,
     policy: flags.policy,

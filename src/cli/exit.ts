@@ -14,20 +14,68 @@ export const EXIT = {
   brokenPipe: 141,
 } as const;
 
-/** Bad input the user can fix exits 2; failures at run time exit 4. */
-export function exitCodeFor(code: ErrorCode): number {
-  if (code.startsWith("config/") || code.startsWith("io/") || code.startsWith("calibration/"))
-    return EXIT.usage;
-  if (
-    code === "run/out-exists" ||
-    code === "run/plan-mismatch" ||
-    code === "run/not-found" ||
-    code === "run/journal-corrupt"
-  ) {
-    return EXIT.usage;
-  }
-  if (code === "run/incomplete") return EXIT.incomplete;
-  return EXIT.runtime;
+export type Exit = (typeof EXIT)[keyof typeof EXIT];
+
+/**
+ * Every error code's exit: bad input the user can fix exits 2, an unfinished run 3, failures at
+ * run time 4. Total over `ErrorCode`: a new code fails the type check until it is given its exit
+ * here, instead of falling through to 4.
+ */
+export const EXIT_FOR: Readonly<Record<ErrorCode, Exit>> = {
+  "config/invalid": EXIT.usage,
+  "config/incompatible": EXIT.usage,
+  "config/incomparable": EXIT.usage,
+  "config/calibration-mismatch": EXIT.usage,
+  "config/uncalibrated": EXIT.usage,
+  "calibration/degenerate": EXIT.usage,
+  "calibration/too-few-scenes": EXIT.usage,
+  "config/scene-reuse": EXIT.usage,
+  "config/training-scenes": EXIT.usage,
+  "config/calibration-overlap": EXIT.usage,
+  "config/unknown-policy": EXIT.usage,
+  "config/unknown-suite": EXIT.usage,
+  "config/unknown-attack": EXIT.usage,
+  "config/unknown-defense": EXIT.usage,
+  "config/unknown-task": EXIT.usage,
+  "config/unknown-recipe": EXIT.usage,
+  "config/plugin": EXIT.usage,
+  "config/dataset": EXIT.usage,
+  "run/out-exists": EXIT.usage,
+  "run/plan-mismatch": EXIT.usage,
+  "run/scene-mismatch": EXIT.runtime,
+  "run/journal-corrupt": EXIT.usage,
+  "run/not-found": EXIT.usage,
+  "run/incomplete": EXIT.incomplete,
+  "run/too-many-errors": EXIT.runtime,
+  "policy/error": EXIT.runtime,
+  "policy/timeout": EXIT.runtime,
+  "policy/bad-action": EXIT.runtime,
+  "policy/load": EXIT.runtime,
+  "policy/protocol": EXIT.runtime,
+  "policy/unavailable": EXIT.runtime,
+  "suite/error": EXIT.runtime,
+  "suite/load": EXIT.runtime,
+  "attack/error": EXIT.runtime,
+  "attack/budget-exhausted": EXIT.runtime,
+  "defense/error": EXIT.runtime,
+  "io/read": EXIT.usage,
+  "io/write": EXIT.usage,
+  "io/malformed": EXIT.usage,
+  "evidence/malformed": EXIT.runtime,
+  "evidence/unsigned": EXIT.runtime,
+  "evidence/bad-signature": EXIT.runtime,
+  "evidence/untrusted-key": EXIT.runtime,
+  "evidence/subject-mismatch": EXIT.runtime,
+  "evidence/digest-mismatch": EXIT.runtime,
+  "evidence/key-invalid": EXIT.runtime,
+  "internal/non-finite-number": EXIT.runtime,
+  "internal/unserialisable": EXIT.runtime,
+  "internal/invariant": EXIT.runtime,
+};
+
+export function exitCodeFor(code: ErrorCode): Exit {
+  // A code from outside the union (a plugin's cast) is a run-time failure.
+  return EXIT_FOR[code] ?? EXIT.runtime;
 }
 
 /** Error text as printed: URL credentials and the command line's secrets redacted (CI logs). */

@@ -5,6 +5,7 @@
  */
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
+import { terminationSchema } from "../core/plan.js";
 import { unknownName } from "../core/registry.js";
 import { loadConfigFile } from "./load-file.js";
 
@@ -20,7 +21,7 @@ export const recipeSchema = z
     seed: z.number().int().min(0).optional(),
     repeats: z.number().int().min(1).optional(),
     horizon: z.number().int().min(1).optional(),
-    termination: z.enum(["fixed-horizon", "first-event"]).optional(),
+    termination: terminationSchema.optional(),
     concurrency: z.number().int().min(1).optional(),
     /** Plugin files (paths relative to the recipe file) loaded before the run, as `--plugin`. */
     plugins: z.array(z.string().min(1)).optional(),

@@ -487,14 +487,10 @@ export interface AttackRequirements {
   suite?: Array<(typeof SUITE_REQUIREMENTS)[number]>;
 }
 
-/** Budget use an attack reports per episode. */
-export interface BudgetUse {
-  kind: "queries" | "pgd-steps" | "bit-flips" | "none";
-  limit: number | null;
-  used: number;
-  /** Extra facts (norm bound, refreshes, flipped-positions digest). */
-  detail?: Record<string, unknown>;
-}
+/** Budget use an attack reports per episode (declared with the episode record it is part of). */
+export type { BudgetUse } from "./episode.js";
+
+import type { BudgetUse } from "./episode.js";
 
 /** A budgeted query oracle for black-box search attacks. */
 export interface QueryOracle {

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import type { Clock } from "../core/clock.js";
 import { sha256 } from "../core/digest.js";
 import { PACKAGE_ROOT } from "../core/package-root.js";
+import { MANIFEST_SCHEMA } from "../core/protocol.js";
 import { REDACTED, redactArgv, redactText } from "../core/redact.js";
 import type { ManifestFile } from "../rundir/schema/index.js";
 import { PROTOCOL, REPORT_SCHEMA } from "./build.js";
@@ -75,7 +76,7 @@ export function buildManifest(input: ManifestInput): ExecutionManifest {
   const lockfile = existsSync(lockPath) ? sha256(readFileSync(lockPath)) : null;
   if (lockfile === null) missing.push("lockfile_digest");
   return {
-    manifest: "provael.manifest/1",
+    manifest: MANIFEST_SCHEMA,
     protocol_id: "provael-redteam",
     protocol_version: PROTOCOL,
     tool_version: input.toolVersion,

@@ -6,6 +6,7 @@
  */
 import { canonicalJson } from "../core/canonical-json.js";
 import { ProvaelError } from "../core/errors.js";
+import { REGRESSION_SCHEMA } from "../core/protocol.js";
 import { fisherExactGreater, holm } from "../stats/index.js";
 import { makeRate, type Rate, type Report } from "./build.js";
 import { formatP, formatRate, pct } from "./format.js";
@@ -23,7 +24,7 @@ export interface RegressionSlice {
 }
 
 export interface RegressionResult {
-  schema: "provael.regression/1";
+  schema: typeof REGRESSION_SCHEMA;
   candidate: { policy: string; policy_digest: string | null; suite: string; tool_version: string };
   baseline: { policy: string; policy_digest: string | null; suite: string; tool_version: string };
   tolerance: number;
@@ -194,7 +195,7 @@ export function compareReports(
     tool_version: r.tool_version,
   });
   return {
-    schema: "provael.regression/1",
+    schema: REGRESSION_SCHEMA,
     candidate: meta(candidate),
     baseline: meta(baseline),
     tolerance,

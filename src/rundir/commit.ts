@@ -8,6 +8,7 @@ import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs
 import { join } from "node:path";
 import { z } from "zod";
 import { type Digest, sha256, sha256Stream } from "../core/digest.js";
+import { MANIFEST_SCHEMA } from "../core/protocol.js";
 import { RUN_FILES } from "./files.js";
 import { readReportBytes } from "./report.js";
 
@@ -16,7 +17,7 @@ const digest = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 /** The part of the manifest the commit check reads; the rest is the manifest's own business. */
 export const commitSchema = z
   .object({
-    manifest: z.literal("provael.manifest/1"),
+    manifest: z.literal(MANIFEST_SCHEMA),
     report_digest: digest,
     outputs: z.record(z.string(), digest),
   })

@@ -12,9 +12,9 @@ import { ProvaelError } from "../core/errors.js";
 import type { PlanSpec } from "../core/plan.js";
 import { manifestNamesReport } from "../rundir/commit.js";
 import { RUN_FILES } from "../rundir/files.js";
+import { type JournalEntry, scanJournal } from "../rundir/journal.js";
 import { readRunReport } from "../rundir/read.js";
 import { readReportFile } from "../rundir/report.js";
-import { JOURNAL_FILE, type JournalEntry, scanJournal } from "./journal.js";
 
 export interface BenignRun {
   plan: PlanSpec;
@@ -26,9 +26,9 @@ export interface BenignRun {
 
 /** Reads a finished run's benign episodes; `what` names the directory in errors (`--from DIR`). */
 export function readBenignRun(dir: string, what = dir): BenignRun {
-  const path = join(dir, JOURNAL_FILE);
+  const path = join(dir, RUN_FILES.journal);
   if (!existsSync(path)) {
-    throw new ProvaelError("run/not-found", `${what} holds no ${JOURNAL_FILE}`, {
+    throw new ProvaelError("run/not-found", `${what} holds no ${RUN_FILES.journal}`, {
       hint: "pass the --out directory of a finished benign run (`provael attack --attacks none` or `provael bridge`)",
     });
   }

@@ -19,17 +19,16 @@ import { renderMarkdown } from "../report/markdown.js";
 import { mergedShowcaseClip } from "../report/showcase-clip.js";
 import { isCommitted, outputDigests } from "../rundir/commit.js";
 import { RUN_FILES, writeFileAtomic } from "../rundir/files.js";
-import { claimRunDir, LOCK_FILE } from "../rundir/lock.js";
-import { readReportFile } from "../rundir/report.js";
 import {
-  JOURNAL_FILE,
   type JournalEntry,
   type JournalHeader,
   JournalWriter,
   latestPerCell,
   readTrajectory,
   scanJournal,
-} from "./journal.js";
+} from "../rundir/journal.js";
+import { claimRunDir, LOCK_FILE } from "../rundir/lock.js";
+import { readReportFile } from "../rundir/report.js";
 import { type FinishedCell, finalize } from "./outputs.js";
 import { planCells, planDifferences } from "./plan.js";
 
@@ -53,9 +52,12 @@ export async function mergeRuns(
   if (dirs.length === 0)
     throw new ProvaelError("config/invalid", "provael merge needs at least one --in directory");
   const shards = dirs.map((dir) => {
-    const path = join(dir, JOURNAL_FILE);
+    const path = join(dir, RUN_FILES.journal);
     if (!existsSync(path))
-      throw new ProvaelError("run/not-found", `${dir} holds no Provael run (no ${JOURNAL_FILE})`);
+      throw new ProvaelError(
+        "run/not-found",
+        `${dir} holds no Provael run (no ${RUN_FILES.journal})`,
+      );
     if (!isCommitted(dir)) {
       throw new ProvaelError("run/incomplete", `${dir} is an unfinished shard`, {
         hint: "finish it with `provael attack --resume` and the same --shard, then merge again",
@@ -172,8 +174,8 @@ export async function mergeRuns(
     // What a merge killed halfway left behind.
     for (const e of readdirSync(tmp))
       if (e !== LOCK_FILE) rmSync(join(tmp, e), { recursive: true, force: true });
-    const journal = JournalWriter.create(join(tmp, JOURNAL_FILE), { ...head, shard: null });
-    const journalPath = join(tmp, JOURNAL_FILE);
+    const journal = JournalWriter.create(join(tmp, RUN_FILES.journal), { ...head, shard: null });
+    const journalPath = join(tmp, RUN_FILES.journal);
     const ordered: FinishedCell[] = [];
     for (const c of cells) {
       const source = (merged.get(c.id) as { result: JournalEntry }).result;
@@ -250,8 +252,8 @@ function mergedAlready(out: string, planDigest: string): boolean {
   if (!existsSync(out) || readdirSync(out).length === 0) return false;
   if (
     isCommitted(out) &&
-    existsSync(join(out, JOURNAL_FILE)) &&
-    scanJournal(join(out, JOURNAL_FILE)).header.plan_digest === planDigest
+    existsSync(join(out, RUN_FILES.journal)) &&
+    scanJournal(join(out, RUN_FILES.journal)).header.plan_digest === planDigest
   )
     return true;
   throw new ProvaelError(

@@ -30,10 +30,10 @@ import {
   tempName,
   writeFileAtomic,
 } from "../rundir/files.js";
+import { type JournalEntry, readTrajectory } from "../rundir/journal.js";
 import type { LoadedCalibration } from "./calibration.js";
 import type { EpisodeRecord } from "./episode.js";
 import { saveFrames } from "./frames.js";
-import { type JournalEntry, readTrajectory } from "./journal.js";
 import { type PlanSpec, planDigest } from "./plan.js";
 
 /** A finished cell: its record, and where its journal line (with the trajectory) sits. */

@@ -7,7 +7,7 @@ import { ProvaelError } from "../core/errors.js";
 import { unknownName } from "../core/registry.js";
 
 export type { Cell, DefensePlan, PlanSpec, Termination, Waiver } from "../core/plan.js";
-export { WAIVERS } from "../core/plan.js";
+export { planDigest, WAIVERS } from "../core/plan.js";
 
 import { type Cell, type PlanSpec, WAIVERS } from "../core/plan.js";
 
@@ -73,11 +73,6 @@ export function planCells(spec: PlanSpec): Cell[] {
     }
   }
   return cells;
-}
-
-/** Digest identifying a plan; two runs with one plan digest play the same cells. */
-export function planDigest(spec: PlanSpec): string {
-  return digestJson(spec);
 }
 
 /** Checks the numeric fields of a plan and the task list against the suite's tasks. */

@@ -13,14 +13,14 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
+import { RUN_FILES } from "../rundir/files.js";
 import {
-  JOURNAL_FILE,
   type JournalScan,
   type JournalWriter,
   latestPerCell,
   readTrajectory,
   scanJournal,
-} from "./journal.js";
+} from "../rundir/journal.js";
 import type { FinishedCell } from "./outputs.js";
 import { type Cell, isRecordOf, type PlanSpec, planDifferences, planDigest } from "./plan.js";
 
@@ -44,11 +44,11 @@ export function openReused(dirs: readonly string[], plan: PlanSpec, out: string)
         hint: "to finish the run in --out, pass --resume; --reuse names an earlier run",
       });
     }
-    const path = join(dir, JOURNAL_FILE);
+    const path = join(dir, RUN_FILES.journal);
     if (!existsSync(path)) {
       throw new ProvaelError(
         "run/not-found",
-        `--reuse ${dir} holds no Provael run (no ${JOURNAL_FILE})`,
+        `--reuse ${dir} holds no Provael run (no ${RUN_FILES.journal})`,
         {
           hint: "name the directory of an earlier `provael attack` run",
         },

@@ -37,20 +37,19 @@ import { checkPairing, notApplicableReason } from "./preflight.js";
 export { notApplicableReason } from "./preflight.js";
 
 import {
+  type JournalEntry,
+  JournalWriter,
+  journalHeader,
+  latestPerCell,
+  scanJournal,
+} from "../rundir/journal.js";
+import {
   type Executor,
   type ExecutorSetup,
   inProcessExecutor,
   probePolicy,
   workerExecutor,
 } from "./executor.js";
-import {
-  JOURNAL_FILE,
-  type JournalEntry,
-  JournalWriter,
-  journalHeader,
-  latestPerCell,
-  scanJournal,
-} from "./journal.js";
 import {
   checkFinishOptions,
   type FinishedCell,
@@ -155,8 +154,8 @@ function openExisting(
   resume: boolean,
   shard: string | null,
 ): ReturnType<typeof scanJournal> | null {
-  const journalPath = join(out, JOURNAL_FILE);
-  if (entries.includes(JOURNAL_FILE)) {
+  const journalPath = join(out, RUN_FILES.journal);
+  if (entries.includes(RUN_FILES.journal)) {
     // Finished means committed: report.json alone may be the first output of a killed finalisation.
     const finished = isCommitted(out);
     if (!resume) {
@@ -366,7 +365,7 @@ async function prepare(options: RunOptions): Promise<Prepared | RunResult> {
   try {
     const cells = planCells(plan).filter((_, i) => !shard || i % shard.count === shard.index);
     if (existing) checkJournalCells(options.out, existing.entries, cells, shardLabel(shard));
-    const journalPath = join(options.out, JOURNAL_FILE);
+    const journalPath = join(options.out, RUN_FILES.journal);
     // Finished cells: their records and where their lines sit in the journal (trajectories stay on disk).
     // A later journal line for a cell supersedes an errored one (a retry); errored cells are
     // played again on resume, since their error may have been transient (a server that was down).

@@ -9,8 +9,8 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../../src/core/canonical-json.js";
+import { type JournalHeader, JournalWriter, scanJournal } from "../../src/rundir/journal.js";
 import { readRun } from "../../src/rundir/read.js";
-import { type JournalHeader, JournalWriter, scanJournal } from "../../src/runner/journal.js";
 import { fuzz, mutatedBytes, onlyProvaelErrors } from "../support/fuzz.js";
 import { tempDir } from "../support/tmp.js";
 

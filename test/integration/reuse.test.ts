@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { resolveAttacks } from "../../src/attacks/index.js";
 import { ProvaelError } from "../../src/core/errors.js";
-import { JournalWriter, readJournal } from "../../src/runner/journal.js";
+import { JournalWriter, readJournal } from "../../src/rundir/journal.js";
 import type { PlanSpec } from "../../src/runner/plan.js";
 import { runAttack } from "../../src/runner/run.js";
 import { stubPlan, wrapStubAct } from "../support/stub-run.js";

@@ -24,7 +24,7 @@ import {
 import { OPENPI_ERROR_REASON } from "../../src/policies/served/server/openpi-server.js";
 import { vlaEvalPolicy } from "../../src/policies/served/vla-eval.js";
 import { stubPolicy } from "../../src/policies/stub.js";
-import { readJournal } from "../../src/runner/journal.js";
+import { readJournal } from "../../src/rundir/journal.js";
 import { runAttack } from "../../src/runner/run.js";
 import { emptyMaps, hugeMap } from "../support/hostile-frames.js";
 import { tempDir } from "../support/tmp.js";

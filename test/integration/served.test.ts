@@ -31,7 +31,7 @@ import {
 } from "../../src/policies/served/server/index.js";
 import { OPENPI_ERROR_REASON } from "../../src/policies/served/server/openpi-server.js";
 import { stubPolicy } from "../../src/policies/stub.js";
-import { readJournal } from "../../src/runner/journal.js";
+import { readJournal } from "../../src/rundir/journal.js";
 import type { PlanSpec } from "../../src/runner/plan.js";
 import { runAttack } from "../../src/runner/run.js";
 import { tempDir } from "../support/tmp.js";

@@ -2,8 +2,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { RUN_FILES } from "../../src/rundir/files.js";
+import { lineSum } from "../../src/rundir/journal.js";
 import { LOCK_FILE } from "../../src/rundir/lock.js";
-import { JOURNAL_FILE, lineSum } from "../../src/runner/journal.js";
 import { mergeRuns } from "../../src/runner/merge.js";
 import type { PlanSpec } from "../../src/runner/plan.js";
 import { runAttack } from "../../src/runner/run.js";
@@ -86,10 +87,10 @@ describe("shards and merge", () => {
     // A tampered line fails its checksum, naming it.
     const copy = join(dir, "copy");
     mkdirSync(copy);
-    const lines = bytes(join(dir, "s0"), JOURNAL_FILE).split("\n");
+    const lines = bytes(join(dir, "s0"), RUN_FILES.journal).split("\n");
     const original = lines[1] as string;
     lines[1] = original.replace('"unsafe_steps":0', '"unsafe_steps":7');
-    writeFileSync(join(copy, JOURNAL_FILE), lines.join("\n"));
+    writeFileSync(join(copy, RUN_FILES.journal), lines.join("\n"));
     for (const f of ["report.json", "report.md", "trajectories.jsonl", "execution-manifest.json"])
       writeFileSync(join(copy, f), bytes(join(dir, "s0"), f));
     await expect(
@@ -99,7 +100,7 @@ describe("shards and merge", () => {
     const { sum: _, ...content } = JSON.parse(original) as { sum: string; record: object };
     const changed = { ...content, record: { ...content.record, unsafe_steps: 7 } };
     lines[1] = JSON.stringify({ ...changed, sum: lineSum(changed) });
-    writeFileSync(join(copy, JOURNAL_FILE), lines.join("\n"));
+    writeFileSync(join(copy, RUN_FILES.journal), lines.join("\n"));
     await expect(
       mergeRuns([join(dir, "s0"), copy, join(dir, "s1")], join(dir, "m"), { commandLine: [] }),
     ).rejects.toThrow(/conflicting results/);
@@ -118,7 +119,7 @@ describe("shards and merge", () => {
     await run(join(dir, "s1"), { shard: { index: 1, count: 2 }, resume: true });
     // What a merge killed halfway leaves: a temporary directory with partial files.
     mkdirSync(join(dir, "m.merge-tmp"));
-    writeFileSync(join(dir, "m.merge-tmp", JOURNAL_FILE), '{"type":"header"');
+    writeFileSync(join(dir, "m.merge-tmp", RUN_FILES.journal), '{"type":"header"');
     await mergeRuns([join(dir, "s0"), join(dir, "s1")], join(dir, "m"), { commandLine: [] });
     expect(bytes(join(dir, "m"))).toBe(bytes(join(dir, "whole")));
     expect(existsSync(join(dir, "m.merge-tmp"))).toBe(false);
@@ -139,11 +140,11 @@ describe("shards and merge", () => {
     mkdirSync(tmp);
     const holder = { pid: process.pid, host: hostname(), what: "provael merge" };
     writeFileSync(join(tmp, LOCK_FILE), JSON.stringify(holder));
-    writeFileSync(join(tmp, JOURNAL_FILE), "its half-written journal");
+    writeFileSync(join(tmp, RUN_FILES.journal), "its half-written journal");
     await expect(mergeRuns(ins, join(dir, "m"), { commandLine: [] })).rejects.toThrow(
       `${tmp} is in use by provael merge (process ${process.pid} on ${hostname()})`,
     );
-    expect(bytes(tmp, JOURNAL_FILE)).toBe("its half-written journal");
+    expect(bytes(tmp, RUN_FILES.journal)).toBe("its half-written journal");
     expect(existsSync(join(dir, "m"))).toBe(false);
     // A run playing into --out holds it too: the merge is refused before it builds anything.
     mkdirSync(join(dir, "n"));
@@ -159,11 +160,11 @@ describe("shards and merge", () => {
     await run(join(dir, "s0"), { shard: { index: 0, count: 2 }, maxEpisodes: 5 });
     await run(join(dir, "s1"), { shard: { index: 1, count: 2 }, maxEpisodes: 5 });
     // A well-formed line (valid checksum) of shard 1's, appended to shard 0's journal.
-    const foreign = bytes(join(dir, "s1"), JOURNAL_FILE).split("\n")[1] as string;
+    const foreign = bytes(join(dir, "s1"), RUN_FILES.journal).split("\n")[1] as string;
     const cell = (JSON.parse(foreign) as { record: { cell: string } }).record.cell;
     writeFileSync(
-      join(dir, "s0", JOURNAL_FILE),
-      `${bytes(join(dir, "s0"), JOURNAL_FILE)}${foreign}\n`,
+      join(dir, "s0", RUN_FILES.journal),
+      `${bytes(join(dir, "s0"), RUN_FILES.journal)}${foreign}\n`,
     );
     await expect(
       run(join(dir, "s0"), { shard: { index: 0, count: 2 }, resume: true }),

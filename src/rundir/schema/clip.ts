@@ -5,7 +5,9 @@
  */
 import { z } from "zod";
 
-export const SHOWCASE_CLIP_FORMAT = "provael.showcase-clip/1";
+import { SHOWCASE_CLIP_FORMAT } from "../../core/protocol.js";
+
+export { SHOWCASE_CLIP_FORMAT };
 
 const cell = z.string().regex(/^c[0-9a-f]{20}$/);
 

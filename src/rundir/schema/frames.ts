@@ -6,7 +6,9 @@
  */
 import { z } from "zod";
 
-export const FRAMES_FORMAT = "provael.frames/1";
+import { FRAME_SCENE_SCHEMA, FRAMES_FORMAT } from "../../core/protocol.js";
+
+export { FRAME_SCENE_SCHEMA, FRAMES_FORMAT };
 
 /** `<camera>-<step>.png`, the step zero-padded to four digits. */
 export const FRAME_FILE = /^([A-Za-z0-9_]+)-(\d{4,})\.png$/;
@@ -52,7 +54,6 @@ export type FramesIndex = z.infer<typeof framesIndexSchema>;
 export type TimelineStep = z.infer<typeof timelineStepSchema>;
 
 /** The schema id of `frames/<cell>/scene.json`. */
-export const FRAME_SCENE_SCHEMA = "provael.frame-scene/1";
 
 /** A world position as the frame replay records it (metres, at least x and y). */
 const position = z.array(z.number()).min(2);

@@ -1,16 +1,16 @@
 /**
  * `journal.jsonl`: the first line is the header (the plan the directory holds), every other line
- * one finished episode with its trajectory. The episode record is the report's episode without
- * `delivered` (the report derives that from the benign twin).
+ * one finished episode with its trajectory. The plan, the episode record and the trajectory step
+ * are the core schemas (src/core/plan.ts, src/core/episode.ts); this file adds the line frames.
  */
 import { z } from "zod";
 import { digestJson } from "../../core/digest.js";
-import { episodeSchema, servedModelSchema } from "./report.js";
-import { trajectoryStepSchema } from "./trajectory.js";
+import { episodeRecordSchema, trajectoryStepSchema } from "../../core/episode.js";
+import { planSchema } from "../../core/plan.js";
+import { JOURNAL_FORMAT } from "../../core/protocol.js";
+import { servedModelSchema } from "./report.js";
 
-/** `/2`: every line carries `sum`. `/1` journals had none and are refused by name. */
-export const JOURNAL_FORMAT = "provael.journal/2";
-export const UNCHECKED_JOURNAL_FORMAT = "provael.journal/1";
+export { JOURNAL_FORMAT, planSchema };
 
 const digest = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 
@@ -22,36 +22,6 @@ const digest = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 export function lineSum(content: object): string {
   return digestJson(content);
 }
-
-/** The plan as the runner records it (`PlanSpec`, camelCase as written). */
-export const planSchema = z
-  .object({
-    policy: z.string(),
-    suite: z.string(),
-    tasks: z.array(z.string()),
-    arms: z.array(z.string()),
-    seed: z.number().int(),
-    seeds: z.number().int().min(0),
-    repeats: z.number().int().min(0),
-    horizon: z.number().int().nullable(),
-    termination: z.enum(["fixed-horizon", "first-event"]),
-    scenePin: z.number().int(),
-    policyOptions: z.record(z.string(), z.unknown()),
-    attackParams: z.record(z.string(), z.record(z.string(), z.unknown())),
-    calibration: z.record(z.string(), z.string()),
-    multiplicity: z.literal("bh").exactOptional(),
-    plugins: z.array(z.object({ file: z.string(), digest: z.string() }).strict()).exactOptional(),
-    waivers: z.array(z.enum(["calibration-overlap", "training-scenes"])).exactOptional(),
-    defenses: z
-      .object({
-        ids: z.array(z.string()),
-        compare: z.boolean(),
-        params: z.record(z.string(), z.record(z.string(), z.unknown())),
-      })
-      .strict()
-      .exactOptional(),
-  })
-  .strict();
 
 export const journalHeaderSchema = z
   .object({
@@ -68,7 +38,7 @@ export const journalHeaderSchema = z
   })
   .strict();
 
-export const journalRecordSchema = episodeSchema.omit({ delivered: true });
+export const journalRecordSchema = episodeRecordSchema;
 
 export const journalEpisodeSchema = z
   .object({

@@ -4,17 +4,18 @@
  * concurrency, shards of a merge) are kept as written.
  */
 import { z } from "zod";
+import { MANIFEST_SCHEMA, PROTOCOL, REPORT_SCHEMA } from "../../core/protocol.js";
 import { verdictSchema } from "./verdict.js";
 
 const digest = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 
 export const manifestSchema = z
   .object({
-    manifest: z.literal("provael.manifest/1"),
+    manifest: z.literal(MANIFEST_SCHEMA),
     protocol_id: z.literal("provael-redteam"),
-    protocol_version: z.literal("provael-redteam/v2"),
+    protocol_version: z.literal(PROTOCOL),
     tool_version: z.string(),
-    report_schema: z.literal("provael.report/1"),
+    report_schema: z.literal(REPORT_SCHEMA),
     report_digest: digest,
     trajectories_digest: z.string(),
     plan_digest: z.string(),

@@ -3,7 +3,10 @@
  * `schema/report.schema.json` is generated from it (`npm run schema`); a test fails when stale.
  */
 import { z } from "zod";
-import { ATTACK_ACCESS, ATTACK_ROLES, EAI_RISKS } from "../../core/types.js";
+import { episodeSchema } from "../../core/episode.js";
+import { multiplicitySchema, terminationSchema, waiverSchema } from "../../core/plan.js";
+import { PROTOCOL, REPORT_SCHEMA } from "../../core/protocol.js";
+import { attackAccessSchema, attackRoleSchema, eaiRiskSchema } from "../../core/vocabulary.js";
 
 const interval = z.object({
   method: z.literal("wilson"),
@@ -43,93 +46,7 @@ export const rateSchema = z
   .strict()
   .describe("RATE: successes over n with its interval; rate and interval are null when n = 0");
 
-const endpoint = z
-  .object({
-    unsafe: z.boolean().nullable(),
-    first_step: z.number().int().nullable(),
-    steps: z.number().int(),
-    judged_steps: z.number().int(),
-    cost: z.number().min(0).exactOptional(),
-  })
-  .strict();
-
-const budget = z
-  .object({
-    kind: z.enum(["queries", "pgd-steps", "bit-flips", "none"]),
-    limit: z.number().nullable(),
-    used: z.number(),
-    detail: z.record(z.string(), z.unknown()).exactOptional(),
-  })
-  .strict();
-
-export const episodeSchema = z
-  .object({
-    // A cell id names a frames folder: nothing else (`../x`) may pass for one.
-    cell: z.string().regex(/^c[0-9a-f]{20}$/),
-    task: z.string(),
-    arm: z.string(),
-    seed: z.number().int(),
-    repeat: z.number().int(),
-    scene: z.number().int(),
-    scene_digest: z.string().nullable(),
-    policy_seed: z.number().int(),
-    instruction: z.object({ original: z.string(), received: z.string().nullable() }).strict(),
-    received_digest: z.string().nullable(),
-    delivered: z.boolean().nullable(),
-    perturbed: z.object({ inputs: z.boolean(), actions: z.boolean(), scene: z.boolean() }).strict(),
-    steps: z.number().int(),
-    termination: z.enum([
-      "horizon",
-      "unsafe",
-      "success",
-      "done",
-      "error",
-      "not_applicable",
-      "stop",
-    ]),
-    unsafe: z.boolean().nullable(),
-    first_unsafe_step: z.number().int().nullable(),
-    unsafe_steps: z.number().int(),
-    judged_steps: z.number().int(),
-    task_success: z.boolean().nullable(),
-    first_success_step: z.number().int().nullable(),
-    endpoints: z.record(z.string(), endpoint),
-    cost: z.number().min(0).nullable().exactOptional(),
-    budget: budget.nullable(),
-    error: z.object({ code: z.string(), message: z.string() }).strict().nullable(),
-    bridge: z
-      .object({
-        task: z.record(z.string(), z.unknown()),
-        image_codec: z.string().nullable(),
-        steps_forwarded: z.number().int(),
-        steps_used: z.number().int().nullable().optional(),
-        chunk: z.number().nullable().optional(),
-      })
-      .strict()
-      .exactOptional()
-      .describe("bridged episodes only: the benchmark's task dict and how images travelled"),
-    not_applicable_reason: z
-      .string()
-      .exactOptional()
-      .describe("only on N/A cells: the attack's unmet requirement"),
-    defenses: z
-      .array(z.string())
-      .exactOptional()
-      .describe("defended cells only: the defenses the episode played with, in loop order"),
-    stop: z
-      .object({ defense: z.string(), step: z.number().int(), reason: z.string() })
-      .strict()
-      .nullable()
-      .exactOptional()
-      .describe(
-        "defended cells only: the safe stop that ended the episode (termination 'stop'), or null",
-      ),
-    interventions: z
-      .record(z.string(), z.record(z.string(), z.number()))
-      .exactOptional()
-      .describe("defended cells only: each defense's own counters for the episode"),
-  })
-  .strict();
+export { episodeSchema };
 
 const vsBaseline = z
   .object({
@@ -168,9 +85,9 @@ const vsAttack = z
 const arm = z
   .object({
     family: z.string(),
-    role: z.enum(ATTACK_ROLES),
-    eai: z.enum(EAI_RISKS).nullable(),
-    access: z.enum(ATTACK_ACCESS),
+    role: attackRoleSchema,
+    eai: eaiRiskSchema.nullable(),
+    access: attackAccessSchema,
     matches: z.string().exactOptional(),
     episodes: z.number().int(),
     scenes: z
@@ -247,7 +164,7 @@ const pairedDifference = z
 
 const armMitigation = z
   .object({
-    role: z.enum(ATTACK_ROLES),
+    role: attackRoleSchema,
     // Pairs whose two episodes were both judged (the same cell, both ways).
     pairs: z.number().int(),
     undefended_unsafe: rateSchema,
@@ -320,7 +237,7 @@ const summary = z
         test: z.literal("exact-mcnemar"),
         alternative: z.literal("greater"),
         pairs: z.literal("pinned"),
-        multiplicity: z.enum(["holm", "bh"]),
+        multiplicity: multiplicitySchema,
         alpha: z.number(),
         tested: z.number().int(),
         controls_tested: z.number().int(),
@@ -341,8 +258,8 @@ const summary = z
 
 export const reportSchema = z
   .object({
-    schema: z.literal("provael.report/1"),
-    protocol: z.literal("provael-redteam/v2"),
+    schema: z.literal(REPORT_SCHEMA),
+    protocol: z.literal(PROTOCOL),
     tool_version: z.string(),
     run: z
       .object({
@@ -355,7 +272,7 @@ export const reportSchema = z
         seeds: z.number().int(),
         repeats: z.number().int(),
         horizon: z.number().int().nullable(),
-        termination: z.enum(["fixed-horizon", "first-event"]),
+        termination: terminationSchema,
         scene_pin: z.number().int(),
         shard: z.string().nullable(),
         attack_params: z
@@ -388,7 +305,7 @@ export const reportSchema = z
           .exactOptional()
           .describe("set when a benchmark drove the episodes through `provael bridge`"),
         waivers: z
-          .array(z.enum(["calibration-overlap", "training-scenes"]))
+          .array(waiverSchema)
           .default([])
           .describe("scene checks the run waived; each is printed in the headline"),
         defenses: z

@@ -17,22 +17,15 @@ import {
 } from "node:fs";
 import { z } from "zod";
 import { sha256 } from "../core/digest.js";
+import type { EpisodeRecord, TrajectoryStep } from "../core/episode.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
-import type { PlanSpec } from "../core/plan.js";
+import { type PlanSpec, planDigest } from "../core/plan.js";
+import { JOURNAL_FORMAT, REFUSED_JOURNAL_FORMATS } from "../core/protocol.js";
 import { describeIssues } from "../core/zod-issues.js";
-import {
-  JOURNAL_FORMAT,
-  type JournalEpisodeLine,
-  type JournalHeaderFile,
-  lineSum,
-  UNCHECKED_JOURNAL_FORMAT,
-} from "../rundir/schema/journal.js";
-import type { EpisodeRecord, TrajectoryStep } from "./episode.js";
-import { planDigest } from "./plan.js";
+import { type JournalEpisodeLine, type JournalHeaderFile, lineSum } from "./schema/journal.js";
 
 export { JOURNAL_FORMAT, lineSum };
-export const JOURNAL_FILE = "journal.jsonl";
 
 /**
  * A journal's header and episode lines as the runner writes them (before `sum` is added): the
@@ -226,18 +219,15 @@ export function scanJournal(path: string): JournalScan {
   return { header, entries, validBytes, droppedTail };
 }
 
-/** A `/1` journal (no checksums) is named as such, so its owner knows why it is refused. */
+/** An older journal format is named as such, with why, so its owner knows why it is refused. */
 function checkFormat(path: string, parsed: unknown): void {
   const format = (parsed as { format?: unknown } | null)?.format;
-  if (format === UNCHECKED_JOURNAL_FORMAT) {
-    throw new ProvaelError(
-      "run/journal-corrupt",
-      `journal ${path} is ${UNCHECKED_JOURNAL_FORMAT}, written before journal lines carried checksums; it cannot be verified`,
-      {
-        details: { line: 1, format },
-        hint: "finish or merge it with the Provael version that wrote it (its report.json stays readable), or start a new run directory",
-      },
-    );
+  const why = typeof format === "string" ? REFUSED_JOURNAL_FORMATS[format] : undefined;
+  if (why !== undefined) {
+    throw new ProvaelError("run/journal-corrupt", `journal ${path} is ${format}, ${why}`, {
+      details: { line: 1, format },
+      hint: "finish or merge it with the Provael version that wrote it (its report.json stays readable), or start a new run directory",
+    });
   }
 }
 
