@@ -16,7 +16,7 @@ import {
 } from "../policies/served/codec/tree.js";
 import { EncodedImage } from "../policies/served/codec/vla-eval.js";
 import { rotate180 } from "../policies/served/image.js";
-import { type BenchmarkProfile, policyCamera, profileState } from "./profile.js";
+import { type BenchmarkProfile, policyCamera, profilePoseKey, profileState } from "./profile.js";
 
 function bad(message: string): ProvaelError {
   return new ProvaelError("policy/protocol", `observation: ${message}`, {
@@ -160,7 +160,9 @@ function plain(v: WireValue | undefined): unknown {
  *   // [0.1, 0.2, 0.9]
  */
 export function judgeState(profile: BenchmarkProfile, payload: WireMap): SimState {
-  const p: Record<string, unknown> = { [profile.pose.key]: plain(payload[profile.pose.key]) };
+  const p: Record<string, unknown> = {};
+  const key = profilePoseKey(profile);
+  if (key !== undefined) p[key] = plain(payload[key]);
   if (profile.extrasKey !== undefined) p[profile.extrasKey] = plain(payload[profile.extrasKey]);
   return profileState(profile, p);
 }

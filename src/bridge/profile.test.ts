@@ -16,10 +16,12 @@ import {
   policyCamera,
   profileCamera,
   profileFits,
+  profileForBenchmark,
   profileHazard,
   profilePredicates,
   profileSeed,
   profileState,
+  profileTaskFields,
   profileTaskId,
   stripExtras,
   taskPredicates,
@@ -313,5 +315,137 @@ describe("benchmark profiles", () => {
     expect(() => loadProfile(join(dir, "absent.yaml"))).toThrow(/does not exist/);
     writeFileSync(join(dir, "broken.yaml"), "id: [");
     expect(() => loadProfile(join(dir, "broken.yaml"))).toThrow(ProvaelError);
+  });
+});
+
+const LIBERO_PLUS = "vla_eval.benchmarks.libero_plus.benchmark:LIBEROPlusBenchmark";
+
+describe("profile choice and inheritance", () => {
+  it("--profile auto: the HELLO's class picks its own profile, a subclass the profile accepting it", () => {
+    expect(profileForBenchmark(LIBERO_PLUS).id).toBe("libero_plus");
+    expect(profileForBenchmark("vla_eval.benchmarks.libero.benchmark:LIBEROBenchmark").id).toBe(
+      "libero",
+    );
+    for (const sub of [
+      "libero_pro.benchmark:LIBEROProBenchmark",
+      "libero_mem.benchmark:LIBEROMemBenchmark",
+    ])
+      expect(profileForBenchmark(`vla_eval.benchmarks.${sub}`).id).toBe("libero");
+    expect(
+      profileForBenchmark("vla_eval.benchmarks.simpler.benchmark:SimplerEnvBenchmark").id,
+    ).toBe("simpler");
+  });
+
+  it("--profile libero accepts LIBERO-Plus, -Pro and -Mem; libero_plus accepts LIBERO-Plus only", () => {
+    const libero = loadProfile("libero");
+    for (const c of [
+      LIBERO_PLUS,
+      "vla_eval.benchmarks.libero_pro.benchmark:LIBEROProBenchmark",
+      "vla_eval.benchmarks.libero_mem.benchmark:LIBEROMemBenchmark",
+    ])
+      expect(profileFits(libero, c)).toBe(true);
+    const plus = loadProfile("libero_plus");
+    expect(profileFits(plus, LIBERO_PLUS)).toBe(true);
+    // Identity is never inherited: libero_plus does not describe what libero accepts.
+    expect(profileFits(plus, "vla_eval.benchmarks.libero.benchmark:LIBEROBenchmark")).toBe(false);
+    expect(plus.accepts).toEqual([]);
+  });
+
+  it("an unknown class is refused with the closest known classes and how to write a profile", () => {
+    let err: ProvaelError | undefined;
+    try {
+      profileForBenchmark("my_lab.bench:LIBEROPlussBenchmark");
+    } catch (e) {
+      err = e as ProvaelError;
+    }
+    expect(err).toBeInstanceOf(ProvaelError);
+    expect(err?.code).toBe("config/invalid");
+    expect(err?.message).toContain(
+      "no built-in profile describes the benchmark 'my_lab.bench:LIBEROPlussBenchmark'",
+    );
+    expect(err?.message).toContain(`did you mean '${LIBERO_PLUS}'`);
+    expect(err?.hint).toMatch(/--profile FILE/);
+    expect(() => profileForBenchmark(undefined)).toThrow(/names no benchmark class/);
+  });
+
+  it("extends: a profile inherits all but its identity, maps merge, lists replace", () => {
+    const plus = loadProfile("libero_plus");
+    const libero = loadProfile("libero");
+    expect(plus.pose).toEqual(libero.pose);
+    expect(plus.images).toEqual(libero.images);
+    expect(plus.predicates).toEqual(libero.predicates);
+    expect(plus.tasks).toEqual(libero.tasks);
+    // task merges key by key: LIBERO's name, qualifier and seed, and the perturbation fields.
+    expect(plus.task).toEqual({
+      name: "name",
+      qualifier: "suite",
+      seed: "episode_idx",
+      fields: ["category", "difficulty_level"],
+    });
+    const dir = tempDir("provael-profile-");
+    const path = join(dir, "mine.yaml");
+    writeFileSync(
+      path,
+      [
+        "extends: libero_plus",
+        "id: mine",
+        'benchmark: "my_lab.bench:MyLIBERO"',
+        "description: a lab's own LIBERO subclass",
+        "observationParams: { send_state: true, send_wrist_image: true }",
+      ].join("\n"),
+    );
+    const mine = loadProfile(path);
+    expect(mine.task.fields).toEqual(["category", "difficulty_level"]);
+    expect(mine.observationParams).toEqual({ send_state: true, send_wrist_image: true });
+    expect(profileFits(mine, "my_lab.bench:MyLIBERO")).toBe(true);
+    // A relative parent resolves beside the file; a cycle and an unknown parent are refused.
+    writeFileSync(
+      join(dir, "child.yaml"),
+      "extends: mine.yaml\nid: child\nbenchmark: x:Y\ndescription: d",
+    );
+    expect(loadProfile(join(dir, "child.yaml")).task.fields).toEqual([
+      "category",
+      "difficulty_level",
+    ]);
+    writeFileSync(join(dir, "a.yaml"), "extends: b.yaml\nid: a");
+    writeFileSync(join(dir, "b.yaml"), "extends: a.yaml\nid: b");
+    expect(() => loadProfile(join(dir, "a.yaml"))).toThrow(/is a cycle/);
+    writeFileSync(join(dir, "c.yaml"), "extends: libro\nid: c");
+    expect(() => loadProfile(join(dir, "c.yaml"))).toThrow(
+      /unknown benchmark profile libro .*did you mean 'libero'/,
+    );
+  });
+
+  it("LIBERO-Plus keeps its perturbation category and level from the task dict", () => {
+    const plus = loadProfile("libero_plus");
+    // LIBEROPlusBenchmark.get_tasks (upstream e1ee9ad, libero_plus/benchmark.py) adds both to
+    // LIBERO's {name, suite, task_id}; the orchestrator adds episode_idx.
+    const task = {
+      name: "pick up the black bowl between the plate and the ramekin and place it on the plate",
+      suite: "libero_spatial",
+      task_id: 412,
+      category: "Camera Viewpoints",
+      difficulty_level: 2,
+      episode_idx: 0,
+    };
+    expect(profileTaskFields(plus, task)).toEqual({
+      category: "Camera Viewpoints",
+      difficulty_level: 2,
+    });
+    expect(profileTaskId(plus, task)).toBe(`libero_spatial/${task.name}`);
+    // libero_90 has no classification: the fields are absent, nothing is made up.
+    expect(profileTaskFields(plus, { name: "x", suite: "libero_90", episode_idx: 0 })).toEqual({});
+    expect(profileTaskFields(loadProfile("libero"), task)).toEqual({});
+  });
+
+  it("unknown names and keys are refused with a did-you-mean", () => {
+    expect(() => loadProfile("liberoplus")).toThrow(/did you mean 'libero_plus'/);
+    const r = liberoRaw();
+    r.extraKey = "provael_extras";
+    const err = expectInvalid(r, "(root)");
+    expect(err.message).toMatch(/did you mean 'extrasKey'/);
+    const r2 = liberoRaw();
+    (r2.pose as Record<string, unknown>).slices = [0, 3];
+    expect(expectInvalid(r2, "pose").message).toMatch(/did you mean 'slice'/);
   });
 });

@@ -10,11 +10,12 @@
  * by path.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { ProvaelError } from "../core/errors.js";
 import { PACKAGE_ROOT } from "../core/package-root.js";
+import { closest } from "../core/registry.js";
 import type {
   Contact,
   HazardDescription,
@@ -38,7 +39,7 @@ import { type LoadedCalibration, predicatesFor } from "../runner/calibration.js"
 import { suites } from "../suites/index.js";
 
 /** The profiles shipped in `profiles/`, by name. */
-export const BUILTIN_PROFILES = ["libero", "simpler", "tabletop"] as const;
+export const BUILTIN_PROFILES = ["libero", "libero_plus", "simpler", "tabletop"] as const;
 export type BuiltinProfile = (typeof BUILTIN_PROFILES)[number];
 
 export const PROFILE_SCHEMA = "provael.profile/1";
@@ -171,9 +172,14 @@ export const profileSchema = z
         qualifier: name.optional(),
         /** Task-dict field holding the scene index (fixed initial state). */
         seed: name,
+        /**
+         * Task-dict fields that describe the task beyond its name (LIBERO-Plus's perturbation
+         * `category` and `difficulty_level`): every episode keeps them, so rates can be split by them.
+         */
+        fields: z.array(name).default([]),
       })
       .strict()
-      .default({ name: "name", qualifier: "suite", seed: "episode_idx" }),
+      .default({ name: "name", qualifier: "suite", seed: "episode_idx", fields: [] }),
     images: z
       .object({
         /** Image keys the benchmark sends under `images`, in order of importance. */
@@ -188,7 +194,10 @@ export const profileSchema = z
       .strict(),
     pose: z
       .object({
-        key: z.literal("states"),
+        /** The observation key holding the pose (`states` on most benchmarks). */
+        key: name,
+        /** Where `key` holds a map of vectors: the entry holding the pose (RoboCasa365's `state`). */
+        field: name.optional(),
         slice,
         /** The frame of the position (and of keep-out boxes and target positions). */
         frame: name,
@@ -200,7 +209,13 @@ export const profileSchema = z
       .refine((p) => p.slice[1] - p.slice[0] === 3, {
         message: "the position slice must hold 3 values",
         path: ["slice"],
-      }),
+      })
+      .optional(),
+    /**
+     * Instead of `pose`: why the benchmark's observation carries no end-effector pose. The
+     * keep-out predicates are then N/A with this reason (never judged on nothing).
+     */
+    noPose: name.optional(),
     /** Benchmark parameters the bridge always asks for in its HELLO reply. */
     observationParams: z.record(name, z.unknown()).default({}),
     predicates: z.array(predicate).default([]),
@@ -221,14 +236,24 @@ export const profileSchema = z
   })
   .strict()
   .superRefine((p, ctx) => {
-    if (p.suite === undefined && p.predicates.length === 0) {
+    if ((p.pose === undefined) === (p.noPose === undefined)) {
+      ctx.addIssue({
+        code: "custom",
+        path: [p.pose === undefined ? "pose" : "noPose"],
+        message:
+          p.pose === undefined
+            ? "give the end-effector pose (pose), or why the observation has none (noPose)"
+            : "give pose or noPose, not both",
+      });
+    }
+    if (p.suite === undefined && p.noPose === undefined && p.predicates.length === 0) {
       ctx.addIssue({
         code: "custom",
         path: ["predicates"],
         message: "a profile without a suite needs at least one default predicate",
       });
     }
-    if (p.suite === undefined && p.hazard === undefined) {
+    if (p.suite === undefined && p.noPose === undefined && p.hazard === undefined) {
       ctx.addIssue({
         code: "custom",
         path: ["hazard"],
@@ -263,6 +288,13 @@ export const profileSchema = z
       });
     }
     for (const { q, path } of all) {
+      if (q.kind === "keep_out" && p.noPose !== undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: [...path, "kind"],
+          message: "keep_out reads the end-effector pose, and this profile has none (noPose)",
+        });
+      }
       if (contactKinds.includes(q.kind) && (p.extrasKey === undefined || p.robot === undefined)) {
         ctx.addIssue({
           code: "custom",
@@ -280,36 +312,46 @@ const PROFILE_HINT =
   "see docs/benchmarks.md § profile format, or start from profiles/libero.yaml; built-in profiles: " +
   BUILTIN_PROFILES.join(", ");
 
+function isBuiltin(name: string): name is BuiltinProfile {
+  return (BUILTIN_PROFILES as readonly string[]).includes(name);
+}
+
 /** The path of a built-in profile's file. */
 export function builtinProfilePath(id: BuiltinProfile): string {
   return join(PACKAGE_ROOT, "profiles", `${id}.yaml`);
 }
 
-/**
- * A built-in profile by name, or a YAML/JSON profile file by path.
- *
- * @example
- *   loadProfile("libero").pose.slice; // [0, 3]
- *   loadProfile("./my-benchmark.profile.yaml");
- */
-export function loadProfile(nameOrPath: string): BenchmarkProfile {
-  const builtin = (BUILTIN_PROFILES as readonly string[]).includes(nameOrPath);
-  const path = builtin ? builtinProfilePath(nameOrPath as BuiltinProfile) : nameOrPath;
-  if (!builtin && !/\.(ya?ml|json)$/i.test(nameOrPath)) {
-    throw new ProvaelError("config/invalid", `unknown benchmark profile ${nameOrPath}`, {
-      details: { profile: nameOrPath },
-      hint: `name a built-in profile (${BUILTIN_PROFILES.join(", ")}) or a .yaml/.json profile file`,
-    });
-  }
+/** A profile name that is neither built in nor a file: the closest built-in names, if any. */
+function unknownProfile(nameOrPath: string, where = ""): ProvaelError {
+  const near = closest(nameOrPath, BUILTIN_PROFILES);
+  const suggestion =
+    near.length > 0 ? ` (did you mean ${near.map((n) => `'${n}'`).join(", ")}?)` : "";
+  return new ProvaelError(
+    "config/invalid",
+    `unknown benchmark profile ${nameOrPath}${where}${suggestion}`,
+    {
+      details: { profile: nameOrPath, closest: near },
+      hint: `name a built-in profile (${BUILTIN_PROFILES.join(", ")}; \`provael list-profiles\`) or a .yaml/.json profile file`,
+    },
+  );
+}
+
+/** The path a profile name or path stands for (a built-in's file, or the path itself). */
+function profilePath(nameOrPath: string, baseDir: string, where = ""): string {
+  if (isBuiltin(nameOrPath)) return builtinProfilePath(nameOrPath);
+  if (!/\.(ya?ml|json)$/i.test(nameOrPath)) throw unknownProfile(nameOrPath, where);
+  return resolve(baseDir, nameOrPath);
+}
+
+function readRawProfile(path: string, nameOrPath: string): unknown {
   if (!existsSync(path)) {
     throw new ProvaelError("io/read", `benchmark profile ${path} does not exist`, {
       details: { profile: nameOrPath },
       hint: PROFILE_HINT,
     });
   }
-  let raw: unknown;
   try {
-    raw = parseYaml(readFileSync(path, "utf8"), { merge: true });
+    return parseYaml(readFileSync(path, "utf8"), { merge: true });
   } catch (e) {
     throw new ProvaelError(
       "io/malformed",
@@ -317,13 +359,138 @@ export function loadProfile(nameOrPath: string): BenchmarkProfile {
       { cause: e, hint: PROFILE_HINT },
     );
   }
-  return parseProfile(raw, path);
 }
 
-/** Validates a parsed profile; `where` names it in messages. */
-export function parseProfile(raw: unknown, where: string): BenchmarkProfile {
-  const parsed = profileSchema.safeParse(raw);
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** `over` laid on `base`: maps merge key by key, anything else (lists included) is replaced. */
+function deepMerge(
+  base: Record<string, unknown>,
+  over: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    const b = out[k];
+    out[k] = isPlainObject(b) && isPlainObject(v) ? deepMerge(b, v) : v;
+  }
+  return out;
+}
+
+/**
+ * What a profile never inherits through `extends`: which benchmark it is. A LIBERO-Plus profile
+ * that extends `libero` describes LIBERO-Plus only, not every class `libero` accepts.
+ */
+const OWN_FIELDS = new Set(["id", "benchmark", "accepts", "description"]);
+
+/**
+ * A raw profile with its `extends` chain laid underneath it: the parent's fields (all but
+ * OWN_FIELDS), then the profile's own on top, maps merged key by key. `baseDir` resolves a
+ * parent given by relative path.
+ */
+function resolveExtends(
+  raw: unknown,
+  where: string,
+  baseDir: string,
+  chain: string[] = [],
+): unknown {
+  if (!isPlainObject(raw) || raw.extends === undefined) return raw;
+  const parent = raw.extends;
+  if (typeof parent !== "string" || parent.length === 0) {
+    throw new ProvaelError(
+      "config/invalid",
+      `benchmark profile ${where}: extends: must name a profile (a built-in name or a file)`,
+      { details: { profile: where, field: "extends" }, hint: PROFILE_HINT },
+    );
+  }
+  if (chain.includes(parent)) {
+    throw new ProvaelError(
+      "config/invalid",
+      `benchmark profile ${where}: extends: ${[...chain, parent].join(" → ")} is a cycle`,
+      { details: { profile: where, field: "extends" }, hint: PROFILE_HINT },
+    );
+  }
+  const path = profilePath(parent, baseDir, ` (extends: of ${where})`);
+  const base = resolveExtends(readRawProfile(path, parent), path, dirname(path), [
+    ...chain,
+    parent,
+  ]);
+  if (!isPlainObject(base)) {
+    throw new ProvaelError("config/invalid", `benchmark profile ${path} is not a map`, {
+      details: { profile: path },
+      hint: PROFILE_HINT,
+    });
+  }
+  const inherited = Object.fromEntries(Object.entries(base).filter(([k]) => !OWN_FIELDS.has(k)));
+  const { extends: _parent, ...own } = raw;
+  return deepMerge(inherited, own);
+}
+
+/**
+ * A built-in profile by name, or a YAML/JSON profile file by path.
+ *
+ * @example
+ *   loadProfile("libero").pose?.slice; // [0, 3]
+ *   loadProfile("./my-benchmark.profile.yaml");
+ */
+export function loadProfile(nameOrPath: string): BenchmarkProfile {
+  const path = profilePath(nameOrPath, process.cwd());
+  return parseProfile(readRawProfile(path, nameOrPath), path, dirname(path));
+}
+
+/** The keys an object schema takes at `path` (through optionals, defaults, lists, records, unions). */
+function keysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  const unwrap = (s: z.ZodType): z.ZodType[] => {
+    if (s instanceof z.ZodOptional || s instanceof z.ZodDefault || s instanceof z.ZodNullable)
+      return unwrap(s.unwrap() as z.ZodType);
+    if (s instanceof z.ZodUnion) return (s.options as z.ZodType[]).flatMap(unwrap);
+    return [s];
+  };
+  let at = unwrap(schema);
+  for (const seg of path) {
+    at = at
+      .flatMap((s): z.ZodType[] => {
+        if (s instanceof z.ZodObject && typeof seg === "string") {
+          const field = (s.shape as Record<string, z.ZodType>)[seg];
+          return field === undefined ? [] : [field];
+        }
+        if (s instanceof z.ZodArray) return [s.element as z.ZodType];
+        if (s instanceof z.ZodRecord) return [s.valueType as z.ZodType];
+        return [];
+      })
+      .flatMap(unwrap);
+  }
+  return [
+    ...new Set(at.flatMap((s) => (s instanceof z.ZodObject ? Object.keys(s.shape) : []))),
+  ].sort();
+}
+
+/** Unknown keys get the closest keys the schema takes there, as a did-you-mean. */
+function suggestKeys(error: z.ZodError): void {
+  for (const issue of error.issues) {
+    if (issue.code !== "unrecognized_keys") continue;
+    const valid = keysAt(profileSchema, issue.path);
+    const near = [...new Set(issue.keys.flatMap((k) => closest(k, valid)))];
+    // zod types issues read-only; they are this parse's own plain objects.
+    if (near.length > 0)
+      (issue as { message: string }).message +=
+        ` (did you mean ${near.map((n) => `'${n}'`).join(", ")}?)`;
+  }
+}
+
+/**
+ * Validates a parsed profile; `where` names it in messages, `baseDir` resolves an `extends`
+ * given by relative path.
+ */
+export function parseProfile(
+  raw: unknown,
+  where: string,
+  baseDir: string = process.cwd(),
+): BenchmarkProfile {
+  const parsed = profileSchema.safeParse(resolveExtends(raw, where, baseDir));
   if (!parsed.success) {
+    suggestKeys(parsed.error);
     const { field } = firstIssue(parsed.error);
     throw new ProvaelError(
       "config/invalid",
@@ -348,6 +515,59 @@ export function profileFits(
   return helloBenchmark === profile.benchmark || profile.accepts.includes(helloBenchmark);
 }
 
+/** Every built-in profile, in BUILTIN_PROFILES order (each file read once per process). */
+let builtins: BenchmarkProfile[] | undefined;
+export function builtinProfiles(): readonly BenchmarkProfile[] {
+  builtins ??= BUILTIN_PROFILES.map((id) => loadProfile(id));
+  return builtins;
+}
+
+/**
+ * The built-in profile for a HELLO's `benchmark` import string (`--profile auto`): the profile
+ * made for that class, else the one that accepts it (LIBERO-Pro and LIBERO-Mem through
+ * `libero`). A class no built-in profile describes is refused, naming the closest classes.
+ *
+ * @example
+ *   profileForBenchmark("vla_eval.benchmarks.libero_plus.benchmark:LIBEROPlusBenchmark").id; // "libero_plus"
+ *   profileForBenchmark("vla_eval.benchmarks.libero_pro.benchmark:LIBEROProBenchmark").id; // "libero"
+ */
+export function profileForBenchmark(importString: string | undefined): BenchmarkProfile {
+  const all = builtinProfiles();
+  if (importString === undefined || importString.length === 0) {
+    throw new ProvaelError(
+      "config/invalid",
+      "the benchmark's HELLO names no benchmark class, so no profile can be chosen for it",
+      {
+        details: { benchmark: importString ?? null },
+        hint: `start the bridge with --profile NAME (${BUILTIN_PROFILES.join(", ")}) or --profile FILE`,
+      },
+    );
+  }
+  const own = all.find((p) => p.benchmark === importString);
+  if (own) return own;
+  const accepting = all.find((p) => p.accepts.includes(importString));
+  if (accepting) return accepting;
+  const known = all.flatMap((p) => [p.benchmark, ...p.accepts]);
+  // Compare class names (the part after the colon): the module paths are long and alike.
+  const cls = (s: string) => s.slice(s.lastIndexOf(":") + 1);
+  const near = closest(cls(importString), known.map(cls)).flatMap((c) =>
+    known.filter((k) => cls(k) === c),
+  );
+  const suggestion =
+    near.length > 0 ? ` (did you mean ${near.map((n) => `'${n}'`).join(", ")}?)` : "";
+  throw new ProvaelError(
+    "config/invalid",
+    `no built-in profile describes the benchmark '${importString}'${suggestion}`,
+    {
+      details: { benchmark: importString, closest: near },
+      hint:
+        "start the bridge with --profile FILE: a profile whose `benchmark` is this class " +
+        "(for a LIBERO subclass, `extends: libero` with its own id, benchmark and description; " +
+        "docs/benchmarks.md § profile format)",
+    },
+  );
+}
+
 /**
  * The task id of an EPISODE_START task dict: the name, qualified by the suite where the
  * benchmark has suites (`libero_spatial/pick up the black bowl …`).
@@ -368,6 +588,23 @@ export function profileTaskId(profile: BenchmarkProfile, task: Record<string, un
   return typeof q === "string" && q.length > 0 ? `${q}/${n}` : n;
 }
 
+/**
+ * The task-dict fields the profile names in `task.fields` (LIBERO-Plus's perturbation category
+ * and level), as sent; absent ones are left out. Every bridged episode keeps its whole task dict,
+ * so these are the keys its rates can be split by.
+ */
+export function profileTaskFields(
+  profile: BenchmarkProfile,
+  task: Record<string, unknown>,
+): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const f of profile.task.fields) {
+    const v = task[f];
+    if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") out[f] = v;
+  }
+  return out;
+}
+
 /** The seed of an EPISODE_START task dict (the scene index), or undefined when absent. */
 export function profileSeed(
   profile: BenchmarkProfile,
@@ -375,6 +612,11 @@ export function profileSeed(
 ): number | undefined {
   const s = task[profile.task.seed];
   return typeof s === "number" && Number.isInteger(s) && s >= 0 ? s : undefined;
+}
+
+/** The observation key the pose is read from; undefined for a profile without a pose. */
+export function profilePoseKey(profile: BenchmarkProfile): string | undefined {
+  return profile.pose?.key;
 }
 
 /** Rotation of an axis-angle vector (radians) as a unit quaternion w, x, y, z. */
@@ -430,11 +672,18 @@ export function profileState(
   payload: Record<string, unknown>,
 ): SimState {
   const state: SimState = {};
-  const values = numericArray(payload[profile.pose.key]);
-  if (values !== undefined) {
-    const [s, e] = profile.pose.slice;
+  const pose = profile.pose;
+  const held = pose === undefined ? undefined : payload[pose.key];
+  const values =
+    pose === undefined
+      ? undefined
+      : numericArray(
+          pose.field === undefined ? held : isPlainObject(held) ? held[pose.field] : undefined,
+        );
+  if (pose !== undefined && values !== undefined) {
+    const [s, e] = pose.slice;
     if (values.length >= e) state.eefPos = values.slice(s, e) as Vec3;
-    const r = profile.pose.rotation;
+    const r = pose.rotation;
     if (r !== undefined && values.length >= r.slice[1]) {
       const v = values.slice(r.slice[0], r.slice[1]);
       state.eefQuat =
@@ -444,7 +693,7 @@ export function profileState(
             ? (v as Quat)
             : ([v[3], v[0], v[1], v[2]] as Quat);
     }
-    const g = profile.pose.gripper;
+    const g = pose.gripper;
     if (g !== undefined && g.units === "m" && values.length >= g.slice[1]) {
       const v = values.slice(g.slice[0], g.slice[1]);
       state.gripper =

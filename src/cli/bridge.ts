@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { resolveAttacks } from "../attacks/index.js";
 import { playBenchmark } from "../bridge/benchmark-client.js";
-import { loadProfile } from "../bridge/profile.js";
+import { BUILTIN_PROFILES, loadProfile } from "../bridge/profile.js";
 import { startBridge } from "../bridge/server.js";
 import { ProvaelError } from "../core/errors.js";
 import { resolveDefenseParams, resolveDefenses } from "../defenses/index.js";
@@ -117,7 +117,10 @@ export function registerBridge(program: Command): void {
     .option("--policy-url <url>", "upstream server address")
     .option("--policy-path <path>", "weights or model file for an in-process policy")
     .requiredOption("--attacks <list>", "arms, comma-separated (provael list-attacks)", list)
-    .requiredOption("--profile <name|file>", "benchmark profile (tabletop, or a profile file)")
+    .requiredOption(
+      "--profile <name|file>",
+      `benchmark profile: ${BUILTIN_PROFILES.join(", ")} (provael list-profiles), or a profile file`,
+    )
     .requiredOption("--out <dir>", "run directory (new or empty; with --resume, a bridged run)")
     .option(
       "--resume",
