@@ -1,5 +1,6 @@
 /**
- * Secrets never reach disk or a log: API keys, secret policy options, passwords in policy URLs.
+ * Secrets never reach disk or a log: API keys, secret policy options, passwords and secret query
+ * parameters (`?token=…`) in policy URLs.
  * What counts as secret is decided here once; the manifest (command line), the runner (plan and
  * episode errors) and the served clients (their messages) call these functions.
  */
@@ -24,15 +25,70 @@ export function isSecretKey(key: string): boolean {
 }
 
 /**
- * A URL with its password (and user name) replaced; anything that is not a URL with credentials
- * comes back unchanged.
+ * Query parameters that carry a secret whatever else the name says: signed URLs (`sig`,
+ * `X-Amz-Signature`, `X-Goog-Credential`) and bare API keys (`key=`), besides every name
+ * `isSecretKey` calls secret (`token`, `api_key`, `access_token`, …).
+ */
+const SECRET_PARAM = /^(key|sig|code)$|(signature|credential|key)$/;
+
+/** Whether a URL query parameter named `name` holds a secret. */
+export function isSecretParam(name: string): boolean {
+  let decoded = name;
+  try {
+    decoded = decodeURIComponent(name);
+  } catch {
+    // Not percent-encoded text: judged as written.
+  }
+  const plain = decoded.toLowerCase().replace(/[^a-z0-9]/g, "");
+  return isSecretKey(plain) || SECRET_PARAM.test(plain);
+}
+
+/** `?name=value` / `&name=value` (`;` too): the query parameters anywhere in a text. */
+const QUERY_PARAM = /([?&;])([^=&#?;\s"'<>]+)=([^&#;\s"'<>]*)/g;
+
+/**
+ * A URL with its password (and user name) and the values of secret query parameters
+ * (`?token=…`, `&sig=…`) replaced; anything that is not a URL with credentials comes back
+ * unchanged.
  *
  * @example
  *   redactUrl("ws://bob:hunter2@10.0.0.5:8000"); // "ws://[redacted]@10.0.0.5:8000"
+ *   redactUrl("wss://h/ws?token=abc&model=pi0"); // "wss://h/ws?token=[redacted]&model=pi0"
  */
 export function redactUrl(text: string): string {
   // scheme://userinfo@ : userinfo has no '/', '?', '#' or '@' (RFC 3986 §3.2.1).
-  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/?#@\s]+@/gi, `$1${REDACTED}@`);
+  return text
+    .replace(/([a-z][a-z0-9+.-]*:\/\/)[^/?#@\s]+@/gi, `$1${REDACTED}@`)
+    .replace(QUERY_PARAM, (whole, sep: string, name: string, value: string) =>
+      value.length > 0 && value !== REDACTED && isSecretParam(name)
+        ? `${sep}${name}=${REDACTED}`
+        : whole,
+    );
+}
+
+/** The secrets a URL (or any text holding one) carries: user, password, secret query values. */
+export function urlSecrets(text: string): string[] {
+  const out: string[] = [];
+  const add = (v: string) => {
+    out.push(v);
+    try {
+      out.push(decodeURIComponent(v.replace(/\+/g, " ")));
+    } catch {
+      // Not percent-encoded: the text as written is enough.
+    }
+  };
+  for (const m of text.matchAll(/[a-z][a-z0-9+.-]*:\/\/([^/?#@\s]+)@/gi)) {
+    const userinfo = m[1] as string;
+    const colon = userinfo.indexOf(":");
+    if (colon >= 0) {
+      add(userinfo.slice(0, colon));
+      add(userinfo.slice(colon + 1));
+    } else add(userinfo);
+  }
+  for (const m of text.matchAll(QUERY_PARAM))
+    if (isSecretParam(m[2] as string) && (m[3] as string).length > 0) add(m[3] as string);
+  // Values shorter than four characters would redact ordinary words and digits.
+  return [...new Set(out)].filter((v) => v.length >= 4 && v !== REDACTED);
 }
 
 /** Every secret value among policy options: the URL's user and password, secret-named extras. */
@@ -45,17 +101,7 @@ export function secretValues(
     // Values shorter than four characters would redact ordinary words and digits.
     if (typeof v === "string" && v.length >= 4) out.add(v);
   };
-  if (typeof options?.url === "string") {
-    try {
-      const u = new URL(options.url);
-      for (const part of [u.password, u.username]) {
-        add(part);
-        add(decodeURIComponent(part));
-      }
-    } catch {
-      // Not a URL: nothing to take from it (the policy refuses it with its own error).
-    }
-  }
+  if (typeof options?.url === "string") for (const v of urlSecrets(options.url)) add(v);
   const extra = (options?.extra ?? {}) as Record<string, unknown>;
   for (const [k, v] of Object.entries(extra)) if (isSecretKey(k)) add(String(v));
   add(env.PROVAEL_API_KEY);
@@ -157,5 +203,7 @@ export function secretsInArgv(argv: readonly string[]): string[] {
         out.push(given.slice(at));
     }
   });
-  return out.filter((s) => s.length >= 4);
+  // What a URL carries (its password, a `?token=`), wherever on the command line it is.
+  for (const arg of argv) out.push(...urlSecrets(arg));
+  return [...new Set(out)].filter((s) => s.length >= 4);
 }

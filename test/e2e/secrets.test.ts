@@ -1,6 +1,6 @@
 /**
- * Secrets never reach disk: a run given an API key, a secret policy option and a password in its
- * policy URL, against a server that drops every request (so every episode errors with the
+ * Secrets never reach disk: a run given an API key, a secret policy option, a password and
+ * secret query parameters (`?token=…&sig=…`) in its policy URL, against a server that drops every request (so every episode errors with the
  * server's address in its message), leaves none of them in any file of its run directory, nor
  * in what it prints.
  */
@@ -20,6 +20,8 @@ const SECRETS = {
   apiKey: "key-b84e02d9",
   token: "tok-51c6aa03",
   env: "env-90e1f4b2",
+  queryToken: "qtok-2e8b61d4",
+  querySig: "qsig-c03f57aa",
 };
 
 /** Every file under `dir`, recursively. */
@@ -64,7 +66,7 @@ describe("secrets on disk", () => {
           "--policy",
           "openpi",
           "--policy-url",
-          `ws://${SECRETS.user}:${SECRETS.password}@127.0.0.1:${port}`,
+          `ws://${SECRETS.user}:${SECRETS.password}@127.0.0.1:${port}/?token=${SECRETS.queryToken}&model=pi0&sig=${SECRETS.querySig}`,
           "--api-key",
           SECRETS.apiKey,
           // A secret the policy reads as an option (it is refused if the policy does not read it).
@@ -117,6 +119,9 @@ describe("secrets on disk", () => {
       const manifest = JSON.parse(readFileSync(join(dir, "execution-manifest.json"), "utf8"));
       expect(manifest.command_line).toEqual(
         expect.arrayContaining(["--api-key", "[redacted]", "apiKey=[redacted]"]),
+      );
+      expect(manifest.command_line).toContain(
+        `ws://[redacted]@127.0.0.1:${port}/?token=[redacted]&model=pi0&sig=[redacted]`,
       );
     } finally {
       for (const c of wss.clients) c.terminate();
