@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import type { Command } from "commander";
 import {
   attacks as attacksRegistry,
@@ -9,41 +8,22 @@ import { loadAcceptance } from "../config/acceptance.js";
 import { DEFAULTS } from "../config/defaults.js";
 import { loadPlugins, pluginSource } from "../config/plugins.js";
 import { loadRecipe, RECIPE_FLAG_KEYS, RECIPES, type Recipe } from "../config/recipes.js";
-import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
 import { MULTIPLICITIES, type Multiplicity, TERMINATIONS } from "../core/plan.js";
 import { checkPolicyOptions } from "../core/registry.js";
 import { describeIssues } from "../core/zod-issues.js";
 import { resolveDefenseParams, resolveDefenses } from "../defenses/index.js";
 import { policies } from "../policies/index.js";
-import type { Report } from "../report/build.js";
-import { formatRate, waiverLines } from "../report/format.js";
-import { firedText, headlineNotes, notApplicableLines } from "../report/headline.js";
-import { displayOrder } from "../report/markdown.js";
-import { procedureName } from "../report/significance.js";
-import type { Verdict } from "../report/verdict.js";
 import { readReportFile } from "../rundir/report.js";
 import { type LoadedCalibration, loadCalibrations } from "../runner/calibration.js";
 import { defaultWorkers } from "../runner/executor.js";
-import {
-  type DefensePlan,
-  type PlanSpec,
-  planCells,
-  type Termination,
-  validatePlan,
-  type Waiver,
-} from "../runner/plan.js";
-import { checkPairing } from "../runner/preflight.js";
+import type { DefensePlan, PlanSpec, Termination, Waiver } from "../runner/plan.js";
 import { planFromReport } from "../runner/replay.js";
-import { openReused, reusableCells } from "../runner/reuse.js";
-import { parseShard, type RunOptions, runAttack } from "../runner/run.js";
+import { parseShard, type RunOptions } from "../runner/run.js";
 import { suites } from "../suites/index.js";
-import { EXIT } from "./exit.js";
 import { choice, integer, list, type ParamValue, policyOption, typedValue } from "./parse.js";
-import { progressMode, progressReporter } from "./progress.js";
+import { defaultOut, dryRun, playAndPrint } from "./play.js";
 import { addServedPolicyFlags, type ServedFlags, servedPolicyOptions } from "./serve-policy.js";
-import { stopOnSignal } from "./stop.js";
-import { textTable } from "./table.js";
 
 interface AttackFlags extends ServedFlags {
   allowCalibrationOverlap?: boolean;
@@ -84,80 +64,6 @@ interface AttackFlags extends ServedFlags {
   from?: string;
   policyPath?: string;
   policyUrl?: string;
-}
-
-function defaultOut(policy: string, suite: string): string {
-  const stamp = new Date(systemClock.now())
-    .toISOString()
-    .replace(/[-:]/g, "")
-    .replace(/\..*/, "")
-    .replace("T", "-");
-  return join("runs", `${policy}-${suite}-${stamp}`);
-}
-
-/** The arms table printed at the end of a run. */
-export function armsTable(report: Report): string {
-  const rows = displayOrder(report).map((name) => {
-    const a = report.arms[name];
-    if (!a) return [name];
-    const na = a.episodes - a.not_applicable === 0;
-    return [
-      a.role === "control" ? `  ${name}` : name,
-      a.role,
-      na ? "N/A" : formatRate(a.unsafe),
-      na ? "N/A" : formatRate(a.task_success),
-      String(a.errors),
-      a.vs_baseline?.adjusted_p == null
-        ? "—"
-        : `${a.vs_baseline.adjusted_p < 0.001 ? "<0.001" : a.vs_baseline.adjusted_p.toFixed(3)}${a.vs_baseline.significant ? " *" : ""}`,
-      na ? (a.not_applicable_reason ?? "requirements unmet") : firedText(a),
-    ];
-  });
-  const rule = report.summary.significance;
-  const table = textTable(
-    [
-      "arm",
-      "role",
-      "unsafe (95% Wilson)",
-      "task success",
-      "errors",
-      "adjusted p",
-      "predicates fired",
-    ],
-    rows,
-  );
-  return rule === null
-    ? table
-    : `${table}\nadjusted p: one-sided exact McNemar on pinned pairs, ${procedureName(rule.multiplicity)} across treatment arms; * significant at ${rule.alpha}`;
-}
-
-/** What was actually run (or will be, for --dry-run): the lines above the arms table. */
-export function planHeader(
-  r: Pick<Report["run"], "policy" | "suite" | "tasks" | "arms" | "seed" | "seeds" | "repeats"> & {
-    shard?: string | null;
-  },
-  episodes: number,
-): string {
-  const seeds = r.seeds === 1 ? `seed ${r.seed}` : `seeds ${r.seed}–${r.seed + r.seeds - 1}`;
-  return [
-    `${r.policy} on ${r.suite}${r.shard ? ` (shard ${r.shard})` : ""}: ${r.tasks.length} task(s) × ${r.arms.length} arm(s) × ${r.seeds} seed(s) × ${r.repeats} repeat(s) = ${episodes} episodes`,
-    `tasks: ${r.tasks.join(", ")}`,
-    `${seeds}; arms: ${r.arms.join(", ")}`,
-  ].join("\n");
-}
-
-export function summaryLines(report: Report): string[] {
-  const s = report.summary;
-  return [
-    ...waiverLines(report).map((l) => `warning: ${l}`),
-    ...headlineNotes(report).map((n) => `note: ${n}`),
-    ...notApplicableLines(report),
-    `attack success (treatment): ${formatRate(s.treatment_unsafe)}`,
-    `benign floor (none):        ${formatRate(s.baseline_unsafe)}`,
-    `controls:                   ${formatRate(s.control_unsafe)}`,
-    `clean task success:         ${formatRate(s.clean_task_success)}`,
-    ...(s.preliminary ? ["preliminary: fewer than 5 seeds"] : []),
-  ];
 }
 
 export function registerAttack(program: Command): void {
@@ -353,57 +259,11 @@ export function registerAttack(program: Command): void {
         ...defensePlanOf(flags),
       };
       if (flags.dryRun) {
-        const planned = suites.get(plan.suite);
-        validatePlan(
-          plan,
-          planned.tasks().map((t) => t.id),
-        );
-        // The declared capabilities; a served policy's are checked again once it is connected.
-        const declared = policies.get(plan.policy);
-        checkPairing(plan.policy, declared.capabilities, planned, declared.suites);
-        const shard = flags.shard === undefined ? null : parseShard(flags.shard);
-        const cells = planCells(plan).filter((_, i) => !shard || i % shard.count === shard.index);
-        const header = planHeader(
-          { ...plan, shard: shard ? `${shard.index}/${shard.count}` : null },
-          cells.length,
-        );
-        // Checked now as a run would check them; the weights are compared once a run probes them.
-        const reused = flags.reuse
-          ? reusableCells(
-              openReused(flags.reuse, plan, flags.out ?? defaultOut(plan.policy, plan.suite)),
-              cells,
-            )
-          : null;
-        if (flags.json)
-          process.stdout.write(
-            `${JSON.stringify({ plan, episodes: cells.length, ...(reused === null ? {} : { reused }) }, null, 2)}\n`,
-          );
-        else
-          process.stdout.write(
-            `${header}\n${reused === null ? "" : `(${reused} of ${cells.length} episodes would be copied from --reuse)\n`}(dry run: nothing played)\n`,
-          );
+        dryRun(plan, flags);
         return;
       }
       const out = flags.out ?? defaultOut(plan.policy, plan.suite);
-      const bar = progressReporter(
-        progressMode(Boolean(flags.json), Boolean(process.stderr.isTTY)),
-      );
-      // Ctrl-C or SIGTERM: stop starting episodes, let those in flight finish and be journalled,
-      // then say how to continue. A second signal abandons the ones in flight.
-      let saved = 0;
-      let total = 0;
-      const interrupted = () =>
-        `interrupted: ${saved} of ${total} episodes saved in ${out}; continue with: ${resumeCommand(out)}\n`;
-      const stop = stopOnSignal({
-        quiet: () => bar.stop(),
-        // Once every episode is played there is none in flight: the outputs are being written.
-        stopping: () =>
-          total > 0 && saved === total
-            ? "provael: stopping: every episode is played; writing the report first (signal again to abandon it)"
-            : "provael: stopping: finishing the episodes in flight (signal again to abandon them)",
-        abandoned: interrupted,
-      });
-      const runOptions: RunOptions = {
+      const runOptions: Omit<RunOptions, "onProgress" | "signal"> = {
         plan,
         out,
         resume: Boolean(flags.resume),
@@ -428,81 +288,18 @@ export function registerAttack(program: Command): void {
         ...(flags.maxErrors === undefined ? {} : { maxErrors: flags.maxErrors }),
         ...(pluginSources.length > 0 ? { plugins: pluginSources } : {}),
         ...(flags.reuse ? { reuse: flags.reuse } : {}),
-        onProgress: (d, t, errors) => {
-          saved = d;
-          total = t;
-          bar.update(d, t, errors);
+        finish: {
+          html: flags.html !== false,
+          protocol,
+          ...(flags.sarifOut === undefined ? {} : { sarifOut: flags.sarifOut }),
+          recipe: { name: recipe.name, source: RECIPES.includes(recipe) ? "built-in" : raw.recipe },
         },
-        signal: stop.signal,
       };
-      runOptions.finish = {
+      await playAndPrint(runOptions, {
+        json: Boolean(flags.json),
         html: flags.html !== false,
-        protocol,
-        ...(flags.sarifOut === undefined ? {} : { sarifOut: flags.sarifOut }),
-        recipe: { name: recipe.name, source: RECIPES.includes(recipe) ? "built-in" : raw.recipe },
-      };
-      let result: Awaited<ReturnType<typeof runAttack>>;
-      try {
-        result = await runAttack(runOptions);
-      } finally {
-        bar.stop();
-        stop.release();
-      }
-      if (stop.signal.aborted && !result.report) {
-        process.stderr.write(interrupted());
-        process.exitCode = EXIT.interrupted;
-        return;
-      }
-      const verdict = result.verdict;
-      if (result.alreadyComplete) {
-        if (flags.json)
-          process.stdout.write(
-            `${JSON.stringify({ out, complete: true, played: 0, report_digest: result.reportDigest, verdict })}\n`,
-          );
-        else {
-          process.stdout.write(
-            `${out} is already complete; nothing to do (see ${join(out, "report.md")})\n`,
-          );
-          if (verdict) process.stdout.write(`${verdictLines(verdict)}\n`);
-        }
-        if (verdict) process.exitCode = verdictExitCode(verdict);
-        return;
-      }
-      const report = result.report;
-      if (!report) {
-        process.stderr.write(
-          `provael: run stopped with ${result.total - result.played} episode(s) left; finish it with --resume --out ${out}\n`,
-        );
-        process.exitCode = EXIT.incomplete;
-        return;
-      }
-      if (flags.json) {
-        process.stdout.write(
-          `${JSON.stringify({ out, report_digest: result.reportDigest, played: result.played, ...(flags.reuse ? { copied: result.copied } : {}), summary: report.summary, arms: report.arms, verdict }, null, 2)}\n`,
-        );
-      } else {
-        process.stdout.write(
-          `\n${planHeader(report.run, report.episodes.length)}\n\n${armsTable(report)}\n\n${summaryLines(report).join("\n")}\n\n`,
-        );
-        if (verdict) process.stdout.write(`${verdictLines(verdict)}\n\n`);
-        if (flags.reuse)
-          process.stdout.write(
-            `played ${result.played} episode(s); copied ${result.copied} finished in ${flags.reuse.join(", ")} (--reuse)\n`,
-          );
-        process.stdout.write(
-          `wrote ${out}/report.json (${result.reportDigest}), report.md${flags.html === false ? "" : ", report.html"}, trajectories.jsonl, execution-manifest.json\n`,
-        );
-        process.stdout.write(`${nextSteps(report, out, flags.html !== false).join("\n")}\n`);
-      }
-      if (verdict) process.exitCode = verdictExitCode(verdict);
-      const dead = erroredArms(report);
-      if (dead.length > 0) {
-        const first = report.episodes.find((e) => e.arm === dead[0] && e.error)?.error;
-        process.stderr.write(
-          `provael: every episode of ${dead.join(", ")} errored${first ? ` (first: ${first.code}: ${first.message})` : ""}; those arms measured nothing\n  hint: see the errors in ${join(out, "report.md")}; fix the cause and rerun\n`,
-        );
-        process.exitCode = EXIT.runtime;
-      }
+        reuse: flags.reuse,
+      });
     });
   // Served and ONNX policy flags (--api-key, --layout, --io-map, --replan, --timeout, …).
   addServedPolicyFlags(program.commands.find((c) => c.name() === "attack") as Command);
@@ -517,27 +314,6 @@ function waiversOf(flags: { allowCalibrationOverlap?: boolean; allowTrainingScen
     ...(flags.allowTrainingScenes ? (["training-scenes"] as const) : []),
   ];
   return w.length > 0 ? { waivers: w } : {};
-}
-
-/** The command that finishes this run: the same arguments, with --out and --resume. */
-export function resumeCommand(out: string, argv: string[] = process.argv.slice(2)): string {
-  const args = argv.filter((a) => a !== "--resume");
-  const hasOut = args.some((a) => a === "--out" || a.startsWith("--out="));
-  const quote = (a: string) =>
-    /^[A-Za-z0-9_./:=,@%+-]+$/.test(a) ? a : `'${a.replace(/'/g, "'\\''")}'`;
-  return ["provael", ...args, ...(hasOut ? [] : ["--out", out]), "--resume"].map(quote).join(" ");
-}
-
-/** Arms that played episodes, every one of which errored: the run measured nothing there. */
-export function erroredArms(report: Report): string[] {
-  return report.run.arms.filter((a) => {
-    const arm = report.arms[a];
-    return (
-      arm !== undefined &&
-      arm.episodes > arm.not_applicable &&
-      arm.errors === arm.episodes - arm.not_applicable
-    );
-  });
 }
 
 /** The defaults as they apply, per-suite overrides included (help text and list-recipes). */
@@ -561,25 +337,6 @@ export function effectiveDefaults(recipe: Recipe = loadRecipe("quick")): string 
     "Naming --attacks or --tasks plays exactly what is named, on the suite's other defaults.",
   );
   return lines.join("\n");
-}
-
-/** What to do after a run: the pages to open and the next command. */
-export function nextSteps(report: Report, out: string, html: boolean): string[] {
-  const calibrated = Object.values(report.calibration).some((c) => c.source !== "suite-default");
-  return [
-    "",
-    "next:",
-    html
-      ? `  open ${join(out, "report.html")} (headline, the showcased episode and its benign twin, per-task heatmap)`
-      : `  read ${join(out, "report.md")}`,
-    `  every episode beside its benign twin, frame by frame: provael view ${out}`,
-    ...(calibrated
-      ? []
-      : [
-          `  fit keep-out zones on benign rollouts, then pass --calib: provael calibrate --policy ${report.run.policy} --suite ${report.run.suite} --out calib/${report.run.policy}-${report.run.suite}`,
-        ]),
-    "  other attacks and what each requires: provael list-attacks",
-  ];
 }
 
 function attackParam(
@@ -769,14 +526,4 @@ function applyRecipe(flags: AttackFlags, recipe: Recipe, command: Command): Atta
     if (value !== undefined && !explicit(key)) merged[key] = value;
   }
   return merged as unknown as AttackFlags;
-}
-
-export function verdictLines(v: Verdict): string {
-  const lines = [`verdict: ${v.verdict.toUpperCase()} under acceptance protocol '${v.protocol}'`];
-  for (const c of v.criteria) lines.push(`  ${c.status.padEnd(10)} ${c.criterion}: ${c.reason}`);
-  return lines.join("\n");
-}
-
-export function verdictExitCode(v: Verdict): number {
-  return v.verdict === "pass" ? EXIT.ok : v.verdict === "fail" ? EXIT.fail : EXIT.incomplete;
 }

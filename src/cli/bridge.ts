@@ -12,9 +12,9 @@ import { startBridge } from "../bridge/server.js";
 import { ProvaelError } from "../core/errors.js";
 import { resolveDefenseParams, resolveDefenses } from "../defenses/index.js";
 import { policies } from "../policies/index.js";
+import { armsTable, summaryLines } from "../report/text.js";
 import { loadCalibrations } from "../runner/calibration.js";
 import { suites } from "../suites/index.js";
-import { armsTable, summaryLines } from "./attack.js";
 import { integer, list } from "./parse.js";
 import { addServedPolicyFlags, type ServedFlags, servedPolicyOptions } from "./serve-policy.js";
 

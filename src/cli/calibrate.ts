@@ -21,6 +21,7 @@ import {
 } from "../judges/calibrate.js";
 import { policies } from "../policies/index.js";
 import { pct } from "../report/format.js";
+import { textTable } from "../report/text.js";
 import { RUN_FILES } from "../rundir/files.js";
 import { type JournalEntry, readTrajectory, scanJournal } from "../rundir/journal.js";
 import { readBenignRun } from "../runner/benign-run.js";
@@ -34,7 +35,6 @@ import { suites } from "../suites/index.js";
 import { EXIT } from "./exit.js";
 import { integer, list } from "./parse.js";
 import { progressMode, progressReporter } from "./progress.js";
-import { textTable } from "./table.js";
 
 interface CalibrateFlags {
   policy?: string;

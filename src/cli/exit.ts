@@ -1,6 +1,7 @@
 /** The only place error codes become exit codes, and errors become text. */
 import { type ErrorCode, isProvaelError } from "../core/errors.js";
 import { redactText, secretsInArgv } from "../core/redact.js";
+import type { Verdict } from "../report/verdict.js";
 
 export const EXIT = {
   ok: 0,
@@ -101,4 +102,9 @@ export function reportError(e: unknown, json: boolean): number {
     "  hint: this is a bug in Provael; please report it with the command line\n",
   );
   return EXIT.runtime;
+}
+
+/** An acceptance verdict as the exit status: pass 0, fail 1, incomplete 3. */
+export function verdictExitCode(v: Pick<Verdict, "verdict">): number {
+  return v.verdict === "pass" ? EXIT.ok : v.verdict === "fail" ? EXIT.fail : EXIT.incomplete;
 }

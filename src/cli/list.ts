@@ -4,8 +4,8 @@ import { attacks, resolveAttacks, withMatchedControls } from "../attacks/index.j
 import { RECIPES } from "../config/recipes.js";
 import { defenses } from "../defenses/index.js";
 import { policies } from "../policies/index.js";
+import { textTable } from "../report/text.js";
 import { suites } from "../suites/index.js";
-import { textTable } from "./table.js";
 
 const print = (json: boolean | undefined, data: unknown, text: () => string) =>
   process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${text()}\n`);

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
+import { nextSteps, runText } from "../report/text.js";
 import { mergeRuns } from "../runner/merge.js";
-import { armsTable, nextSteps, planHeader, summaryLines } from "./attack.js";
 
 export function registerMerge(program: Command): void {
   program
@@ -23,9 +23,7 @@ export function registerMerge(program: Command): void {
         process.stdout.write(`${r.out} already holds this plan's merged run; nothing to do\n`);
         return;
       }
-      process.stdout.write(
-        `\n${planHeader(r.report.run, r.report.episodes.length)}\n\n${armsTable(r.report)}\n\n${summaryLines(r.report).join("\n")}\n\n`,
-      );
+      process.stdout.write(`\n${runText(r.report)}\n\n`);
       process.stdout.write(
         `merged ${flags.in.length} shard(s), ${r.cells} cells (${r.duplicates} identical duplicate(s)) into ${r.out}/report.json (${r.digest}), report.md, report.html\n`,
       );

@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import { loadAcceptance } from "../config/acceptance.js";
+import { verdictLines } from "../report/text.js";
 import { decide } from "../report/verdict.js";
-import { verdictExitCode, verdictLines } from "./attack.js";
+import { verdictExitCode } from "./exit.js";
 import { readReport } from "./read-report.js";
 
 export function registerVerdict(program: Command): void {

@@ -6,9 +6,8 @@
 import type { TopLevelSpec } from "vega-lite";
 import { vegaLiteSvg } from "../core/vega.js";
 import type { ArmReport, Rate, Report } from "./build.js";
-import { pct } from "./format.js";
+import { displayOrder, pct } from "./format.js";
 import { escapeHtml, ROLE_COLOURS } from "./html-style.js";
-import { displayOrder } from "./markdown.js";
 
 interface ArmDatum {
   order: number;

@@ -1,28 +1,66 @@
+/**
+ * The atoms every surface prints a run with: rates, intervals, p-values and the order of the
+ * arms. The terminal, report.md, report.html, SARIF messages and the viewer all call these, so a
+ * number reads the same wherever it is shown. Browser-safe: type imports only (the viewer's
+ * client bundles this file).
+ */
 import type { Rate } from "./build.js";
 
 /** "12.5%" or "N/A" when the rate has no denominator. */
-export function pct(value: number | null): string {
-  return value === null ? "N/A" : `${(value * 100).toFixed(1)}%`;
+export function pct(value: number | null | undefined): string {
+  return value === null || value === undefined ? "N/A" : `${(value * 100).toFixed(1)}%`;
 }
 
 /** "3/10 = 30.0% [10.8–60.3%]" */
-export function formatRate(r: Rate): string {
-  if (r.rate === null || r.interval === null) return "N/A (n = 0)";
+export function formatRate(r: Rate | null | undefined): string {
+  if (!r || r.rate === null || r.interval === null) return "N/A (n = 0)";
   return `${r.successes}/${r.n} = ${pct(r.rate)} [${pct(r.interval.low).replace("%", "")}–${pct(r.interval.high)}]`;
 }
 
-/** A p-value in fixed or scientific notation. */
+/**
+ * A p-value: three decimals, "<0.001" below that, "—" when there is none. One format for every
+ * surface; report.json keeps the exact value.
+ */
+export function formatP(p: number | null | undefined): string {
+  if (p === null || p === undefined) return "—";
+  return p < 0.001 ? "<0.001" : p.toFixed(3);
+}
+
+/** A p-value in a sentence, after its name: "p < 0.001", "p = 0.012". */
+export function pIs(name: string, p: number | null | undefined): string {
+  const f = formatP(p);
+  return f.startsWith("<") ? `${name} < ${f.slice(1)}` : `${name} = ${f}`;
+}
+
 /** Why an attack-control test has no p: said the same in report.md and report.html. */
 export const NO_PINNED_PAIR = "no pinned pair judged in both arms";
 
-export function formatP(p: number | null): string {
-  if (p === null) return "—";
-  if (p >= 0.001) return p.toFixed(3);
-  return p.toExponential(1);
+/** What `displayOrder` reads of a report (report.json, or the viewer's payload of it). */
+export interface ArmsOf {
+  run: { arms: readonly string[] };
+  arms: Record<string, { role: string; matches?: string | null | undefined } | undefined>;
+}
+
+/**
+ * Arms in display order: the baseline first, then each treatment followed by the controls that
+ * match it, then controls whose attack is not in the run.
+ */
+export function displayOrder(report: ArmsOf): string[] {
+  const arms = report.run.arms;
+  const role = (a: string) => report.arms[a]?.role;
+  const out: string[] = arms.filter((a) => role(a) === "baseline");
+  for (const a of arms.filter((x) => role(x) === "treatment")) {
+    out.push(a);
+    for (const c of arms) if (role(c) === "control" && report.arms[c]?.matches === a) out.push(c);
+  }
+  for (const a of arms) if (!out.includes(a)) out.push(a);
+  return out;
 }
 
 /** The headline's warnings for waived scene checks, one sentence each (empty when none). */
-export function waiverLines(report: { run: { waivers?: readonly string[] } }): string[] {
+export function waiverLines(report: {
+  run: { waivers?: readonly string[] | undefined };
+}): string[] {
   return (report.run.waivers ?? []).map((w) =>
     w === "calibration-overlap"
       ? "Scored on scenes its calibration was fitted or thresholded on (--allow-calibration-overlap): the benign floor is not held out."

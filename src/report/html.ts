@@ -20,7 +20,7 @@ import {
   type PlotZone,
   pathPlotSvg,
 } from "./charts.js";
-import { formatP, NO_PINNED_PAIR, pct } from "./format.js";
+import { displayOrder, formatP, NO_PINNED_PAIR, pct } from "./format.js";
 import { firedText, floorExceedsAttacks, headlineNotes } from "./headline.js";
 import { escapeHtml, htmlPage, ROLE_COLOURS } from "./html-style.js";
 import { MITIGATION_HEADER, mitigationNotes, mitigationRows } from "./mitigation-text.js";
@@ -46,7 +46,6 @@ ${rows}
 <ul class="small">${notes}</ul>`;
 }
 
-import { displayOrder } from "./markdown.js";
 import { armLevel } from "./sarif.js";
 import { eaiRisk } from "./sarif-rules.js";
 import { isSignificant, procedureName, ruleText } from "./significance.js";
@@ -275,8 +274,8 @@ function rateCell(r: Rate): string {
   return `<strong>${pct(r.rate)}</strong><div class="small muted">${r.successes}/${r.n} · ${pct(r.interval.low).replace("%", "")}–${pct(r.interval.high)}</div>`;
 }
 
-/** A p-value for people: below 0.001 it is just "< 0.001". */
-const pCell = (p: number | null) => (p === null ? "—" : p < 0.001 ? "&lt;&nbsp;0.001" : formatP(p));
+/** A p-value as a table cell, in the format every surface uses. */
+const pCell = (p: number | null) => escapeHtml(formatP(p));
 
 /** On a control's row: its matched attack tested against it, by the declared rule. */
 function vsAttackCell(a: ArmReport): string {

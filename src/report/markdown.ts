@@ -1,6 +1,6 @@
 /** `report.md`: the report for people. Everything in it comes from `report.json`. */
 import type { ArmReport, Report } from "./build.js";
-import { formatP, formatRate, NO_PINNED_PAIR, pct, waiverLines } from "./format.js";
+import { displayOrder, formatP, formatRate, NO_PINNED_PAIR, pct, waiverLines } from "./format.js";
 import { firedText, headlineNotes, notApplicableLines } from "./headline.js";
 import { MITIGATION_HEADER, mitigationNotes, mitigationRows } from "./mitigation-text.js";
 import { isSignificant, procedureName, ruleText } from "./significance.js";
@@ -13,22 +13,6 @@ export function escapeCell(text: string): string {
 function table(header: string[], rows: string[][]): string {
   const line = (cells: string[]) => `| ${cells.map(escapeCell).join(" | ")} |`;
   return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
-}
-
-/**
- * Arms in display order: the baseline first, then each treatment followed by the controls that
- * match it, then controls whose attack is not in the run.
- */
-export function displayOrder(report: Report): string[] {
-  const arms = report.run.arms;
-  const role = (a: string) => report.arms[a]?.role;
-  const out: string[] = arms.filter((a) => role(a) === "baseline");
-  for (const a of arms.filter((x) => role(x) === "treatment")) {
-    out.push(a);
-    for (const c of arms) if (role(c) === "control" && report.arms[c]?.matches === a) out.push(c);
-  }
-  for (const a of arms) if (!out.includes(a)) out.push(a);
-  return out;
 }
 
 function armRow(name: string, a: ArmReport): string[] {

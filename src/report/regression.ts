@@ -9,7 +9,7 @@ import { ProvaelError } from "../core/errors.js";
 import { REGRESSION_SCHEMA } from "../core/protocol.js";
 import { fisherExactGreater, holm } from "../stats/index.js";
 import { makeRate, type Rate, type Report } from "./build.js";
-import { formatP, formatRate, pct } from "./format.js";
+import { formatP, formatRate, pct, pIs } from "./format.js";
 
 export interface RegressionSlice {
   slice: string;
@@ -182,10 +182,10 @@ export function compareReports(
     const significant = holmP < alpha;
     const regressed = beyond && significant;
     const reason = regressed
-      ? `unsafe rate rose by ${pct(s.difference)} (> ${pct(tolerance)}) and Holm p ${formatP(holmP)} < ${alpha}`
+      ? `unsafe rate rose by ${pct(s.difference)} (> ${pct(tolerance)}) and ${pIs("Holm p", holmP)} < ${alpha}`
       : !beyond
         ? `change ${pct(s.difference)} within the tolerance ${pct(tolerance)}`
-        : `rose by ${pct(s.difference)} but Holm p ${formatP(holmP)} ≥ ${alpha}: not distinguishable from noise`;
+        : `rose by ${pct(s.difference)} but ${pIs("Holm p", holmP)} ≥ ${alpha}: not distinguishable from noise`;
     return { ...s, holm_p: holmP, regressed, reason };
   });
   const meta = (r: Report) => ({

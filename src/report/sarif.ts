@@ -14,8 +14,7 @@ import { canonicalJson } from "../core/canonical-json.js";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import type { ArmReport, Rate, Report } from "./build.js";
-import { formatP, formatRate } from "./format.js";
-import { displayOrder } from "./markdown.js";
+import { displayOrder, formatRate, pIs } from "./format.js";
 import { eaiRisk } from "./sarif-rules.js";
 import { procedureName } from "./significance.js";
 
@@ -43,14 +42,14 @@ export function armLevel(arm: ArmReport, floor: Rate | null, alpha: number): Arm
   if (v?.significant === true) {
     return {
       level: "error",
-      reason: `significant against the benign floor under the declared rule (one-sided exact McNemar on pinned pairs, adjusted p = ${formatP(v.adjusted_p)} < ${alpha})`,
+      reason: `significant against the benign floor under the declared rule (one-sided exact McNemar on pinned pairs, ${pIs("adjusted p", v.adjusted_p)} < ${alpha})`,
     };
   }
   if (floor?.rate != null) {
     return r.rate > floor.rate
       ? {
           level: "warning",
-          reason: `the point estimate exceeds the benign floor, not significant under the declared rule${v?.adjusted_p == null ? " (no pinned pairs tested)" : ` (adjusted p = ${formatP(v.adjusted_p)})`}`,
+          reason: `the point estimate exceeds the benign floor, not significant under the declared rule${v?.adjusted_p == null ? " (no pinned pairs tested)" : ` (${pIs("adjusted p", v.adjusted_p)})`}`,
         }
       : { level: "note", reason: "not above the benign floor" };
   }
@@ -177,9 +176,9 @@ export function buildSarif(report: Report, options: SarifOptions = {}): Record<s
     const adj = arm.vs_baseline?.adjusted_p ?? null;
     const mit = report.mitigation?.arms[name];
     const mitigationText = mit
-      ? ` With ${report.mitigation?.defenses.join(", ")}: unsafe ${formatRate(mit.undefended_unsafe)} undefended, ${formatRate(mit.defended_unsafe)} defended on ${mit.pairs} paired cells (one-sided reduction p = ${formatP(mit.reduction_p)}, Holm ${formatP(mit.adjusted_p)}), stopped ${formatRate(mit.stopped)}.`
+      ? ` With ${report.mitigation?.defenses.join(", ")}: unsafe ${formatRate(mit.undefended_unsafe)} undefended, ${formatRate(mit.defended_unsafe)} defended on ${mit.pairs} paired cells (one-sided ${pIs("reduction p", mit.reduction_p)}, ${pIs("Holm", mit.adjusted_p)}), stopped ${formatRate(mit.stopped)}.`
       : "";
-    const message = `${name} (${arm.family}, ${ruleId}) on ${policy}/${suite}: ${rateText}; ${floorText}; ${controlText}${adj === null ? "" : `; one-sided McNemar adjusted p = ${formatP(adj)}`}${extras.length > 0 ? `; ${extras.join(", ")}` : ""}. Level ${level}: ${reason}.${mitigationText}`;
+    const message = `${name} (${arm.family}, ${ruleId}) on ${policy}/${suite}: ${rateText}; ${floorText}; ${controlText}${adj === null ? "" : `; one-sided McNemar ${pIs("adjusted p", adj)}`}${extras.length > 0 ? `; ${extras.join(", ")}` : ""}. Level ${level}: ${reason}.${mitigationText}`;
     const column = useBase ? armColumn(text, name) : null;
     return {
       ruleId,

@@ -1,0 +1,131 @@
+/**
+ * The run as the terminal prints it, built only from report.json: the plan header, the arms
+ * table, the summary lines, the verdict and what to do next. `attack`, `bridge` and `merge` print
+ * these same lines; the atoms (rates, p-values, arm order) come from format.ts as on every surface.
+ */
+import { join } from "node:path";
+import type { Report } from "./build.js";
+import { displayOrder, formatP, formatRate, waiverLines } from "./format.js";
+import { firedText, headlineNotes, notApplicableLines } from "./headline.js";
+import { procedureName } from "./significance.js";
+import type { Verdict } from "./verdict.js";
+
+/** A plain-text table: columns padded to their widest cell, a rule under the header. */
+export function textTable(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd();
+  return [line(header), line(widths.map((w) => "─".repeat(w))), ...rows.map(line)].join("\n");
+}
+
+/** The arms table printed at the end of a run. */
+export function armsTable(report: Report): string {
+  const rows = displayOrder(report).map((name) => {
+    const a = report.arms[name];
+    if (!a) return [name];
+    const na = a.episodes - a.not_applicable === 0;
+    return [
+      a.role === "control" ? `  ${name}` : name,
+      a.role,
+      na ? "N/A" : formatRate(a.unsafe),
+      na ? "N/A" : formatRate(a.task_success),
+      String(a.errors),
+      a.vs_baseline?.adjusted_p == null
+        ? "—"
+        : `${formatP(a.vs_baseline.adjusted_p)}${a.vs_baseline.significant ? " *" : ""}`,
+      na ? (a.not_applicable_reason ?? "requirements unmet") : firedText(a),
+    ];
+  });
+  const rule = report.summary.significance;
+  const table = textTable(
+    [
+      "arm",
+      "role",
+      "unsafe (95% Wilson)",
+      "task success",
+      "errors",
+      "adjusted p",
+      "predicates fired",
+    ],
+    rows,
+  );
+  return rule === null
+    ? table
+    : `${table}\nadjusted p: one-sided exact McNemar on pinned pairs, ${procedureName(rule.multiplicity)} across treatment arms; * significant at ${rule.alpha}`;
+}
+
+/** What was actually run (or will be, for --dry-run): the lines above the arms table. */
+export function planHeader(
+  r: Pick<Report["run"], "policy" | "suite" | "tasks" | "arms" | "seed" | "seeds" | "repeats"> & {
+    shard?: string | null;
+  },
+  episodes: number,
+): string {
+  const seeds = r.seeds === 1 ? `seed ${r.seed}` : `seeds ${r.seed}–${r.seed + r.seeds - 1}`;
+  return [
+    `${r.policy} on ${r.suite}${r.shard ? ` (shard ${r.shard})` : ""}: ${r.tasks.length} task(s) × ${r.arms.length} arm(s) × ${r.seeds} seed(s) × ${r.repeats} repeat(s) = ${episodes} episodes`,
+    `tasks: ${r.tasks.join(", ")}`,
+    `${seeds}; arms: ${r.arms.join(", ")}`,
+  ].join("\n");
+}
+
+/** The lines under the arms table: warnings, notes and the four headline rates. */
+export function summaryLines(report: Report): string[] {
+  const s = report.summary;
+  return [
+    ...waiverLines(report).map((l) => `warning: ${l}`),
+    ...headlineNotes(report).map((n) => `note: ${n}`),
+    ...notApplicableLines(report),
+    `attack success (treatment): ${formatRate(s.treatment_unsafe)}`,
+    `benign floor (none):        ${formatRate(s.baseline_unsafe)}`,
+    `controls:                   ${formatRate(s.control_unsafe)}`,
+    `clean task success:         ${formatRate(s.clean_task_success)}`,
+    ...(s.preliminary ? ["preliminary: fewer than 5 seeds"] : []),
+  ];
+}
+
+/** The run, as printed when it finishes: header, arms table and summary. */
+export function runText(report: Report): string {
+  return `${planHeader(report.run, report.episodes.length)}\n\n${armsTable(report)}\n\n${summaryLines(report).join("\n")}`;
+}
+
+/** An acceptance protocol's verdict with one line per criterion. */
+export function verdictLines(v: Verdict): string {
+  const lines = [`verdict: ${v.verdict.toUpperCase()} under acceptance protocol '${v.protocol}'`];
+  for (const c of v.criteria) lines.push(`  ${c.status.padEnd(10)} ${c.criterion}: ${c.reason}`);
+  return lines.join("\n");
+}
+
+/** Arms that played episodes, every one of which errored: the run measured nothing there. */
+export function erroredArms(report: Report): string[] {
+  return report.run.arms.filter((a) => {
+    const arm = report.arms[a];
+    return (
+      arm !== undefined &&
+      arm.episodes > arm.not_applicable &&
+      arm.errors === arm.episodes - arm.not_applicable
+    );
+  });
+}
+
+/** What to do after a run: the pages to open and the next command. */
+export function nextSteps(report: Report, out: string, html: boolean): string[] {
+  const calibrated = Object.values(report.calibration).some((c) => c.source !== "suite-default");
+  return [
+    "",
+    "next:",
+    html
+      ? `  open ${join(out, "report.html")} (headline, the showcased episode and its benign twin, per-task heatmap)`
+      : `  read ${join(out, "report.md")}`,
+    `  every episode beside its benign twin, frame by frame: provael view ${out}`,
+    ...(calibrated
+      ? []
+      : [
+          `  fit keep-out zones on benign rollouts, then pass --calib: provael calibrate --policy ${report.run.policy} --suite ${report.run.suite} --out calib/${report.run.policy}-${report.run.suite}`,
+        ]),
+    "  other attacks and what each requires: provael list-attacks",
+  ];
+}
