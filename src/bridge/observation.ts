@@ -24,6 +24,23 @@ function bad(message: string): ProvaelError {
   });
 }
 
+/**
+ * What the profile promises every observation carries: its first (primary) image key, and the
+ * pose's vector long enough for the pose slice. An observation without them (an empty payload,
+ * a benchmark that ignored the HELLO reply's `send_state`) is refused, never forwarded: a
+ * policy would act on nothing, and every step would be unjudged for want of a pose.
+ */
+function missingPromised(profile: BenchmarkProfile, payload: WireMap): string | null {
+  const primary = profile.images.keys[0] as string;
+  const images = payload.images;
+  if (!isWireMap(images) || images[primary] === undefined)
+    return `images.${primary} (the primary camera)`;
+  const pose = numbers(payload[profile.pose.key]);
+  if (pose === null || pose.length < profile.pose.slice[1])
+    return `'${profile.pose.key}' with at least ${profile.pose.slice[1]} numbers (the end-effector pose at [${profile.pose.slice.join(", ")}))`;
+  return null;
+}
+
 /** A numeric vector from an ndarray, a list of numbers or one number; null when absent. */
 export function numbers(v: WireValue | undefined): number[] | null {
   if (v === undefined || v === null) return null;
@@ -87,6 +104,17 @@ export interface DecodedObservation {
 export function readObservation(profile: BenchmarkProfile, payload: WireMap): DecodedObservation {
   const raw = payload.images;
   if (raw !== undefined && !isWireMap(raw)) throw bad(`'images' is ${describe(raw)}, not a map`);
+  const missing = missingPromised(profile, payload);
+  if (missing !== null) {
+    throw new ProvaelError(
+      "policy/protocol",
+      `observation: lacks ${missing}, which profile '${profile.id}' promises; not forwarded`,
+      {
+        details: { profile: profile.id, keys: Object.keys(payload).sort() },
+        hint: `the bridge asks for it in its HELLO reply (observation_params ${JSON.stringify(profile.observationParams)}); check that the benchmark is '${profile.benchmark}' and that its config does not turn it off`,
+      },
+    );
+  }
   // By the benchmark's key, in the profile's order (the digest's order).
   const arrays = new Map<string, NdArray>();
   const byCamera = new Map<string, string>();

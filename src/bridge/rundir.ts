@@ -4,7 +4,7 @@
  * journal header holds the plan without tasks or seeds, and the report's plan is completed from
  * the episodes that finished: the tasks seen, the seed range, the repeats.
  */
-import { existsSync, rmSync } from "node:fs";
+import { closeSync, existsSync, fdatasyncSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { Clock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
@@ -26,6 +26,7 @@ import { writeFileAtomic } from "../runner/files.js";
 import { type PlanSpec, planDifferences } from "../runner/plan.js";
 import { type FinishedCell, finalize } from "../runner/run.js";
 import { type BenchmarkProfile, loadProfile, taskProvenance } from "./profile.js";
+import type { Refusal } from "./refusal.js";
 
 export interface BridgeRunResult {
   out: string;
@@ -164,6 +165,8 @@ export class BridgeJournal {
   private readonly entries: FinishedCell[] = [];
   private readonly path: string;
   private closed = false;
+  /** `refusals.jsonl`, opened for appending at the first refusal. */
+  private refusals: number | null = null;
 
   private constructor(
     private readonly o: JournalSetup,
@@ -261,20 +264,34 @@ export class BridgeJournal {
     this.entries.push({ record, path: this.path, ...at });
   }
 
+  /**
+   * Records a refusal (one JSON line, synced: a bridge is stopped by a signal at any moment).
+   * A resumed run appends to the refusals of its earlier sessions.
+   */
+  refuse(r: Refusal): void {
+    if (this.closed) return;
+    this.refusals ??= openSync(join(this.o.out, RUN_FILES.refusals), "a");
+    writeSync(this.refusals, `${JSON.stringify(r)}\n`);
+    fdatasyncSync(this.refusals);
+  }
+
+  private closeFiles(): void {
+    this.closed = true;
+    this.writer.close();
+    if (this.refusals !== null) closeSync(this.refusals);
+    this.refusals = null;
+  }
+
   /** Closes the journal without a report (the bridge never started listening). */
   abandon(): void {
     if (this.closed) return;
-    this.closed = true;
-    this.writer.close();
+    this.closeFiles();
     this.lock.release();
   }
 
   /** Closes the journal and writes the report and manifest. */
   finish(commandLine: string[]): BridgeRunResult {
-    if (!this.closed) {
-      this.closed = true;
-      this.writer.close();
-    }
+    if (!this.closed) this.closeFiles();
     try {
       return this.writeOutputs(commandLine);
     } finally {

@@ -73,6 +73,7 @@ import {
   taskPredicates,
   taskSpecFor,
 } from "./profile.js";
+import { type Refusal, refusalOf, refusalText } from "./refusal.js";
 import { BridgeJournal, type BridgeRunResult } from "./rundir.js";
 import { UpstreamPool } from "./upstream.js";
 
@@ -105,7 +106,19 @@ export interface BridgeOptions {
   commandLine?: string[];
   /** Continue the bridged run in `out` (same plan, profile and weights) rather than refuse it. */
   resume?: boolean;
+  /**
+   * Told of every journalled episode and every refusal as it happens (a caller's progress
+   * display and terminal lines); it must not throw.
+   */
+  onEvent?: (event: BridgeEvent) => void;
 }
+
+/** What the bridge tells its caller as the run goes. */
+export type BridgeEvent =
+  /** An episode was journalled (errored ones included: `record.error` says why). */
+  | { type: "episode"; route: string; record: EpisodeRecord }
+  /** The bridge answered a benchmark with ERROR (or refused its address): recorded too. */
+  | { type: "refusal"; refusal: Refusal };
 
 export interface RunningBridge {
   host: string;
@@ -216,9 +229,15 @@ class Bridge {
   readonly routes = new Map<string, { arm: string; defenses: string[] }>();
   /** Per (task, arm, seed): the repeats finished without error, and those in flight. */
   private readonly counts = new Map<string, { done: Set<number>; open: Set<number> }>();
-  /** Per (task, seed, repeat): the first arm's scene digest, for the pairing check. */
+  /**
+   * Per (task, seed, repeat): the scene digest of the first episode there that finished without
+   * error, for the pairing check. An errored episode never sets it, so a bad first observation
+   * cannot lock a cell out for the rest of the run.
+   */
   private readonly scenes = new Map<string, { arm: string; digest: string }>();
   readonly connections = new Set<Connection>();
+  /** Connections opened so far (each is numbered in refusals). */
+  opened = 0;
   stopping = false;
 
   constructor(
@@ -261,6 +280,13 @@ class Bridge {
       this.applicable[id] = why === null;
       if (why !== null) this.notApplicable[id] = why;
     }
+  }
+
+  /** Records and tells a refusal; the returned text is what the ERROR payload carries. */
+  refuse(r: Refusal): string {
+    this.journal.refuse(r);
+    this.o.onEvent?.({ type: "refusal", refusal: r });
+    return refusalText(r);
   }
 
   /** The HELLO reply: the upstream's action spec, and what the profile needs observed. */
@@ -332,11 +358,16 @@ class Bridge {
     }
   }
 
-  /** The pairing check, live: the first arm at (task, seed, repeat) fixes the scene digest. */
-  checkScene(ep: OpenEpisode, digest: string): void {
+  /**
+   * The pairing check, live: an episode's first observation must match the scene that the
+   * first episode to finish without error at its (task, seed, repeat) started from. Checked at
+   * the first observation and again when the episode ends (an arm at the same cell may have
+   * finished meanwhile); only a good episode's end fixes the scene.
+   */
+  checkScene(ep: OpenEpisode, digest: string, commit = false): void {
     const first = this.scenes.get(ep.pairKey);
     if (!first) {
-      this.scenes.set(ep.pairKey, { arm: ep.cell.arm, digest });
+      if (commit) this.scenes.set(ep.pairKey, { arm: ep.cell.arm, digest });
       return;
     }
     if (first.digest !== digest) {
@@ -364,6 +395,10 @@ class Connection {
     readonly arm: string,
     /** The defenses this address's episodes play with (empty: undefended). */
     readonly defenses: string[],
+    /** This connection's number (refusals name it). */
+    readonly id: number,
+    /** The address's route (`<arm>` or `<arm>+<defense>…`). */
+    readonly route: string,
   ) {}
 
   private send(type: VlaEvalType, payload: WireMap, seq: number): void {
@@ -373,11 +408,16 @@ class Connection {
     });
   }
 
-  private error(what: string, e: unknown, seq: number): void {
-    const name = e instanceof ProvaelError ? e.code : e instanceof Error ? e.name : "Error";
-    const message = e instanceof Error ? e.message : String(e);
+  /** Answers ERROR, with the words recorded and printed on Provael's side. */
+  private error(what: string, e: unknown, seq: number, ep = this.episode): void {
     const p = wireMap();
-    p.error = `${what}: ${name}: ${message}`;
+    p.error = this.b.refuse(
+      refusalOf(what, e, {
+        connection: this.id,
+        route: this.route,
+        ...(ep ? { task: ep.cell.task, seed: ep.cell.seed } : {}),
+      }),
+    );
     this.send("error", p, seq);
   }
 
@@ -663,6 +703,25 @@ class Connection {
       this.episode = null;
       return;
     }
+    // The pairing check again, now fixing the scene: an arm at the same cell may have finished
+    // since this episode began. EPISODE_END has no reply, so the refusal is recorded only.
+    if (ep.record.scene_digest !== null) {
+      try {
+        this.b.checkScene(ep, ep.record.scene_digest, true);
+      } catch (e) {
+        this.b.refuse(
+          refusalOf("episode_end_refused", e, {
+            connection: this.id,
+            route: this.route,
+            task: ep.cell.task,
+            seed: ep.cell.seed,
+          }),
+        );
+        await this.failEpisode(e);
+        this.episode = null;
+        return;
+      }
+    }
     const metrics = isWireMap(env.payload.metrics) ? env.payload.metrics : wireMap();
     const extrasKey = this.b.o.profile.extrasKey;
     // A benchmark that reports the state after its last action (under the extras key of its
@@ -721,6 +780,7 @@ class Connection {
     }
     this.b.journal.append(ep.record, ep.steps?.trajectory ?? []);
     this.b.closeRepeat(ep.cell, ep.record.error !== null);
+    this.b.o.onEvent?.({ type: "episode", route: this.route, record: ep.record });
   }
 
   /** The socket closed: an open episode is an error; the policy instance goes back. */
@@ -793,16 +853,26 @@ export async function startBridge(o: BridgeOptions): Promise<RunningBridge> {
     const name = path.startsWith(ARM_PATH) ? path.slice(ARM_PATH.length).replace(/\/+$/, "") : "";
     const route = b.routes.get(name);
     if (!route || b.stopping) {
+      // An address that names no arm is a refusal too (a typo in --server-url): recorded and
+      // printed with the addresses there are.
       const body = b.stopping
         ? "the bridge is stopping\n"
-        : `no arm at '${path}'; arms: ${[...b.routes.keys()].map((a) => `${ARM_PATH}${a}`).join(", ")}\n`;
+        : `${b.refuse(
+            refusalOf(
+              "unknown_arm",
+              new ProvaelError("config/invalid", `no arm at '${path}'`, {
+                hint: `pass one of ${Object.values(urls).join(", ")} as --server-url`,
+              }),
+              { connection: ++b.opened, route: null },
+            ),
+          )}\n`;
       socket.end(
         `HTTP/1.1 ${b.stopping ? 503 : 404} ${b.stopping ? "Service Unavailable" : "Not Found"}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
       );
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const conn = new Connection(b, ws, route.arm, route.defenses);
+      const conn = new Connection(b, ws, route.arm, route.defenses, ++b.opened, name);
       b.connections.add(conn);
       ws.on("message", (data: Buffer, isBinary: boolean) => conn.onMessage(data, isBinary));
       const gone = () => {

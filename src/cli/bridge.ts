@@ -8,6 +8,7 @@ import type { Command } from "commander";
 import { resolveAttacks } from "../attacks/index.js";
 import { playBenchmark } from "../bridge/benchmark-client.js";
 import { BUILTIN_PROFILES, loadProfile } from "../bridge/profile.js";
+import { refusalLine } from "../bridge/refusal.js";
 import { startBridge } from "../bridge/server.js";
 import { ProvaelError } from "../core/errors.js";
 import { resolveDefenseParams, resolveDefenses } from "../defenses/index.js";
@@ -15,6 +16,7 @@ import { policies } from "../policies/index.js";
 import { armsTable, summaryLines } from "../report/text.js";
 import { loadCalibrations } from "../runner/calibration.js";
 import { suites } from "../suites/index.js";
+import { EXIT } from "./exit.js";
 import { integer, list } from "./parse.js";
 import { addServedPolicyFlags, type ServedFlags, servedPolicyOptions } from "./serve-policy.js";
 
@@ -183,6 +185,10 @@ export function registerBridge(program: Command): void {
         ...(flags.maxFrameIn ? { maxFrameBytes: flags.maxFrameIn } : {}),
         commandLine: process.argv.slice(1),
         ...(flags.resume ? { resume: true } : {}),
+        // Every refusal on this terminal too, with the words the benchmark's log shows.
+        onEvent: (e) => {
+          if (e.type === "refusal") process.stderr.write(`provael: ${refusalLine(e.refusal)}\n`);
+        },
       });
       if (flags.json) {
         process.stdout.write(
@@ -214,6 +220,20 @@ export function registerBridge(program: Command): void {
         process.stdout.write(
           `\n${armsTable(result.report)}\n\n${summaryLines(result.report).join("\n")}\n\nwrote ${join(result.out, "report.json")} (${result.reportDigest}), ${result.episodes} episode(s) journalled\n`,
         );
+      }
+      // The report covers the good episodes; errored ones are listed in it and make the run
+      // incomplete (replaying their cells, with --resume, completes it).
+      const errored = result.report.episodes.filter((e) => e.error !== null);
+      if (errored.length > 0) {
+        process.stderr.write(
+          `provael: incomplete: ${errored.length} episode(s) errored and are not scored (report.json lists them):\n${errored
+            .slice(0, 10)
+            .map(
+              (e) => `  ${e.arm} ${e.task} seed ${e.seed}: ${e.error?.code}: ${e.error?.message}`,
+            )
+            .join("\n")}${errored.length > 10 ? "\n  …" : ""}\n`,
+        );
+        process.exitCode = EXIT.incomplete;
       }
     });
   addServedPolicyFlags(cmd);

@@ -31,6 +31,8 @@ export const RUN_FILES = {
   clips: "clips",
   showcaseClip: "clips/showcase.webm",
   showcaseClipInfo: "clips/showcase.json",
+  /** A bridged run's refusals: one JSON line per ERROR the bridge answered (src/bridge/refusal.ts). */
+  refusals: "refusals.jsonl",
 } as const;
 
 /** Files a run writes itself; no output flag may write over one of them in a run directory. */
@@ -41,6 +43,7 @@ const OWN_FILES = new Set<string>([
   RUN_FILES.html,
   RUN_FILES.trajectories,
   RUN_FILES.manifest,
+  RUN_FILES.refusals,
 ]);
 
 /** A cell id as `cellId` makes it: `c` and 20 hex digits. Anything else never names a path. */

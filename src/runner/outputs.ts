@@ -177,7 +177,9 @@ function frameFiles(out: string): string[] {
 export function checkSceneDigests(episodes: EpisodeRecord[]): void {
   const seen = new Map<string, { arm: string; digest: string }>();
   for (const e of episodes) {
-    if (e.scene_digest === null) continue;
+    // An errored episode is never scored, so it neither sets nor fails a pairing (a bridged
+    // episode refused by the live pairing check is journalled with the digest it started from).
+    if (e.scene_digest === null || e.error !== null) continue;
     const key = `${e.task}|${e.seed}|${e.repeat}`;
     const first = seen.get(key);
     if (!first) seen.set(key, { arm: e.arm, digest: e.scene_digest });

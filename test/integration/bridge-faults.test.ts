@@ -3,9 +3,14 @@
  * EPISODE_START, garbage frames, an upstream that dies and comes back, 200 connections at once,
  * and the pairing check refusing arms whose first observations differ.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { refusalLine, refusalText } from "../../src/bridge/refusal.js";
 import { reportFromBridgeJournal } from "../../src/bridge/rundir.js";
+import type { BridgeEvent } from "../../src/bridge/server.js";
 import { canonicalJson } from "../../src/core/canonical-json.js";
+import { uint8Array } from "../../src/policies/served/codec/ndarray.js";
 import { wireMap } from "../../src/policies/served/codec/tree.js";
 import { startPolicyServer } from "../../src/policies/served/server/index.js";
 import { stubPolicy } from "../../src/policies/stub.js";
@@ -157,8 +162,11 @@ describe("provael bridge under faults", () => {
     expect(result.report.arms.roleplay?.vs_baseline).not.toBeNull();
   }, 60_000);
 
-  it("refuses arms whose first observations differ at one (task, seed)", async () => {
-    const { b } = await bridge("stub", ["none", "roleplay"]);
+  it("refuses an arm whose first observation differs, keeps every good episode and accepts the cell again", async () => {
+    const events: BridgeEvent[] = [];
+    const { b, out } = await bridge("stub", ["none", "roleplay"], {}, undefined, {
+      onEvent: (e) => events.push(e),
+    });
     const p = await Peer.open(arm(b, "none"));
     await p.hello();
     p.start("bowl", 0);
@@ -171,8 +179,123 @@ describe("provael bridge under faults", () => {
     const refused = await q.observe(0.1, 9);
     expect(refused.type).toBe("error");
     expect(String(refused.payload.error)).toMatch(/scene-mismatch/);
+    await journalled(b, 2);
+    // The same cell played again from the right scene is accepted: the refused episode fixed
+    // no scene and kept no repeat number.
+    q.start("bowl", 0);
+    expect((await q.observe(0.1, 7)).type).toBe("action");
+    q.end(true);
+    await journalled(b, 3);
     p.close();
     q.close();
-    await expect(b.close()).rejects.toMatchObject({ code: "run/scene-mismatch" });
+    const result = await b.close();
+    const rs = records(out);
+    expect(rs.map((r) => [r.arm, r.repeat, r.error?.code ?? null])).toEqual([
+      ["none", 0, null],
+      ["roleplay", 0, "run/scene-mismatch"],
+      ["roleplay", 0, null],
+    ]);
+    expect(rs[1]?.cell).toBe(rs[2]?.cell);
+    expect(result.report.arms.roleplay?.episodes).toBe(1);
+    expect(result.report.arms.roleplay?.task_success.successes).toBe(1);
+    // Both sides read the same words: the ERROR payload, the event and refusals.jsonl.
+    const refusal = events.find((e) => e.type === "refusal");
+    expect(refusal?.type === "refusal" && refusalText(refusal.refusal)).toBe(
+      String(refused.payload.error),
+    );
+    const lines = readFileSync(join(out, "refusals.jsonl"), "utf8").trim().split("\n");
+    expect(lines.map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({
+        what: "observation_failed",
+        code: "run/scene-mismatch",
+        route: "roleplay",
+        connection: 2,
+        task: "libero_spatial/bowl",
+        seed: 0,
+      }),
+    ]);
+    expect(events.filter((e) => e.type === "episode")).toHaveLength(3);
+    // `provael report --in` builds the same report from the journal.
+    expect(canonicalJson(reportFromBridgeJournal(out))).toBe(canonicalJson(result.report));
+  });
+
+  it("refuses an observation without what the profile promises and reports every good episode", async () => {
+    const { b, out } = await bridge("stub", ["none"]);
+    const p = await Peer.open(arm(b, "none"));
+    await p.hello();
+    p.start("bowl", 0);
+    expect((await p.observe(0.1)).type).toBe("action");
+    p.send("observation", wireMap());
+    const refused = await p.next();
+    expect(refused.type).toBe("error");
+    expect(String(refused.payload.error)).toMatch(
+      /^observation_failed: policy\/protocol: observation: lacks images\.agentview .*not forwarded/,
+    );
+    await journalled(b, 1);
+    // Observations with no pose are refused too, before the policy sees them.
+    p.start("bowl", 1);
+    const noPose = wireMap();
+    const images = wireMap();
+    images.agentview = uint8Array(new Uint8Array(8 * 8 * 3).fill(7), [8, 8, 3]);
+    noPose.images = images;
+    p.send("observation", noPose);
+    expect(String((await p.next()).payload.error)).toMatch(
+      /lacks 'states' with at least 3 numbers/,
+    );
+    await journalled(b, 2);
+    // The cell of the first refused episode plays again and is accepted.
+    p.start("bowl", 0);
+    expect((await p.observe(0.1)).type).toBe("action");
+    expect((await p.observe(0.2)).type).toBe("action");
+    p.end(true);
+    await journalled(b, 3);
+    p.close();
+    const result = await b.close();
+    const rs = records(out);
+    expect(rs.map((r) => [r.seed, r.repeat, r.error?.code ?? null])).toEqual([
+      [0, 0, "policy/protocol"],
+      [1, 0, "policy/protocol"],
+      [0, 0, null],
+    ]);
+    // Two cells: seed 0 (its replay superseded the refused episode) and seed 1 (errored).
+    expect(result.report.arms.none?.episodes).toBe(2);
+    expect(result.report.arms.none?.errors).toBe(1);
+    expect(result.report.arms.none?.task_success.successes).toBe(1);
+  });
+
+  it("refuses an unknown benchmark with the same words on both sides", async () => {
+    const events: BridgeEvent[] = [];
+    const { b, out } = await bridge("stub", ["none"], {}, undefined, {
+      onEvent: (e) => events.push(e),
+    });
+    const p = await Peer.open(arm(b, "none"));
+    const hello = wireMap();
+    hello.protocol_version = 1;
+    hello.benchmark = "my_lab.bench:UnknownBenchmark";
+    p.send("hello", hello);
+    const reply = await p.next();
+    expect(reply.type).toBe("error");
+    const said = String(reply.payload.error);
+    expect(said).toMatch(
+      /^hello_failed: config\/invalid: .*my_lab\.bench:UnknownBenchmark.*\(hint: /,
+    );
+    const r = events.find((e) => e.type === "refusal");
+    expect(r?.type).toBe("refusal");
+    if (r?.type !== "refusal") return;
+    expect(refusalText(r.refusal)).toBe(said);
+    expect(refusalLine(r.refusal)).toBe(`refused on connection 1 (arm none): ${said}`);
+    p.close();
+    await b.close();
+    const recorded = JSON.parse(readFileSync(join(out, "refusals.jsonl"), "utf8"));
+    expect(refusalText(recorded)).toBe(said);
+  });
+
+  it("refuses an address that names no arm, and records it", async () => {
+    const { b, out } = await bridge("stub", ["none"]);
+    await expect(Peer.open(`${b.url}/arms/nonexistent`)).rejects.toThrow(/404/);
+    await b.close();
+    const recorded = JSON.parse(readFileSync(join(out, "refusals.jsonl"), "utf8"));
+    expect(recorded).toMatchObject({ what: "unknown_arm", route: null, code: "config/invalid" });
+    expect(recorded.hint).toContain("/arms/none");
   });
 });

@@ -266,6 +266,8 @@ describe("openvla and vla-eval server conformance", () => {
     await got;
     expect(replies[0]).toMatchObject({ type: "hello", seq: 1, payload: { protocol_version: 1 } });
     expect(replies[0]?.payload.action_spec).toBeDefined();
+    // It asks the benchmark for the state its layout reads (a stock LIBERO config sends none).
+    expect(replies[0]?.payload.observation_params).toEqual({ send_state: true });
     got = next();
     send("observation", { task_description: "move to the cup" }, 2); // no states: fails
     await got;

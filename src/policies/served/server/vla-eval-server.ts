@@ -54,6 +54,20 @@ function specs(host: PolicyHost): WireMap {
       description: "the suite's state vector",
     } as unknown as WireMap;
   m.observation_spec = obs;
+  // What the benchmark must send for the layout to read (vla-eval's orchestrator merges these
+  // into the benchmark's parameters, PROTOCOLS.md §4.5): the state vector the layout requires,
+  // and the wrist camera when the policy reads it. Without `send_state` a stock LIBERO config
+  // sends no `states`, and every observation fails.
+  const params = wireMap();
+  if (host.layout.state.length > 0) params.send_state = true;
+  const reads = host.policy.capabilities.cameras;
+  if (
+    host.layout.images.some(
+      (i) => i.key[0] === "images" && i.key[1] === "wrist" && reads.includes(i.camera),
+    )
+  )
+    params.send_wrist_image = true;
+  if (Object.keys(params).length > 0) m.observation_params = params;
   return m;
 }
 
