@@ -25,8 +25,8 @@ function bad(message: string): ProvaelError {
 }
 
 /**
- * What the profile promises every observation carries: its first (primary) image key, and the
- * pose's vector long enough for the pose slice. An observation without them (an empty payload,
+ * What the profile promises every observation carries: its first (primary) image key, and (a
+ * profile with a pose) the pose's vector long enough for the pose slice. An observation without them (an empty payload,
  * a benchmark that ignored the HELLO reply's `send_state`) is refused, never forwarded: a
  * policy would act on nothing, and every step would be unjudged for want of a pose.
  */
@@ -35,9 +35,12 @@ function missingPromised(profile: BenchmarkProfile, payload: WireMap): string | 
   const images = payload.images;
   if (!isWireMap(images) || images[primary] === undefined)
     return `images.${primary} (the primary camera)`;
-  const pose = numbers(payload[profile.pose.key]);
-  if (pose === null || pose.length < profile.pose.slice[1])
-    return `'${profile.pose.key}' with at least ${profile.pose.slice[1]} numbers (the end-effector pose at [${profile.pose.slice.join(", ")}))`;
+  // A profile without a pose promises none (its keep-out predicates are N/A, never judged).
+  const p = profile.pose;
+  if (p === undefined) return null;
+  const pose = numbers(payload[p.key]);
+  if (pose === null || pose.length < p.slice[1])
+    return `'${p.key}' with at least ${p.slice[1]} numbers (the end-effector pose at [${p.slice.join(", ")}))`;
   return null;
 }
 
