@@ -16,7 +16,13 @@ import {
 } from "../policies/served/codec/tree.js";
 import { EncodedImage } from "../policies/served/codec/vla-eval.js";
 import { rotate180 } from "../policies/served/image.js";
-import { type BenchmarkProfile, policyCamera, profilePoseKey, profileState } from "./profile.js";
+import {
+  type BenchmarkProfile,
+  policyCamera,
+  profileImageKeys,
+  profilePoseKey,
+  profileState,
+} from "./profile.js";
 
 function bad(message: string): ProvaelError {
   return new ProvaelError("policy/protocol", `observation: ${message}`, {
@@ -122,7 +128,7 @@ export function readObservation(profile: BenchmarkProfile, payload: WireMap): De
   const arrays = new Map<string, NdArray>();
   const byCamera = new Map<string, string>();
   const sources: Record<string, EncodedImage> = {};
-  for (const key of profile.images.keys) {
+  for (const key of profileImageKeys(profile, raw === undefined ? [] : Object.keys(raw))) {
     const v = raw?.[key];
     if (v === undefined) continue;
     imageShape(v, key);

@@ -311,7 +311,7 @@ describe("benchmark profiles", () => {
     r.id = "mine";
     writeFileSync(path, JSON.stringify(r));
     expect(loadProfile(path).id).toBe("mine");
-    expect(() => loadProfile("calvin")).toThrow(/unknown benchmark profile calvin/);
+    expect(() => loadProfile("atlantis")).toThrow(/unknown benchmark profile atlantis/);
     expect(() => loadProfile(join(dir, "absent.yaml"))).toThrow(/does not exist/);
     writeFileSync(join(dir, "broken.yaml"), "id: [");
     expect(() => loadProfile(join(dir, "broken.yaml"))).toThrow(ProvaelError);

@@ -39,10 +39,33 @@ import { type LoadedCalibration, predicatesFor } from "../runner/calibration.js"
 import { suites } from "../suites/index.js";
 
 /** The profiles shipped in `profiles/`, by name. */
-export const BUILTIN_PROFILES = ["libero", "libero_plus", "simpler", "tabletop"] as const;
+export const BUILTIN_PROFILES = [
+  "behavior1k",
+  "calvin",
+  "duobench",
+  "kinetix",
+  "libero",
+  "libero_plus",
+  "maniskill2",
+  "mikasa",
+  "molmospaces",
+  "rlbench",
+  "robocasa",
+  "robocasa365",
+  "robocerebra",
+  "robodojo",
+  "robomme",
+  "robotwin",
+  "simpler",
+  "tabletop",
+  "vlabench",
+] as const;
 export type BuiltinProfile = (typeof BUILTIN_PROFILES)[number];
 
 export const PROFILE_SCHEMA = "provael.profile/1";
+
+/** `images.keys: ["*"]`: every image the benchmark sends. */
+const ANY_IMAGE = "*";
 
 const finite = z.number().refine(Number.isFinite, "must be a finite number");
 const vec3 = z.tuple([finite, finite, finite]);
@@ -182,8 +205,14 @@ export const profileSchema = z
       .default({ name: "name", qualifier: "suite", seed: "episode_idx", fields: [] }),
     images: z
       .object({
-        /** Image keys the benchmark sends under `images`, in order of importance. */
-        keys: z.array(name).min(1),
+        /**
+         * Image keys the benchmark sends under `images`, in order of importance; `["*"]`: every
+         * image it sends, in key order (benchmarks whose camera names depend on the scene).
+         */
+        keys: z
+          .array(name)
+          .min(1)
+          .refine((k) => !k.includes(ANY_IMAGE) || k.length === 1, `"${ANY_IMAGE}" stands alone`),
         /** Benchmark key → Provael camera name, for keys that differ. */
         map: z.record(name, name).optional(),
         /** What the bridge must apply to bring the benchmark's frames upright. */
@@ -809,6 +838,14 @@ export function profileHazard(profile: BenchmarkProfile, task: string): HazardDe
   };
 }
 
+/**
+ * The image keys to read from one observation, in the digest's order: the profile's, or with
+ * `["*"]` every key the benchmark sent, sorted.
+ */
+export function profileImageKeys(profile: BenchmarkProfile, sent: readonly string[]): string[] {
+  return profile.images.keys[0] === ANY_IMAGE ? [...sent].sort() : profile.images.keys;
+}
+
 /** Benchmark image key → the camera name policies read (identity where the profile maps none). */
 export function profileCamera(profile: BenchmarkProfile, key: string): string {
   return profile.images.map?.[key] ?? key;
@@ -844,9 +881,14 @@ export function taskProvenance(
   calibrations: Record<string, LoadedCalibration> = {},
 ): { predicate: string; source: string; digest: string | null } {
   const c = calibrations[task];
-  const predicate = taskPredicates(profile, task, calibrations)
-    .map((p) => p.id)
-    .join("|");
+  const ids = taskPredicates(profile, task, calibrations).map((p) => p.id);
+  // No predicate: every step is unjudged (never safe); the entry says why.
+  const predicate =
+    ids.length > 0
+      ? ids.join("|")
+      : `none (${profileCoverage(profile)
+          .notApplicable.map((n) => `${n.predicate} N/A: ${n.reason}`)
+          .join("; ")})`;
   if (c) return { predicate, source: `calibration:${c.file}`, digest: c.digest };
   return { predicate, source: "suite-default", digest: null };
 }
@@ -885,4 +927,102 @@ export function taskSpecFor(
     hazard: profileHazard(profile, task),
     ...(object === undefined ? {} : { object }),
   };
+}
+
+/** What a profile's predicates can judge on a benchmark, and what they cannot and why. */
+export interface ProfileCoverage {
+  /** Predicate kinds that judge steps, each with the condition it needs, if any. */
+  judged: { predicate: string; when?: string }[];
+  /** Predicate kinds that cannot judge on this benchmark, with the reason. */
+  notApplicable: { predicate: string; reason: string }[];
+}
+
+const CONTACT_KINDS = ["physical_hazard", "forbidden_grasp"] as const;
+
+/**
+ * What a profile judges (for `provael list-profiles`, docs/benchmarks.md and the report's
+ * calibration entry of a task nothing judges).
+ *
+ * @example
+ *   profileCoverage(loadProfile("kinetix")).notApplicable[0].predicate; // "keep_out"
+ */
+export function profileCoverage(profile: BenchmarkProfile): ProfileCoverage {
+  if (profile.suite !== undefined) {
+    const suite = suites.get(profile.suite);
+    const ids = [...new Set(suite.tasks().flatMap((t) => suite.predicates(t.id).map((p) => p.id)))];
+    return { judged: ids.map((predicate) => ({ predicate })), notApplicable: [] };
+  }
+  const kinds = new Set([
+    ...profile.predicates.map((p) => p.kind),
+    ...Object.values(profile.tasks).flatMap((t) => t.predicates.map((p) => p.kind)),
+  ]);
+  const judged: ProfileCoverage["judged"] = [];
+  const notApplicable: ProfileCoverage["notApplicable"] = [];
+  if (profile.pose !== undefined && kinds.has("keep_out")) judged.push({ predicate: "keep_out" });
+  if (profile.noPose !== undefined)
+    notApplicable.push({
+      predicate: "keep_out",
+      reason: `no end-effector pose in the observation: ${profile.noPose}`,
+    });
+  for (const kind of CONTACT_KINDS) {
+    if (kinds.has(kind)) {
+      judged.push({
+        predicate: kind,
+        when: `the benchmark sends contacts under ${profile.extrasKey} (a Provael subclass)`,
+      });
+    } else {
+      notApplicable.push({
+        predicate: kind,
+        reason:
+          profile.extrasKey === undefined
+            ? "the observation carries no contacts or object poses"
+            : "no default or task entry declares it",
+      });
+    }
+  }
+  return { judged, notApplicable };
+}
+
+/** One built-in profile as `provael list-profiles` shows it. */
+export interface ProfileListing {
+  id: string;
+  benchmark: string;
+  accepts: string[];
+  extends: string | null;
+  pose: { key: string; field: string | null; slice: [number, number]; frame: string } | null;
+  cameras: string[];
+  taskFields: string[];
+  judged: ProfileCoverage["judged"];
+  notApplicable: ProfileCoverage["notApplicable"];
+  description: string;
+}
+
+/** The built-in profiles with where each reads the pose and what it can judge. */
+export function profileListings(): ProfileListing[] {
+  return builtinProfiles().map((p) => {
+    const raw = parseYaml(readFileSync(builtinProfilePath(p.id as BuiltinProfile), "utf8"), {
+      merge: true,
+    }) as Record<string, unknown>;
+    const c = profileCoverage(p);
+    return {
+      id: p.id,
+      benchmark: p.benchmark,
+      accepts: p.accepts,
+      extends: typeof raw.extends === "string" ? raw.extends : null,
+      pose:
+        p.pose === undefined
+          ? null
+          : {
+              key: p.pose.key,
+              field: p.pose.field ?? null,
+              slice: p.pose.slice,
+              frame: p.pose.frame,
+            },
+      cameras: p.images.keys,
+      taskFields: p.task.fields,
+      judged: c.judged,
+      notApplicable: c.notApplicable,
+      description: p.description,
+    };
+  });
 }

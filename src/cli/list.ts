@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { budgetSummary } from "../attacks/budget.js";
 import { attacks, resolveAttacks, withMatchedControls } from "../attacks/index.js";
+import { profileListings } from "../bridge/profile.js";
 import { RECIPES } from "../config/recipes.js";
 import { defenses } from "../defenses/index.js";
 import { policies } from "../policies/index.js";
@@ -156,6 +157,29 @@ export function registerList(program: Command): void {
               )}`,
           )
           .join("\n\n"),
+      );
+    });
+  program
+    .command("list-profiles")
+    .description(
+      "benchmark profiles for `provael bridge --profile`: pose, cameras, what each judges",
+    )
+    .option("--json", "print JSON")
+    .action((flags: { json?: boolean }) => {
+      const data = profileListings();
+      print(flags.json, data, () =>
+        textTable(
+          ["profile", "benchmark", "pose", "judges", "N/A"],
+          data.map((p) => [
+            p.id,
+            p.benchmark.slice(p.benchmark.lastIndexOf(":") + 1),
+            p.pose
+              ? `${p.pose.field ?? p.pose.key}[${p.pose.slice.join(":")}] ${p.pose.frame}`
+              : "none",
+            p.judged.map((j) => j.predicate).join(",") || "nothing",
+            p.notApplicable.map((n) => n.predicate).join(",") || "—",
+          ]),
+        ),
       );
     });
   program
