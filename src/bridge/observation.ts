@@ -37,16 +37,22 @@ function bad(message: string): ProvaelError {
  * policy would act on nothing, and every step would be unjudged for want of a pose.
  */
 function missingPromised(profile: BenchmarkProfile, payload: WireMap): string | null {
-  const primary = profile.images.keys[0] as string;
   const images = payload.images;
-  if (!isWireMap(images) || images[primary] === undefined)
-    return `images.${primary} (the primary camera)`;
+  const sent = isWireMap(images) ? Object.keys(images) : [];
+  // `images.keys: ["*"]` promises some camera, whatever its name.
+  const primary = profileImageKeys(profile, sent)[0];
+  if (primary === undefined || !sent.includes(primary))
+    return profile.images.keys[0] === "*"
+      ? "an image under 'images'"
+      : `images.${primary} (the primary camera)`;
   // A profile without a pose promises none (its keep-out predicates are N/A, never judged).
   const p = profile.pose;
   if (p === undefined) return null;
-  const pose = numbers(payload[p.key]);
+  const held = payload[p.key];
+  const where = p.field === undefined ? `'${p.key}'` : `'${p.key}' → '${p.field}'`;
+  const pose = numbers(p.field === undefined ? held : isWireMap(held) ? held[p.field] : undefined);
   if (pose === null || pose.length < p.slice[1])
-    return `'${p.key}' with at least ${p.slice[1]} numbers (the end-effector pose at [${p.slice.join(", ")}))`;
+    return `${where} with at least ${p.slice[1]} numbers (the end-effector pose at [${p.slice.join(", ")}))`;
   return null;
 }
 

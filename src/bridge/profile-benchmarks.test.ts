@@ -231,10 +231,11 @@ const NO_POSE_CASES: Record<
   string,
   { upstream: string; obs: Record<string, WireValue>; task: Record<string, unknown> }
 > = {
-  // kinetix/benchmark.py make_obs: pixels {viewport}, or {state: symbolic vector} in symbolic mode.
+  // kinetix/benchmark.py make_obs: pixels mode (the default) {images: {viewport}}; symbolic
+  // mode {state: symbolic vector} (refused below: the profile promises the viewport).
   kinetix: {
     upstream: "kinetix/benchmark.py",
-    obs: { state: vec(Array(16).fill(0.5)), task_description: "Grasp Easy" },
+    obs: { images: { viewport: frame(1) }, task_description: "Grasp Easy" },
     task: { name: "Grasp Easy", level: "grasp_easy", episode_idx: 0 },
   },
   // maniskill2/benchmark.py make_obs: images {enabled cameras}, task_description.
@@ -382,6 +383,21 @@ describe(`built-in profiles against each benchmark's make_obs (upstream ${UPSTRE
       );
     });
   }
+
+  it("what a profile promises is refused when absent, never judged on nothing", () => {
+    // Kinetix in symbolic mode sends a flat state and no image: not what the profile describes.
+    const symbolic = received({ state: vec(Array(16).fill(0.5)), task_description: "Grasp Easy" });
+    expect(() => readObservation(loadProfile("kinetix"), symbolic)).toThrow(
+      /images\.viewport \(the primary camera\)/,
+    );
+    // A "*" profile needs some image; RoboCasa365 needs its pose entry in the state map.
+    expect(() =>
+      readObservation(loadProfile("robodojo"), received({ task_description: "x" })),
+    ).toThrow(/an image under 'images'/);
+    expect(() =>
+      readObservation(loadProfile("robocasa365"), received(POSE_CASES.robocasa365?.bare ?? {})),
+    ).toThrow(/'state' → 'state\.end_effector_position_relative' with at least 3 numbers/);
+  });
 
   it("tabletop: Provael's own benchmark client, scored by the suite's own predicates", () => {
     const p = loadProfile("tabletop");
