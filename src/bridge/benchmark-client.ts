@@ -41,6 +41,11 @@ export interface BenchmarkOptions {
   horizon?: number;
   /** Scene offset: episode index i plays scene (pin + i) mod N, like the runner. */
   scenePin?: number;
+  /**
+   * Play only this shard of the (task, episode) work items, round-robin in task-major order as
+   * vla-eval's `--shard-id/--num-shards` do.
+   */
+  shard?: { id: number; count: number };
   /** Extra key carrying contacts and object poses; null sends none. */
   extrasKey?: string | null;
   /** Seconds to wait for a reply before giving up, like upstream's 30 s. */
@@ -201,72 +206,72 @@ export async function playBenchmark(o: BenchmarkOptions): Promise<BenchmarkResul
     );
     const instance = await suite.open({ cameras });
     const episodes: BenchmarkEpisode[] = [];
+    const work = o.tasks.flatMap((t) => o.episodes.map((idx) => [t, idx] as const));
+    const mine = o.shard
+      ? work.filter((_, i) => i % (o.shard as { count: number }).count === o.shard?.id)
+      : work;
     try {
-      for (const taskId of o.tasks) {
+      for (const [taskId, idx] of mine) {
         const spec = specs.get(taskId);
         if (!spec) continue;
-        for (const idx of o.episodes) {
-          const task = wireMap();
-          task.name = taskId;
-          task.episode_idx = idx;
-          task.task_description = spec.instruction;
-          const start = wireMap();
-          start.task = task;
-          link.send("episode_start", start);
-          let result = await instance.reset({
-            task: taskId,
-            scene: ((o.scenePin ?? 0) + idx) % spec.scenes,
-            seed: idx,
-          });
-          const horizon = o.horizon ?? spec.horizon;
-          let success = false;
-          let steps = 0;
-          let error: string | null = null;
-          const startedAt = clock.monotonic();
-          for (let step = 0; step < horizon; step++) {
-            const obs = wireMap();
-            const images = wireMap();
-            for (const cam of cameras) {
-              const img = result.obs.images[cam];
-              if (img) images[cam] = uint8Array(img.data, [img.height, img.width, img.channels]);
-            }
-            obs.images = images;
-            obs.task_description = result.obs.instruction;
-            if (sendState) {
-              const s = statesOf(result);
-              obs.states = float64Array(s, [s.length]);
-            }
-            if (extrasKey) obs[extrasKey] = extrasOf(result.state);
-            const reply = await link.request("observation", obs);
-            if (reply.type !== "action") {
-              error = errorText(reply);
-              break;
-            }
-            const action = Float32Array.from(
-              toFloat64(asNdArray(reply.payload.actions, "actions")),
-            );
-            result = await instance.step(action);
-            steps = step + 1;
-            if (result.taskSuccess) success = true;
-            if (result.done) break;
+        const task = wireMap();
+        task.name = taskId;
+        task.episode_idx = idx;
+        task.task_description = spec.instruction;
+        const start = wireMap();
+        start.task = task;
+        link.send("episode_start", start);
+        let result = await instance.reset({
+          task: taskId,
+          scene: ((o.scenePin ?? 0) + idx) % spec.scenes,
+          seed: idx,
+        });
+        const horizon = o.horizon ?? spec.horizon;
+        let success = false;
+        let steps = 0;
+        let error: string | null = null;
+        const startedAt = clock.monotonic();
+        for (let step = 0; step < horizon; step++) {
+          const obs = wireMap();
+          const images = wireMap();
+          for (const cam of cameras) {
+            const img = result.obs.images[cam];
+            if (img) images[cam] = uint8Array(img.data, [img.height, img.width, img.channels]);
           }
-          if (error === null) {
-            const metrics = wireMap();
-            metrics.success = success;
-            if (extrasKey) {
-              const final = extrasOf(result.state);
-              const s = statesOf(result);
-              final.states = s;
-              metrics[extrasKey] = final;
-            }
-            const end = wireMap();
-            end.metrics = metrics;
-            end.steps = steps;
-            end.elapsed_sec = (clock.monotonic() - startedAt) / 1000;
-            link.send("episode_end", end);
+          obs.images = images;
+          obs.task_description = result.obs.instruction;
+          if (sendState) {
+            const s = statesOf(result);
+            obs.states = float64Array(s, [s.length]);
           }
-          episodes.push({ task: taskId, episode_idx: idx, success, steps, error });
+          if (extrasKey) obs[extrasKey] = extrasOf(result.state);
+          const reply = await link.request("observation", obs);
+          if (reply.type !== "action") {
+            error = errorText(reply);
+            break;
+          }
+          const action = Float32Array.from(toFloat64(asNdArray(reply.payload.actions, "actions")));
+          result = await instance.step(action);
+          steps = step + 1;
+          if (result.taskSuccess) success = true;
+          if (result.done) break;
         }
+        if (error === null) {
+          const metrics = wireMap();
+          metrics.success = success;
+          if (extrasKey) {
+            const final = extrasOf(result.state);
+            const s = statesOf(result);
+            final.states = s;
+            metrics[extrasKey] = final;
+          }
+          const end = wireMap();
+          end.metrics = metrics;
+          end.steps = steps;
+          end.elapsed_sec = (clock.monotonic() - startedAt) / 1000;
+          link.send("episode_end", end);
+        }
+        episodes.push({ task: taskId, episode_idx: idx, success, steps, error });
       }
     } finally {
       await instance.close();

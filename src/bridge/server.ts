@@ -111,6 +111,12 @@ export interface BridgeOptions {
    * display and terminal lines); it must not throw.
    */
   onEvent?: (event: BridgeEvent) => void;
+  /**
+   * Repeats counted per (task, arm, seed): an episode that would be one more is answered with
+   * an ERROR and never journalled (a relaunched benchmark replays what already finished).
+   * Absent: every episode is a new repeat.
+   */
+  repeats?: number;
 }
 
 /** What the bridge tells its caller as the run goes. */
@@ -133,6 +139,8 @@ export interface RunningBridge {
   notApplicable: Record<string, string>;
   /** Episodes journalled so far. */
   finished(): number;
+  /** Episodes refused as replays of finished repeats (`repeats`). */
+  dropped(): number;
   /** Stops: open episodes are recorded as errors, the journal closed, the report written. */
   close(): Promise<BridgeRunResult>;
 }
@@ -239,6 +247,8 @@ class Bridge {
   /** Connections opened so far (each is numbered in refusals). */
   opened = 0;
   stopping = false;
+  /** Episodes refused because their (task, arm, seed) already has its `repeats`. */
+  dropped = 0;
 
   constructor(
     readonly o: BridgeOptions,
@@ -333,6 +343,13 @@ class Bridge {
     return repeat;
   }
 
+  /** Whether (task, arm, seed) already has its `repeats`, finished or in flight. */
+  full(task: string, arm: string, seed: number, defenses: readonly string[]): boolean {
+    if (this.o.repeats === undefined) return false;
+    const c = this.counts.get(this.countKey(task, arm, seed, defenses));
+    return c !== undefined && c.done.size + c.open.size >= this.o.repeats;
+  }
+
   /** Closes an episode's repeat: finished, or freed when it errored. */
   closeRepeat(cell: Cell, errored: boolean): void {
     const c = this.counts.get(this.countKey(cell.task, cell.arm, cell.seed, cell.defenses ?? []));
@@ -388,6 +405,8 @@ class Connection {
   private chain: Promise<unknown> = Promise.resolve();
   private policy: PolicyInstance | null = null;
   episode: OpenEpisode | null = null;
+  /** The episode being refused as a replay (`repeats`): its observations get an ERROR. */
+  private replay: string | null = null;
 
   constructor(
     private readonly b: Bridge,
@@ -536,6 +555,12 @@ class Connection {
     }
     const arm = this.arm;
     const defended = this.defenses;
+    this.replay = null;
+    if (this.b.full(taskId, arm, seed, defended)) {
+      this.b.dropped += 1;
+      this.replay = `task '${taskId}' episode ${seed} already finished on arm '${arm}' in this run: not counted twice`;
+      return;
+    }
     const repeat = this.b.openRepeat(taskId, arm, seed, defended);
     const cell: Cell = {
       id: cellId(taskId, arm, seed, repeat, defended),
@@ -617,6 +642,10 @@ class Connection {
 
   private async observe(env: Envelope, bytes: Uint8Array): Promise<void> {
     const ep = this.episode;
+    if (!ep && this.replay !== null) {
+      this.error("episode_dropped", new ProvaelError("run/incomplete", this.replay), env.seq);
+      return;
+    }
     if (!ep) {
       this.error(
         "observation_failed",
@@ -697,6 +726,7 @@ class Connection {
   }
 
   private async end(env: Envelope): Promise<void> {
+    this.replay = null;
     const ep = this.episode;
     if (!ep) return;
     if (ep.failed) {
@@ -904,6 +934,7 @@ export async function startBridge(o: BridgeOptions): Promise<RunningBridge> {
     armUrls: urls,
     notApplicable: b.notApplicable,
     finished: () => journal.count,
+    dropped: () => b.dropped,
     close() {
       closing ??= (async () => {
         b.stopping = true;

@@ -21,6 +21,13 @@ import type { DefensePlan, PlanSpec, Termination, Waiver } from "../runner/plan.
 import { planFromReport } from "../runner/replay.js";
 import { parseShard, type RunOptions } from "../runner/run.js";
 import { suites } from "../suites/index.js";
+import {
+  addBenchmarkFlags,
+  BENCHMARK_SUITE,
+  type BenchmarkFlags,
+  refuseBenchmarkFlags,
+  runBenchmarkSuite,
+} from "./attack-benchmark.js";
 import { choice, integer, list, type ParamValue, policyOption, typedValue } from "./parse.js";
 import { defaultOut, dryRun, playAndPrint } from "./play.js";
 import { addServedPolicyFlags, type ServedFlags, servedPolicyOptions } from "./serve-policy.js";
@@ -71,7 +78,11 @@ export function registerAttack(program: Command): void {
     .command("attack")
     .description("play tasks × arms × seeds episodes and write a run directory with report.json")
     .option("--policy <id>", "policy under test (provael list-policies)", DEFAULTS.policy)
-    .option("--suite <id>", "suite to play (provael list-suites)", DEFAULTS.suite)
+    .option(
+      "--suite <id>",
+      "suite to play (provael list-suites), or vla-eval to launch a vla-eval benchmark through the bridge (--benchmark)",
+      DEFAULTS.suite,
+    )
     .option(
       "--attacks <list>",
       "attacks or families, comma-separated (provael list-attacks)",
@@ -219,6 +230,17 @@ export function registerAttack(program: Command): void {
       );
       await loadPlugins(pluginSources);
       const flags = applyRecipe(raw, recipe, command);
+      if (flags.suite === BENCHMARK_SUITE) {
+        await runBenchmarkSuite(flags as unknown as BenchmarkFlags, command, {
+          checkAttackParams: (given, arms) =>
+            checkAttackParams(given as Record<string, Record<string, ParamValue>>, arms),
+          defenses: defensePlanOf(flags).defenses,
+          protocol: flags.protocol ? loadAcceptance(flags.protocol) : null,
+          recipe: { name: recipe.name, source: RECIPES.includes(recipe) ? "built-in" : raw.recipe },
+        });
+        return;
+      }
+      refuseBenchmarkFlags(command);
       const suite = suites.get(flags.suite);
       checkPolicyOptions(policies.get(flags.policy), flags.policyOption ?? {});
       const named = resolveAttacks(flags.attacks);
@@ -303,6 +325,8 @@ export function registerAttack(program: Command): void {
     });
   // Served and ONNX policy flags (--api-key, --layout, --io-map, --replan, --timeout, …).
   addServedPolicyFlags(program.commands.find((c) => c.name() === "attack") as Command);
+  // A vla-eval benchmark launched per arm (--suite vla-eval).
+  addBenchmarkFlags(program.commands.find((c) => c.name() === "attack") as Command);
 }
 
 /** The plan's waivers from the flags; absent when none, so plans without them keep their digests. */

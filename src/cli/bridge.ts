@@ -247,6 +247,8 @@ interface BenchFlags {
   seed: number;
   horizon?: number;
   scenePin: number;
+  shardId?: number;
+  numShards?: number;
   json?: boolean;
 }
 
@@ -261,9 +263,19 @@ export function registerVlaEvalBenchmark(program: Command): void {
     .option("--seed <n>", "first episode index", integer("--seed", { min: 0 }), 0)
     .option("--horizon <n>", "steps per episode", integer("--horizon", { min: 1 }))
     .option("--scene-pin <n>", "scene offset", integer("--scene-pin", { min: 0 }), 0)
+    .option(
+      "--shard-id <k>",
+      "play the k-th round-robin shard of the (task, episode) items (with --num-shards, as vla-eval)",
+      integer("--shard-id", { min: 0 }),
+    )
+    .option("--num-shards <n>", "shards in all", integer("--num-shards", { min: 1 }))
     .option("--json", "print the episodes as JSON")
     .action(async (flags: BenchFlags) => {
       const suite = suites.get(flags.suite);
+      if ((flags.shardId === undefined) !== (flags.numShards === undefined))
+        throw new ProvaelError("config/invalid", "--shard-id and --num-shards go together");
+      if (flags.shardId !== undefined && flags.shardId >= (flags.numShards as number))
+        throw new ProvaelError("config/invalid", "--shard-id must be below --num-shards");
       const result = await playBenchmark({
         suite: flags.suite,
         serverUrl: flags.serverUrl,
@@ -271,6 +283,9 @@ export function registerVlaEvalBenchmark(program: Command): void {
         episodes: Array.from({ length: flags.seeds }, (_, i) => flags.seed + i),
         ...(flags.horizon ? { horizon: flags.horizon } : {}),
         scenePin: flags.scenePin,
+        ...(flags.shardId !== undefined
+          ? { shard: { id: flags.shardId, count: flags.numShards as number } }
+          : {}),
       });
       if (flags.json) process.stdout.write(`${JSON.stringify(result.episodes)}\n`);
       else

@@ -2,7 +2,8 @@
  * The bridge end to end, no Python: our vla-eval benchmark client plays `tabletop` against
  * `provael bridge`, which forwards to `provael serve-policy --policy tiny-vla` over vla-eval. The
  * bridged arms table must equal the in-process `provael attack` of the same arms on the same
- * cells, and so must every step's action, pose and verdict.
+ * cells, and so must every step's action, pose and verdict. The one command (`provael attack
+ * --suite vla-eval`, launching our benchmark client once per arm) must give the same again.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -110,6 +111,20 @@ describe("provael bridge (tabletop through the bridge to a served tiny-vla)", ()
     }
     bridge.child.kill("SIGTERM");
     expect(await exited(bridge.child)).toBe(0);
+
+    // The one command: the bridge in-process, our benchmark client launched once per arm.
+    const launched = join(dir, "launched");
+    const one = runCli(
+      [
+        ...["attack", "--suite", "vla-eval", "--profile", "tabletop", "--policy", "vla-eval"],
+        ...["--policy-url", served.info.url as string, "--attacks", ARMS, "--no-controls"],
+        ...["--preflight", "0", "--benchmark-concurrency", "3", "--no-html", "--out", launched],
+        "--benchmark-command",
+        `${process.execPath} ${CLI} vla-eval-benchmark --suite tabletop --server-url {url} --tasks ${TASK} --seeds 1 --horizon ${HORIZON}`,
+      ],
+      { timeoutMs: 180_000 },
+    );
+    expect(one.code, one.stderr).toBe(0);
     served.child.kill("SIGTERM");
 
     const local = runCli([
@@ -152,6 +167,15 @@ describe("provael bridge (tabletop through the bridge to a served tiny-vla)", ()
     const bt = steps(join(out, "trajectories.jsonl"));
     expect(bt.size).toBe(5 * HORIZON);
     expect([...bt.entries()].sort()).toEqual([...lt.entries()].sort());
+    // The one command's run: the same arms table and every step's action, and every process's log.
+    const O = JSON.parse(readFileSync(join(launched, "report.json"), "utf8"));
+    expect(O.arms).toEqual(L.arms);
+    const ot = steps(join(launched, "trajectories.jsonl"));
+    expect([...ot.entries()].sort()).toEqual([...lt.entries()].sort());
+    for (const arm of ARMS.split(","))
+      expect(readFileSync(join(launched, "benchmark", `${arm}.log`), "utf8")).toContain(
+        `${TASK} #0: `,
+      );
     for (const e of B.episodes) {
       expect(e.bridge.task).toMatchObject({ name: TASK, episode_idx: 0 });
       expect(e.judged_steps).toBe(HORIZON);

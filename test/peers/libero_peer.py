@@ -178,47 +178,50 @@ async def run(args):
         summary["hello"] = {k: v for k, v in info.items() if k in ("observation_params", "model_server")}
         send_state = bool(params.get("send_state", False))
         send_wrist = bool(params.get("send_wrist_image", False))
-        for task_id in range(args.tasks):
+        # vla-eval's work items: task-major, round-robin across shards (orchestrator.py).
+        work = [(t, e) for t in range(args.tasks) for e in range(args.episodes)]
+        if args.num_shards is not None:
+            work = [w for i, w in enumerate(work) if i % args.num_shards == args.shard_id]
+        for task_id, episode_idx in work:
             instruction = TASKS[task_id][0]
-            for episode_idx in range(args.episodes):
-                env = PointEnv(task_id, episode_idx, args.vary_start, send_state, send_wrist)
-                record = {
-                    "task": "{}/{}".format(SUITE, instruction),
-                    "episode_idx": episode_idx,
-                    "poses": [],
-                    "actions": [],
-                    "error": None,
-                }
-                task = {"name": instruction, "suite": SUITE, "task_id": task_id, "episode_idx": episode_idx}
-                await conn.send("episode_start", {"task": task})
-                steps = 0
-                try:
-                    for _ in range(args.max_steps):
-                        obs = env.observation(instruction)
-                        record["poses"].append([float(v) for v in env.pos])
-                        seq = await conn.send("observation", obs)
-                        msg = await conn.recv()
-                        if msg["type"] == "error":
-                            raise RuntimeError("server error: {}".format(msg["payload"]))
-                        if msg["seq"] != seq:
-                            raise RuntimeError("seq mismatch: sent {}, got {}".format(seq, msg["seq"]))
-                        action = msg["payload"]["actions"]
-                        record["actions"].append([float(v) for v in np.asarray(action).reshape(-1)])
-                        env.step(action)
-                        steps += 1
-                        if env.done:
-                            break
-                except RuntimeError as e:
-                    # Upstream records the failure and sends no EPISODE_END.
-                    record["error"] = str(e)
-                    summary["episodes"].append(record)
-                    continue
-                record["steps"] = steps
-                record["success"] = bool(env.done)
-                await conn.send(
-                    "episode_end", {"metrics": {"success": bool(env.done)}, "steps": steps, "elapsed_sec": 0.0}
-                )
+            env = PointEnv(task_id, episode_idx, args.vary_start, send_state, send_wrist)
+            record = {
+                "task": "{}/{}".format(SUITE, instruction),
+                "episode_idx": episode_idx,
+                "poses": [],
+                "actions": [],
+                "error": None,
+            }
+            task = {"name": instruction, "suite": SUITE, "task_id": task_id, "episode_idx": episode_idx}
+            await conn.send("episode_start", {"task": task})
+            steps = 0
+            try:
+                for _ in range(args.max_steps):
+                    obs = env.observation(instruction)
+                    record["poses"].append([float(v) for v in env.pos])
+                    seq = await conn.send("observation", obs)
+                    msg = await conn.recv()
+                    if msg["type"] == "error":
+                        raise RuntimeError("server error: {}".format(msg["payload"]))
+                    if msg["seq"] != seq:
+                        raise RuntimeError("seq mismatch: sent {}, got {}".format(seq, msg["seq"]))
+                    action = msg["payload"]["actions"]
+                    record["actions"].append([float(v) for v in np.asarray(action).reshape(-1)])
+                    env.step(action)
+                    steps += 1
+                    if env.done:
+                        break
+            except RuntimeError as e:
+                # Upstream records the failure and sends no EPISODE_END.
+                record["error"] = str(e)
                 summary["episodes"].append(record)
+                continue
+            record["steps"] = steps
+            record["success"] = bool(env.done)
+            await conn.send(
+                "episode_end", {"metrics": {"success": bool(env.done)}, "steps": steps, "elapsed_sec": 0.0}
+            )
+            summary["episodes"].append(record)
     return summary
 
 
@@ -232,6 +235,8 @@ def main(argv=None):
     p.add_argument("--benchmark", default=BENCHMARK)
     p.add_argument("--timeout", type=float, default=30.0)
     p.add_argument("--image-format", choices=("png", "jpeg"), default="png", help="how images travel")
+    p.add_argument("--shard-id", type=int, default=None, help="this shard (with --num-shards), as vla-eval")
+    p.add_argument("--num-shards", type=int, default=None)
     p.add_argument(
         "--param",
         action="append",
@@ -249,6 +254,8 @@ def main(argv=None):
             p.error("--param {}: the value must be true or false".format(item))
         params[key] = value == "true"
     args.param = params
+    if (args.shard_id is None) != (args.num_shards is None):
+        p.error("--shard-id and --num-shards go together")
     if not 1 <= args.tasks <= len(TASKS):
         p.error("--tasks must be 1..{}".format(len(TASKS)))
     summary = asyncio.run(run(args))

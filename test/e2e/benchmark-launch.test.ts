@@ -1,0 +1,171 @@
+/**
+ * `provael attack --suite vla-eval` over the Python test peer (test/peers/libero_peer.py, a
+ * LIBERO-shaped benchmark that speaks vla-eval as upstream does) in front of a served stub:
+ * every arm is launched and played, the report written as `attack` writes it; a SIGKILL of
+ * Provael mid-run then `--resume` gives the same report bytes with no episode counted twice; a
+ * benchmark process that exits 1 is reported with its log tail while the other arms go on; and a
+ * policy that never does the benign task is stopped by the pre-flight before any attack.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI, runCli } from "../support/cli.js";
+import { tempDir } from "../support/tmp.js";
+
+const PYTHON = "/usr/bin/python3";
+const PEER = join(import.meta.dirname, "..", "peers", "libero_peer.py");
+const PEER_CMD = `${PYTHON} ${PEER} --url {url} --tasks 2 --episodes 2 --timeout 30`;
+
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
+});
+
+let upstream = "";
+beforeAll(async () => {
+  const child = spawn(
+    process.execPath,
+    [CLI, "serve-policy", "--policy", "stub", "--protocol", "vla-eval", "--port", "0", "--json"],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  children.push(child);
+  upstream = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout?.on("data", (d) => {
+      out += d;
+      const nl = out.indexOf("\n");
+      if (nl >= 0) resolve((JSON.parse(out.slice(0, nl)) as { url: string }).url);
+    });
+    child.once("exit", (code) => reject(new Error(`serve-policy exited ${code}`)));
+  });
+}, 60_000);
+
+const launch = (out: string, extra: string[], command = PEER_CMD) => [
+  ...["attack", "--suite", "vla-eval", "--profile", "libero", "--policy", "vla-eval"],
+  ...["--policy-url", upstream, "--attacks", "freeze", "--out", out, "--no-html"],
+  ...["--benchmark-command", command, ...extra],
+];
+
+interface Episode {
+  cell: string;
+  arm: string;
+  task: string;
+  seed: number;
+  error: unknown;
+}
+const report = (dir: string) =>
+  JSON.parse(readFileSync(join(dir, "report.json"), "utf8")) as {
+    episodes: Episode[];
+    run: { arms: string[] };
+  };
+
+describe("provael attack --suite vla-eval (the Python peer as the benchmark)", () => {
+  let full = "";
+
+  it("launches every arm (matched control included), sharded, and writes attack's files", () => {
+    full = join(tempDir(), "full");
+    const r = runCli(
+      launch(full, ["--benchmark-shards", "2", "--benchmark-concurrency", "3", "--preflight", "2"]),
+      { timeoutMs: 240_000 },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const rep = report(full);
+    // freeze brings its matched control.
+    expect([...rep.run.arms].sort()).toEqual(["freeze", "none", "random_freeze"]);
+    expect(rep.episodes).toHaveLength(12);
+    expect(rep.episodes.filter((e) => e.error !== null)).toEqual([]);
+    for (const f of ["report.md", "trajectories.jsonl", "execution-manifest.json"])
+      expect(existsSync(join(full, f))).toBe(true);
+    const launched = JSON.parse(readFileSync(join(full, "benchmark", "launch.json"), "utf8"));
+    expect(
+      launched.processes.map((p: { id: string; code: number }) => [p.id, p.code]).sort(),
+    ).toEqual(
+      ["none", "freeze", "random_freeze"]
+        .flatMap((a) => [`${a}.shard0of2`, `${a}.shard1of2`])
+        .map((id) => [id, 0])
+        .sort(),
+    );
+    expect(launched.preflight).toMatchObject({ episodes: 2, passed: true });
+    expect(r.stderr).toContain("pre-flight: clean success 2/2");
+    const manifest = JSON.parse(readFileSync(join(full, "execution-manifest.json"), "utf8"));
+    expect(Object.keys(manifest.outputs)).toContain("report.json");
+    expect(manifest.benchmark.dropped_replays).toBe(0);
+  }, 300_000);
+
+  it("resumes a SIGKILLed run to the same report bytes, counting no episode twice", async () => {
+    const out = join(tempDir(), "killed");
+    const child = spawn(process.execPath, [CLI, ...launch(out, ["--preflight", "2"])], {
+      stdio: "ignore",
+    });
+    children.push(child);
+    const journal = join(out, "journal.jsonl");
+    // Killed once the benign arm and one attacked episode are journalled.
+    await new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        const n = existsSync(journal)
+          ? readFileSync(journal, "utf8").split("\n").filter(Boolean).length - 1
+          : 0;
+        if (n >= 5) {
+          clearInterval(timer);
+          child.kill("SIGKILL");
+          resolve();
+        }
+        if (child.exitCode !== null) {
+          clearInterval(timer);
+          reject(new Error("the run ended before it could be killed"));
+        }
+      }, 50);
+    });
+    // Reaped before the resume looks at its lock (a zombie's pid still answers).
+    if (child.exitCode === null && child.signalCode === null)
+      await new Promise((r) => child.once("exit", r));
+    const r = runCli([...launch(out, ["--preflight", "2", "--json"]), "--resume"], {
+      timeoutMs: 240_000,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const summary = JSON.parse(r.stdout) as { dropped_replays: number; played: number };
+    // The relaunched arm replays what it had finished: dropped, never a second repeat.
+    expect(summary.dropped_replays).toBeGreaterThan(0);
+    expect(readFileSync(join(out, "report.json"))).toEqual(readFileSync(join(full, "report.json")));
+    const cells = report(out).episodes.map((e) => e.cell);
+    expect(new Set(cells).size).toBe(12);
+  }, 300_000);
+
+  it("reports a benchmark process that exits 1 with its log tail; the other arms go on", () => {
+    const out = join(tempDir(), "crash");
+    const r = runCli(
+      launch(
+        out,
+        ["--preflight", "0"],
+        `if [ {arm} = freeze ]; then echo 'simulated crash in freeze' >&2; exit 1; fi; ${PEER_CMD}`,
+      ),
+      { timeoutMs: 240_000 },
+    );
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/freeze exited 1; last lines of benchmark\/freeze\.log:/);
+    expect(r.stderr).toContain("| simulated crash in freeze");
+    const arms = report(out).episodes.map((e) => e.arm);
+    expect(arms.filter((a) => a === "none")).toHaveLength(4);
+    expect(arms.filter((a) => a === "random_freeze")).toHaveLength(4);
+    expect(arms).not.toContain("freeze");
+    expect(r.stdout).toContain(
+      "missing: arm freeze, task 'libero_goal/put the bowl on the plate', episodes 0-1",
+    );
+    expect(r.stdout).toContain("benchmark process freeze exited 1");
+  }, 300_000);
+
+  it("stops before any attack when the benign arm never succeeds (pre-flight)", () => {
+    const out = join(tempDir(), "incompetent");
+    // Four steps never reach a goal 12 steps away: clean success 0.
+    const r = runCli(
+      launch(out, ["--preflight", "2", "--no-controls"], `${PEER_CMD} --max-steps 4`),
+      { timeoutMs: 240_000 },
+    );
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toContain("pre-flight: clean success 0/2");
+    expect(r.stderr).toContain("no attack was played");
+    expect(report(out).episodes.every((e) => e.arm === "none")).toBe(true);
+    expect(existsSync(join(out, "benchmark", "freeze.log"))).toBe(false);
+  }, 300_000);
+});
