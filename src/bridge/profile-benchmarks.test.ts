@@ -104,7 +104,7 @@ const POSE_CASES: Record<string, PoseCase> = {
       difficulty_level: 3,
       episode_idx: 0,
     },
-    taskId: "libero_spatial/pick up the black bowl",
+    taskId: "libero_spatial/3/pick up the black bowl",
     cameras: ["agentview"],
     inside: [-0.2, -0.6, 1.0],
     outside: [0.1, 0.1, 0.95],

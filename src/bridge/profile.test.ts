@@ -378,7 +378,7 @@ describe("profile choice and inheritance", () => {
     // task merges key by key: LIBERO's name, qualifier and seed, and the perturbation fields.
     expect(plus.task).toEqual({
       name: "name",
-      qualifier: "suite",
+      qualifier: ["suite", "task_id"],
       seed: "episode_idx",
       fields: ["category", "difficulty_level"],
     });
@@ -432,7 +432,9 @@ describe("profile choice and inheritance", () => {
       category: "Camera Viewpoints",
       difficulty_level: 2,
     });
-    expect(profileTaskId(plus, task)).toBe(`libero_spatial/${task.name}`);
+    // Variants share their instruction: the suite index tells them apart.
+    expect(profileTaskId(plus, task)).toBe(`libero_spatial/412/${task.name}`);
+    expect(profileTaskId(plus, { ...task, task_id: 413 })).not.toBe(profileTaskId(plus, task));
     // libero_90 has no classification: the fields are absent, nothing is made up.
     expect(profileTaskFields(plus, { name: "x", suite: "libero_90", episode_idx: 0 })).toEqual({});
     expect(profileTaskFields(loadProfile("libero"), task)).toEqual({});

@@ -191,8 +191,12 @@ export const profileSchema = z
       .object({
         /** Task-dict field holding the task's name. */
         name: name,
-        /** Task-dict field that qualifies it (the suite), when the benchmark has suites. */
-        qualifier: name.optional(),
+        /**
+         * Task-dict field(s) that qualify it (the suite), when the benchmark has suites; a list
+         * where the name alone repeats within a suite (LIBERO-Plus's variants share their
+         * instruction: `[suite, task_id]`).
+         */
+        qualifier: z.union([name, z.array(name).min(1)]).optional(),
         /** Task-dict field holding the scene index (fixed initial state). */
         seed: name,
         /**
@@ -599,7 +603,8 @@ export function profileForBenchmark(importString: string | undefined): Benchmark
 
 /**
  * The task id of an EPISODE_START task dict: the name, qualified by the suite where the
- * benchmark has suites (`libero_spatial/pick up the black bowl …`).
+ * benchmark has suites (`libero_spatial/pick up the black bowl …`), and by every qualifier
+ * field the profile lists, in order (`libero_spatial/412/pick up …` on LIBERO-Plus).
  */
 export function profileTaskId(profile: BenchmarkProfile, task: Record<string, unknown>): string {
   const n = task[profile.task.name];
@@ -613,8 +618,13 @@ export function profileTaskId(profile: BenchmarkProfile, task: Record<string, un
       },
     );
   }
-  const q = profile.task.qualifier === undefined ? undefined : task[profile.task.qualifier];
-  return typeof q === "string" && q.length > 0 ? `${q}/${n}` : n;
+  const q = profile.task.qualifier;
+  const parts = (q === undefined ? [] : typeof q === "string" ? [q] : q).flatMap((f) => {
+    const v = task[f];
+    if (typeof v === "string" && v.length > 0) return [v];
+    return typeof v === "number" && Number.isInteger(v) ? [String(v)] : [];
+  });
+  return [...parts, n].join("/");
 }
 
 /**

@@ -228,7 +228,7 @@ describe("bad input", () => {
 
 describe("listing and reporting", () => {
   it("lists attacks, policies and suites as JSON", () => {
-    for (const cmd of ["list-attacks", "list-policies", "list-suites"]) {
+    for (const cmd of ["list-attacks", "list-policies", "list-suites", "list-profiles"]) {
       const r = runCli([cmd, "--json"]);
       expect(r.code, cmd).toBe(0);
       expect(Array.isArray(JSON.parse(r.stdout)), cmd).toBe(true);
@@ -239,6 +239,13 @@ describe("listing and reporting", () => {
       role: string;
     }[];
     expect(attacks.find((a) => a.id === "benign_reword")?.matches).toBe("paraphrase");
+    const profiles = JSON.parse(runCli(["list-profiles", "--json"]).stdout) as {
+      id: string;
+      pose: { frame: string } | null;
+      notApplicable: { predicate: string; reason: string }[];
+    }[];
+    expect(profiles.find((p) => p.id === "simpler")?.pose?.frame).toBe("robot_base");
+    expect(profiles.find((p) => p.id === "rlbench")?.notApplicable[0]?.predicate).toBe("keep_out");
   });
 
   it("re-renders a finished run as markdown or JSON", () => {
