@@ -76,7 +76,6 @@ interface AttackFlags extends ServedFlags {
 export function registerAttack(program: Command): void {
   program
     .command("attack")
-    .description("play tasks × arms × seeds episodes and write a run directory with report.json")
     .option("--policy <id>", "policy under test (provael list-policies)", DEFAULTS.policy)
     .option(
       "--suite <id>",

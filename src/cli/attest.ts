@@ -99,12 +99,9 @@ function enclosingWorkTree(dir: string): string | null {
   }
 }
 
-export function registerAttest(program: Command): void {
+export function registerKeygen(program: Command): void {
   program
     .command("keygen")
-    .description(
-      "create an Ed25519 key pair: private.pem (PKCS#8, mode 0600) and public.pem (SPKI)",
-    )
     .requiredOption("--out <dir>", "directory for the two PEM files")
     .option("--force", "replace keys that already exist there")
     .option("--json", "print JSON")
@@ -124,10 +121,11 @@ export function registerAttest(program: Command): void {
         `wrote ${written.privatePath} (keep it secret) and ${written.publicPath}\nkeyid ${written.keyid}\n`,
       );
     });
+}
 
+export function registerAttestCommand(program: Command): void {
   program
     .command("attest")
-    .description("sign a run's report.json into an in-toto statement in a DSSE envelope")
     .requiredOption("--in <dir>", "run directory")
     .requiredOption("--key <pem>", "Ed25519 private key (provael keygen)")
     .requiredOption("--out <file>", "attestation file to write (e.g. DIR/attestation.dsse.json)")
@@ -144,10 +142,11 @@ export function registerAttest(program: Command): void {
       }
       process.stdout.write(`wrote ${flags.out}, signed by ${keyid}\n`);
     });
+}
 
+export function registerVerify(program: Command): void {
   program
     .command("verify")
-    .description("verify an attestation's signature, key and, with --report, the report it names")
     .requiredOption("--in <file>", "attestation file (provael attest)")
     .option("--pubkey <pem>", "trust this public key")
     .option("--trust-store <file>", "trust the keys this trust store lists")

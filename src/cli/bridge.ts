@@ -112,9 +112,6 @@ function bridgeDefenses(flags: BridgeFlags): {
 export function registerBridge(program: Command): void {
   const cmd = program
     .command("bridge")
-    .description(
-      "a vla-eval model server that applies each arm to what flows to your policy (one address per arm) and writes a run directory",
-    )
     .requiredOption("--policy <id>", "upstream policy: vla-eval, openpi, openvla or a built-in one")
     .option("--policy-url <url>", "upstream server address")
     .option("--policy-path <path>", "weights or model file for an in-process policy")
@@ -255,7 +252,6 @@ interface BenchFlags {
 export function registerVlaEvalBenchmark(program: Command): void {
   program
     .command("vla-eval-benchmark")
-    .description("play one of our suites as the benchmark side of the vla-eval protocol")
     .option("--suite <id>", "suite to play", "tabletop")
     .requiredOption("--server-url <url>", "model server (a bridge arm's ws://HOST:PORT/arms/<arm>)")
     .option("--tasks <list>", "tasks, comma-separated (default: all)", list)

@@ -20,8 +20,7 @@ import {
   splitNeeds,
 } from "../judges/calibrate.js";
 import { policies } from "../policies/index.js";
-import { pct } from "../report/format.js";
-import { textTable } from "../report/text.js";
+import { pct, textTable } from "../report/format.js";
 import { RUN_FILES } from "../rundir/files.js";
 import { type JournalEntry, readTrajectory, scanJournal } from "../rundir/journal.js";
 import { readBenignRun } from "../runner/benign-run.js";
@@ -57,9 +56,6 @@ interface CalibrateFlags {
 export function registerCalibrate(program: Command): void {
   program
     .command("calibrate")
-    .description(
-      "fit per-task keep-out zones from benign rollouts at a target false-positive rate (fit, threshold and evaluate scenes kept apart)",
-    )
     .option("--policy <id>", "policy to calibrate for (not with --from)")
     .option("--suite <id>", "suite (not with --from)")
     .option("--tasks <list>", "tasks (default: all)", list)

@@ -8,7 +8,7 @@ import { verifyLeaderboardDir, writeLeaderboard } from "../evidence/leaderboard-
 import { readPrivateKey, trustedKeys, withVerifyExit } from "./attest.js";
 
 export function registerLeaderboard(program: Command): void {
-  const lb = program.command("leaderboard").description("build or verify a leaderboard of runs");
+  const lb = program.command("leaderboard");
 
   lb.command("build")
     .description("pool finished runs into leaderboard.json and a static index.html")

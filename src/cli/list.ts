@@ -1,23 +1,37 @@
 import type { Command } from "commander";
-import { budgetSummary } from "../attacks/budget.js";
-import { attacks, resolveAttacks, withMatchedControls } from "../attacks/index.js";
-import { profileListings } from "../bridge/profile.js";
-import { RECIPES } from "../config/recipes.js";
-import { defenses } from "../defenses/index.js";
-import { policies } from "../policies/index.js";
-import { textTable } from "../report/text.js";
-import { suites } from "../suites/index.js";
+import { textTable } from "../report/format.js";
 
 const print = (json: boolean | undefined, data: unknown, text: () => string) =>
   process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${text()}\n`);
 
-export function registerList(program: Command): void {
+/** Terminal width for tables that can be narrowed: the terminal's, else $COLUMNS, else 100. */
+function columns(): number {
+  const env = Number(process.env.COLUMNS);
+  return process.stdout.columns ?? (Number.isInteger(env) && env > 0 ? env : 100);
+}
+
+/** Cuts the table's last column so that each line fits `width` (no wrap, an ellipsis instead). */
+function fitWidth(table: string, width: number): string {
+  return table
+    .split("\n")
+    .map((l) => (l.length <= width ? l : `${l.slice(0, Math.max(0, width - 1))}…`))
+    .join("\n");
+}
+
+export function registerListAttacks(program: Command): void {
   program
     .command("list-attacks")
-    .description("every registered attack with family, role, EAI risk, access and requirements")
+    .argument("[ids...]", "attacks to describe in full (requirements, budget, controls, defaults)")
     .option("--json", "print JSON")
-    .action((flags: { json?: boolean }) => {
-      const data = attacks.items.map((a) => {
+    .option("--wide", "every column, however wide (default: the table fits the terminal)")
+    .action(async (ids: string[], flags: { json?: boolean; wide?: boolean }) => {
+      const [{ attacks }, { budgetSummary }] = await Promise.all([
+        import("../attacks/index.js"),
+        import("../attacks/budget.js"),
+      ]);
+      // Unknown ids are refused with the registry's did-you-mean before anything is printed.
+      const chosen = ids.length > 0 ? ids.map((id) => attacks.get(id)) : attacks.items;
+      const data = chosen.map((a) => {
         const defaults = a.params.parse({}) as Record<string, unknown>;
         return {
           id: a.id,
@@ -34,43 +48,71 @@ export function registerList(program: Command): void {
           description: a.description,
         };
       });
-      print(flags.json, data, () =>
-        textTable(
-          [
-            "attack",
-            "family",
-            "role",
-            "EAI",
-            "access",
-            "requires",
-            "budget",
-            "matches",
-            "controls",
-            "description",
-          ],
-          data.map((a) => [
-            a.id,
-            a.family,
-            a.role,
-            a.eai ?? "—",
-            a.access,
+      const requires = (a: (typeof data)[number]) =>
+        [
+          ...(a.requires.policy ?? []).map((r: string) => `policy:${r}`),
+          ...(a.requires.suite ?? []).map((r: string) => `suite:${r}`),
+        ].join(",") || "—";
+      print(flags.json, data, () => {
+        if (ids.length > 0)
+          return data
+            .map((a) =>
+              [
+                `${a.id}: ${a.family}, ${a.role}, ${a.eai ?? "no EAI tag"}, access ${a.access}`,
+                `  ${a.description}`,
+                `  requires: ${requires(a)}`,
+                `  budget:   ${a.budget}`,
+                `  matches:  ${a.matches ?? "—"}`,
+                `  controls: ${a.controls.join(", ") || "—"}`,
+                `  defaults: ${JSON.stringify(a.defaults)}`,
+              ].join("\n"),
+            )
+            .join("\n\n");
+        if (flags.wide)
+          return textTable(
             [
-              ...(a.requires.policy ?? []).map((r: string) => `policy:${r}`),
-              ...(a.requires.suite ?? []).map((r: string) => `suite:${r}`),
-            ].join(",") || "—",
-            a.budget,
-            a.matches ?? "—",
-            a.controls.join(",") || "—",
-            a.description,
-          ]),
-        ),
-      );
+              "attack",
+              "family",
+              "role",
+              "EAI",
+              "access",
+              "requires",
+              "budget",
+              "matches",
+              "controls",
+              "description",
+            ],
+            data.map((a) => [
+              a.id,
+              a.family,
+              a.role,
+              a.eai ?? "—",
+              a.access,
+              requires(a),
+              a.budget,
+              a.matches ?? "—",
+              a.controls.join(",") || "—",
+              a.description,
+            ]),
+          );
+        const table = textTable(
+          ["attack", "family", "role", "access", "description"],
+          data.map((a) => [a.id, a.family, a.role, a.access, a.description]),
+        );
+        return `${fitWidth(table, columns())}\n\none attack in full (requirements, budget, controls, defaults): provael list-attacks ID; every column: --wide`;
+      });
     });
+}
+
+export function registerListDefenses(program: Command): void {
   program
     .command("list-defenses")
-    .description("every registered defense with its kind, requirements and default params")
     .option("--json", "print JSON")
-    .action((flags: { json?: boolean }) => {
+    .action(async (flags: { json?: boolean }) => {
+      const [{ attacks }, { defenses }] = await Promise.all([
+        import("../attacks/index.js"),
+        import("../defenses/index.js"),
+      ]);
       const data = defenses.items.map((d) => ({
         id: d.id,
         kind: d.kind,
@@ -96,11 +138,14 @@ export function registerList(program: Command): void {
         ),
       );
     });
+}
+
+export function registerListPolicies(program: Command): void {
   program
     .command("list-policies")
-    .description("every registered policy with its capabilities")
     .option("--json", "print JSON")
-    .action((flags: { json?: boolean }) => {
+    .action(async (flags: { json?: boolean }) => {
+      const { policies } = await import("../policies/index.js");
       const data = policies.items.map((p) => ({
         id: p.id,
         description: p.description,
@@ -124,11 +169,14 @@ export function registerList(program: Command): void {
         ),
       );
     });
+}
+
+export function registerListSuites(program: Command): void {
   program
     .command("list-suites")
-    .description("every registered suite with its tasks")
     .option("--json", "print JSON")
-    .action((flags: { json?: boolean }) => {
+    .action(async (flags: { json?: boolean }) => {
+      const { suites } = await import("../suites/index.js");
       const data = suites.items.map((s) => ({
         id: s.id,
         description: s.description,
@@ -159,13 +207,14 @@ export function registerList(program: Command): void {
           .join("\n\n"),
       );
     });
+}
+
+export function registerListProfiles(program: Command): void {
   program
     .command("list-profiles")
-    .description(
-      "benchmark profiles for `provael bridge --profile`: pose, cameras, what each judges",
-    )
     .option("--json", "print JSON")
-    .action((flags: { json?: boolean }) => {
+    .action(async (flags: { json?: boolean }) => {
+      const { profileListings } = await import("../bridge/profile.js");
       const data = profileListings();
       print(flags.json, data, () =>
         textTable(
@@ -182,11 +231,17 @@ export function registerList(program: Command): void {
         ),
       );
     });
+}
+
+export function registerListRecipes(program: Command): void {
   program
     .command("list-recipes")
-    .description("named base configurations for `provael attack --recipe`")
     .option("--json", "print JSON")
-    .action((flags: { json?: boolean }) => {
+    .action(async (flags: { json?: boolean }) => {
+      const [{ resolveAttacks, withMatchedControls }, { RECIPES }] = await Promise.all([
+        import("../attacks/index.js"),
+        import("../config/recipes.js"),
+      ]);
       const data = RECIPES.map((r) => ({ ...r, arms: resolveAttacks(r.attacks) }));
       print(flags.json, data, () =>
         textTable(

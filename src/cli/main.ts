@@ -1,59 +1,45 @@
 #!/usr/bin/env node
-/** The `provael` command line: parse, call the library, print. */
-import { Command, CommanderError } from "commander";
-import { TOOL_VERSION } from "../core/package-root.js";
-import { registerAttack } from "./attack.js";
-import { registerAttest } from "./attest.js";
-import { registerBridge, registerVlaEvalBenchmark } from "./bridge.js";
-import { registerCalibrate } from "./calibrate.js";
+/**
+ * The `provael` command line: parse, call the library, print. Only the command being run is
+ * loaded (commands.ts); `provael --help` and an unknown command see every command's name and
+ * description without loading any of them.
+ */
+import { type Command, CommanderError, Help } from "commander";
+import { baseProgram, COMMANDS, type CommandEntry, registerCommand } from "./commands.js";
 import { EXIT, reportError } from "./exit.js";
-import { registerLeaderboard } from "./leaderboard.js";
-import { registerList } from "./list.js";
-import { registerMerge } from "./merge.js";
-import { registerOfflineStudy } from "./offline-study.js";
-import { registerRecord } from "./record.js";
-import { registerReport } from "./report.js";
-import { registerServePolicy } from "./serve-policy.js";
-import { registerTrain } from "./train.js";
-import { registerVerdict } from "./verdict.js";
-import { printVersion } from "./version.js";
-import { registerView } from "./view.js";
 
-export function buildProgram(): Command {
-  const program = new Command("provael")
-    .description(
-      "Red-team Vision-Language-Action robot policies in simulation, with honest statistics",
-    )
-    .version(TOOL_VERSION, "-V, --version")
-    .showSuggestionAfterError(true)
-    .exitOverride();
-  registerAttack(program);
-  registerReport(program);
-  registerList(program);
-  registerAttest(program);
-  registerLeaderboard(program);
-  registerCalibrate(program);
-  registerVerdict(program);
-  registerMerge(program);
-  registerServePolicy(program);
-  registerRecord(program);
-  registerOfflineStudy(program);
-  registerTrain(program);
-  registerBridge(program);
-  registerVlaEvalBenchmark(program);
-  registerView(program);
-  program
-    .command("version")
-    .description("print the tool version, protocol and report schema")
-    .option("--json", "print JSON")
-    .action((flags: { json?: boolean }) => printVersion(Boolean(flags.json)));
+/** The command `argv` runs (`provael help X` asks for X's help), if it names one. */
+function commandOf(argv: string[]): CommandEntry | undefined {
+  const args = argv.slice(2);
+  const name = args[0] === "help" ? args[1] : args[0];
+  return COMMANDS.find((c) => c.name === name);
+}
+
+/**
+ * The program for `argv`: the named command loaded, or (for `--help`, no command or a
+ * misspelt one) every command as a name and a description, which is all the help and the
+ * did-you-mean suggestion read.
+ */
+async function programFor(argv: string[]): Promise<Command> {
+  const program = baseProgram();
+  const entry = commandOf(argv);
+  if (entry) {
+    await registerCommand(program, entry);
+    return program;
+  }
+  const terms = new Map(COMMANDS.map((c) => [c.name, c.term]));
+  const help = new Help();
+  program.configureHelp({
+    subcommandTerm: (cmd) => terms.get(cmd.name()) ?? help.subcommandTerm(cmd),
+  });
+  for (const c of COMMANDS) program.command(c.name).description(c.description);
   return program;
 }
 
 async function main(argv: string[]): Promise<number> {
-  const program = buildProgram();
   const json = argv.includes("--json");
   try {
+    const program = await programFor(argv);
     await program.parseAsync(argv);
     return typeof process.exitCode === "number" ? process.exitCode : EXIT.ok;
   } catch (e) {

@@ -5,9 +5,6 @@ import { mergeRuns } from "../runner/merge.js";
 export function registerMerge(program: Command): void {
   program
     .command("merge")
-    .description(
-      "join finished shard directories of one plan into the report an unsharded run would write",
-    )
     .requiredOption("--in <dirs...>", "shard run directories")
     .requiredOption("--out <dir>", "merged run directory (must not exist)")
     .option("--json", "print JSON")

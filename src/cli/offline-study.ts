@@ -73,11 +73,7 @@ function ints(flag: string, values: string[] | undefined): number[] | null {
 }
 
 export function registerOfflineStudy(program: Command): void {
-  const study = program
-    .command("offline-study")
-    .description(
-      "open-loop study on a recorded LeRobotDataset v3.0: pre-register a plan, then run it",
-    );
+  const study = program.command("offline-study");
   addServedPolicyFlags(
     study
       .command("plan")

@@ -127,9 +127,6 @@ function targetsOption(value: string): "task" | "all" | string[] {
 export function registerRecord(program: Command): void {
   program
     .command("record")
-    .description(
-      "record demonstrations (successful episodes only) as a LeRobotDataset v3.0 directory",
-    )
     .option("--suite <id>", "suite to play (provael list-suites)", "tabletop")
     .option("--policy <id>", "the demonstrating policy (provael list-policies)", "scripted")
     .option(

@@ -105,7 +105,6 @@ function readExpectation(flags: ReportFlags): Expectation | undefined {
 export function registerReport(program: Command): void {
   program
     .command("report")
-    .description("render a finished run's report, SARIF, compliance map or HTML page")
     .requiredOption("--in <dir>", "run directory")
     .option("--format <format>", FORMATS.join(", "), choice("--format", FORMATS), "md")
     .option(

@@ -46,9 +46,6 @@ function imageSize(raw: string): [number, number] | null {
 export function registerServePolicy(program: Command): void {
   program
     .command("serve-policy")
-    .description(
-      "serve a built-in policy over openpi, openvla (REST) or vla-eval for remote harnesses",
-    )
     .requiredOption("--policy <id>", "policy to serve (provael list-policies)")
     .option(
       "--protocol <name>",

@@ -127,7 +127,6 @@ export function stageReporter(
 export function registerTrain(program: Command): void {
   program
     .command("train")
-    .description("train a learned policy from recorded demonstrations (only: tiny-vla)")
     .argument("<model>", "the model to train: tiny-vla")
     .requiredOption("--data <dirs>", "LeRobotDataset v3.0 directories, comma-separated", list)
     .requiredOption(

@@ -8,9 +8,6 @@ import { readReport } from "./read-report.js";
 export function registerVerdict(program: Command): void {
   program
     .command("verdict")
-    .description(
-      "decide pass, fail or incomplete for a finished run under an acceptance protocol (exit 0, 1 or 3)",
-    )
     .requiredOption("--in <dir>", "run directory")
     .requiredOption("--protocol <file>", "acceptance protocol (YAML or JSON)")
     .option("--json", "print JSON")

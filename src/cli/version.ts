@@ -1,4 +1,5 @@
 /** `provael version`: kept apart so that printing it loads almost nothing (see bin.ts). */
+import type { Command } from "commander";
 import { TOOL_VERSION } from "../core/package-root.js";
 import { PROTOCOL, REPORT_SCHEMA } from "../core/protocol.js";
 
@@ -14,4 +15,12 @@ export function printVersion(json: boolean): void {
       ? `${JSON.stringify(info)}\n`
       : `provael ${TOOL_VERSION} (protocol ${PROTOCOL}, report ${REPORT_SCHEMA}, node ${process.version})\n`,
   );
+}
+
+/** `provael version` as a command of the full command line (bin.ts answers it without one). */
+export function registerVersion(program: Command): void {
+  program
+    .command("version")
+    .option("--json", "print JSON")
+    .action((flags: { json?: boolean }) => printVersion(Boolean(flags.json)));
 }

@@ -40,9 +40,6 @@ interface ViewFlags {
 export function registerView(program: Command): void {
   program
     .command("view")
-    .description(
-      "browse run directories in a local web app: runs, arms, filters, each attacked episode beside its benign twin, comparisons (or --bundle a static site)",
-    )
     .argument("[dirs...]", "run directories, or folders holding them", ["runs"])
     .option("--port <n>", "port to listen on (default: a free one)")
     .option("--host <host>", "address to bind (default: 127.0.0.1, this machine only)")
@@ -94,12 +91,11 @@ export function registerView(program: Command): void {
         process.once("SIGTERM", stop);
       });
     });
+}
 
+export function registerVideo(program: Command): void {
   program
     .command("video")
-    .description(
-      "render an episode (and its benign twin) as a clip with labels, step counter and the predicate's moment",
-    )
     .requiredOption("--in <dir>", "run directory")
     .requiredOption("--cell <id>", "the episode's cell id (see `provael view` or report.json)")
     .requiredOption("--out <file>", "clip.mp4, clip.webm or clip.gif")

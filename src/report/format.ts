@@ -69,3 +69,14 @@ export function waiverLines(report: {
         : `Waived: ${w}.`,
   );
 }
+
+/** A plain-text table: columns padded to their widest cell, a rule under the header. */
+export function textTable(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd();
+  return [line(header), line(widths.map((w) => "─".repeat(w))), ...rows.map(line)].join("\n");
+}

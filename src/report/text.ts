@@ -5,21 +5,10 @@
  */
 import { join } from "node:path";
 import type { Report } from "./build.js";
-import { displayOrder, formatP, formatRate, waiverLines } from "./format.js";
+import { displayOrder, formatP, formatRate, textTable, waiverLines } from "./format.js";
 import { firedText, headlineNotes, notApplicableLines } from "./headline.js";
 import { procedureName } from "./significance.js";
 import type { Verdict } from "./verdict.js";
-
-/** A plain-text table: columns padded to their widest cell, a rule under the header. */
-export function textTable(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i] ?? 0))
-      .join("  ")
-      .trimEnd();
-  return [line(header), line(widths.map((w) => "─".repeat(w))), ...rows.map(line)].join("\n");
-}
 
 /** The arms table printed at the end of a run. */
 export function armsTable(report: Report): string {

@@ -37,6 +37,14 @@ function loadedBy(args: string[]): string[] {
 }
 
 describe("startup", () => {
+  it("provael --help loads no command's module: only the command table", () => {
+    const ours = loadedBy(["--help"]).filter((u) => u.includes("/dist/"));
+    expect(ours.some((u) => u.endsWith("/dist/cli/commands.js"))).toBe(true);
+    expect(ours.filter((u) => !/\/dist\/(cli\/(bin|main|commands|exit)|core\/)/.test(u))).toEqual(
+      [],
+    );
+  });
+
   // Every list-* command loads the same command-line modules; the actions differ in what they read.
   it.each([["version"], ["list-attacks"], ["list-policies"], ["list-suites"]])(
     "provael %s loads neither TensorFlow.js nor MuJoCo",
