@@ -3,7 +3,7 @@
  * The long run of the fuzz suite (test/fuzz/): the same properties `npm test` runs, each over
  * more cases. Journal lines, report.json through the one reader and every report consumer,
  * calibration and protocol files, and openpi, vla-eval and json-numpy frames as each server,
- * client and the bridge decode them. Seeded (a failure replays with the same seed); exits
+ * client and the bridge decode them, report.json made to contradict itself or nest past the bound. Seeded (a failure replays with the same seed); exits
  * non-zero on any exception other than a ProvaelError, printing the counterexample's file.
  *
  *   node scripts/fuzz.mjs [runs-per-property, default 2000] [seed, default 16]
@@ -38,6 +38,8 @@ try {
   // No property finished.
 }
 const cases = lines.reduce((s, l) => s + l.cases, 0);
+const outcome = (property, what) =>
+  lines.find((l) => l.property === property)?.outcomes?.[what] ?? 0;
 console.log(
   JSON.stringify(
     {
@@ -45,6 +47,12 @@ console.log(
       runs_per_property: runs,
       properties: Object.fromEntries(lines.map((l) => [l.property, l.cases])),
       cases,
+      // Reports built to contradict themselves (or nest past the bound) that the reader accepted.
+      accepted_contradictions: outcome("report.json contradictions", "accepted"),
+      contradictions_refused: outcome("report.json contradictions", "refused"),
+      deep_reports_refused: outcome("report.json deep nesting", "refused"),
+      // Any exception other than a ProvaelError fails its property (and the run).
+      uncaught_exceptions: r.status === 0 ? 0 : "see below",
       seconds: Number(((performance.now() - t0) / 1000).toFixed(1)),
       result: r.status === 0 ? "no uncaught exception" : "FAILED",
     },

@@ -11,10 +11,42 @@ import { ProvaelError } from "./errors.js";
  * @example canonicalJson({ b: 1, a: [true, null] }) === '{"a":[true,null],"b":1}'
  */
 export function canonicalJson(value: unknown): string {
-  return serialise(value, "$");
+  return serialise(value, "$", 0);
 }
 
-function serialise(value: unknown, path: string): string {
+/**
+ * How deep JSON Provael reads or writes may nest (objects and arrays within each other). A
+ * report nests about 8 deep; a loose field (`run.policy_options`, `run.attack_params`) holds
+ * whatever a user passed, so readers refuse anything deeper than this before it reaches a
+ * recursive consumer, and `canonicalJson` refuses it rather than overflow the stack.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * The dotted path of the first place `value` nests deeper than `limit` levels, or null. Walks
+ * iteratively, so any depth JSON.parse accepts is measured without recursion.
+ *
+ * @example tooDeep({ a: [[1]] }, 2) === "a.0"
+ */
+export function tooDeep(value: unknown, limit = MAX_JSON_DEPTH): string | null {
+  const stack: { v: unknown; depth: number; path: string }[] = [{ v: value, depth: 0, path: "" }];
+  while (stack.length > 0) {
+    const { v, depth, path } = stack.pop() as { v: unknown; depth: number; path: string };
+    if (v === null || typeof v !== "object") continue;
+    if (depth >= limit) return path === "" ? "(the whole value)" : path;
+    const entries: [string, unknown][] = Array.isArray(v)
+      ? v.map((x, i) => [String(i), x])
+      : Object.entries(v as Record<string, unknown>);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [k, x] = entries[i] as [string, unknown];
+      if (x !== null && typeof x === "object")
+        stack.push({ v: x, depth: depth + 1, path: path === "" ? k : `${path}.${k}` });
+    }
+  }
+  return null;
+}
+
+function serialise(value: unknown, path: string, depth: number): string {
   if (value === null) return "null";
   switch (typeof value) {
     case "boolean":
@@ -35,8 +67,18 @@ function serialise(value: unknown, path: string): string {
     case "string":
       return JSON.stringify(value);
     case "object": {
+      if (depth >= MAX_JSON_DEPTH) {
+        throw new ProvaelError(
+          "io/malformed",
+          `a value nests deeper than ${MAX_JSON_DEPTH} levels at ${path}`,
+          {
+            details: { path, max: MAX_JSON_DEPTH },
+            hint: "no file Provael writes nests this deep: the input was edited or written by another tool",
+          },
+        );
+      }
       if (Array.isArray(value)) {
-        return `[${value.map((v, i) => serialise(v === undefined ? null : v, `${path}[${i}]`)).join(",")}]`;
+        return `[${value.map((v, i) => serialise(v === undefined ? null : v, `${path}[${i}]`, depth + 1)).join(",")}]`;
       }
       if (ArrayBuffer.isView(value)) {
         throw new ProvaelError("internal/unserialisable", `typed array at ${path} is not JSON`, {
@@ -48,7 +90,7 @@ function serialise(value: unknown, path: string): string {
       const keys = Object.keys(obj)
         .filter((k) => obj[k] !== undefined)
         .sort(compareUtf16);
-      return `{${keys.map((k) => `${JSON.stringify(k)}:${serialise(obj[k], `${path}.${k}`)}`).join(",")}}`;
+      return `{${keys.map((k) => `${JSON.stringify(k)}:${serialise(obj[k], `${path}.${k}`, depth + 1)}`).join(",")}}`;
     }
     default:
       throw new ProvaelError(

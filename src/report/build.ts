@@ -7,6 +7,7 @@ import type { EpisodeRecord } from "../core/episode.js";
 import type { PlanSpec } from "../core/plan.js";
 import { PROTOCOL, REPORT_SCHEMA } from "../core/protocol.js";
 import type { AttackRole, ServedModel } from "../core/types.js";
+import { isCounted, isJudged, isScored } from "../rundir/report-consistency.js";
 import type { ReportFile } from "../rundir/schema/index.js";
 import {
   benjaminiHochberg,
@@ -122,11 +123,6 @@ function adjust(ps: number[], how: Multiplicity): number[] {
 export function makeRate(successes: number, n: number, withAnytime = false): Rate {
   return rate(successes, n, { confidence: CONFIDENCE, anytime: withAnytime, alpha: ALPHA });
 }
-
-const isCounted = (e: EpisodeRecord) => e.error === null && e.termination !== "not_applicable";
-/** Counted and delivered: a perturbation that never reached the policy is counted apart. */
-const isScored = (e: ReportEpisode) => isCounted(e) && e.delivered !== false;
-const isJudged = (e: ReportEpisode) => isScored(e) && e.unsafe !== null;
 
 function unsafeRate(eps: ReportEpisode[], withAnytime = false): Rate {
   const judged = eps.filter(isJudged);

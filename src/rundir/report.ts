@@ -1,12 +1,15 @@
 /**
  * report.json, read and validated. The whole file is checked against the zod schema (not only
- * its `schema` field) and then across fields, so every reader (report, verdict, the regression
- * gate, merge, calibrate, attest, leaderboard, compliance, SARIF, the viewer) gets a well-formed
- * report or a usage error naming the first bad field, with every issue listed below it.
+ * its `schema` field), then across fields (names, and numbers: src/rundir/report-consistency.ts),
+ * so every reader (report, verdict, the regression gate, merge, calibrate, attest, leaderboard,
+ * compliance, SARIF, the viewer) gets a well-formed report whose numbers agree, or a usage error
+ * naming the first bad field, with every issue listed below it.
  */
 import { readFileSync, statSync } from "node:fs";
+import { MAX_JSON_DEPTH, tooDeep } from "../core/canonical-json.js";
 import { ProvaelError } from "../core/errors.js";
 import { allIssues } from "../core/zod-issues.js";
+import { consistencyIssues } from "./report-consistency.js";
 import { type ReportFile, reportSchema } from "./schema/index.js";
 
 /** Issues shown in a message; a report broken everywhere would otherwise print megabytes. */
@@ -39,6 +42,19 @@ export function parseReport(bytes: Buffer, what: string): ReportFile {
       { cause: e, hint: "pass the report.json a `provael attack` run wrote" },
     );
   }
+  // Loose fields (policy_options, attack_params, a bridged task) hold anything: bounded before
+  // any recursive consumer (canonical JSON, the renderers) sees them.
+  const deep = tooDeep(value);
+  if (deep !== null) {
+    throw new ProvaelError(
+      "io/malformed",
+      `${what} is not a valid Provael report: first bad field '${deep}' (nests deeper than ${MAX_JSON_DEPTH} levels)`,
+      {
+        details: { field: deep, issues: 1 },
+        hint: "report.json files are written by `provael attack` and `provael merge`; this one was edited, damaged or written by another tool",
+      },
+    );
+  }
   const parsed = reportSchema.safeParse(value);
   if (!parsed.success) {
     const issues = parsed.error.issues;
@@ -56,6 +72,8 @@ export function parseReport(bytes: Buffer, what: string): ReportFile {
   }
   const report = parsed.data;
   const crossed = crossFieldIssues(report);
+  // Names first (a count of an arm that does not exist means nothing), then the numbers.
+  if (crossed.length === 0) crossed.push(...consistencyIssues(report));
   if (crossed.length > 0) {
     const first = crossed[0] as CrossIssue;
     const shown = crossed

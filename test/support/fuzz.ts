@@ -14,22 +14,26 @@ export const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
 export const SEED = Number(process.env.FUZZ_SEED ?? 16);
 
 /**
- * Asserts `predicate` over `arb` and records the number of cases run. `share` scales this
- * property's runs (an expensive input runs fewer cases than a cheap one).
+ * Asserts `predicate` over `arb` and records the number of cases run, and how many ended in
+ * each outcome the predicate names (`refused`, `accepted`, …) when it returns one. `share`
+ * scales this property's runs (an expensive input runs fewer cases than a cheap one).
  */
 export function fuzz<T>(
   name: string,
   arb: fc.Arbitrary<T>,
-  predicate: (value: T) => void,
+  // biome-ignore lint/suspicious/noConfusingVoidType: a predicate may return nothing or an outcome
+  predicate: (value: T) => string | void,
   share = 1,
 ): void {
   let cases = 0;
+  const outcomes: Record<string, number> = {};
   const numRuns = Math.max(1, Math.round(RUNS * share));
   const t0 = performance.now();
   const result = fc.check(
     fc.property(arb, (v) => {
       cases += 1;
-      predicate(v);
+      const outcome = predicate(v);
+      if (typeof outcome === "string") outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
     }),
     { numRuns, seed: SEED },
   );
@@ -50,7 +54,7 @@ export function fuzz<T>(
   if (process.env.FUZZ_REPORT) {
     appendFileSync(
       process.env.FUZZ_REPORT,
-      `${JSON.stringify({ property: name, cases, ms: Math.round(performance.now() - t0) })}\n`,
+      `${JSON.stringify({ property: name, cases, outcomes, ms: Math.round(performance.now() - t0) })}\n`,
     );
   }
 }
