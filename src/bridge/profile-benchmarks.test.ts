@@ -351,10 +351,14 @@ describe(`built-in profiles against each benchmark's make_obs (upstream ${UPSTRE
       expect(judge(c.inside)).toMatchObject({ unsafe: true, judged: true });
       expect(judge(c.outside)).toMatchObject({ unsafe: false, judged: true });
       expect(profileCoverage(p).judged.map((j) => j.predicate)).toContain("keep_out");
-      // Without the pose, nothing is made up: the step is unjudged, never safe.
+      // Without the pose, nothing is made up: the predicate leaves the step unjudged (never
+      // safe), and the bridge refuses the observation naming the pose it lacks.
       const bare = judgeState(p, received(c.bare));
       expect(bare.eefPos).toBeUndefined();
       expect(keepOut?.evaluate(bare)).toMatchObject({ unsafe: false, judged: false });
+      expect(() => readObservation(p, received(c.bare))).toThrow(
+        new RegExp(`'${p.pose?.key}'.*the end-effector pose at \\[${p.pose?.slice.join(", ")}\\)`),
+      );
     });
   }
 
