@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Provael on Slurm: a job array plays one shard per task; a dependent job merges them.
-#   jid=$(sbatch --parsable slurm-array.sh)
-#   sbatch --dependency=afterok:$jid slurm-merge.sh
+# Size each task on the command line, for the nodes you have (a task asking more CPUs or memory
+# than any node has waits forever with reason PartitionConfig), and give the array one task per
+# shard (docs/scale.md, "Slurm"):
+#   jid=$(sbatch --parsable --array=0-$((SHARDS - 1)) --cpus-per-task=$CPUS --mem=$MEM slurm-array.sh)
+#   mid=$(sbatch --parsable --dependency=afterok:$jid slurm-merge.sh)
+# Without those options a task gets one CPU and the array is 0-2 (SHARDS=3).
 #SBATCH --job-name=provael-shard
 #SBATCH --array=0-2
-#SBATCH --cpus-per-task=4
-#SBATCH --mem=4G
 #SBATCH --time=04:00:00
 #SBATCH --requeue
 set -euo pipefail
@@ -18,5 +20,6 @@ out="$RESULTS/shard-$k"
 resume=()
 # A requeued task finishes its shard instead of starting over.
 [ -f "$out/journal.jsonl" ] && resume=(--resume)
+# One worker per CPU Slurm gave the task (--cpus-per-task); one when it was not asked.
 # shellcheck disable=SC2086
 $PROVAEL attack $PROVAEL_ATTACK_ARGS --workers "${SLURM_CPUS_PER_TASK:-1}" --shard "$k/$SHARDS" --out "$out" "${resume[@]}"
