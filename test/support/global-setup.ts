@@ -16,16 +16,18 @@ function newestSource(dir: string): number {
 
 /**
  * The e2e tests run the built CLI and worker threads load built modules: build before any test
- * file runs, unless the build is already newer than every source file. Type errors are the
- * business of `npm run typecheck`; tsc still emits JavaScript, which is all the tests need.
+ * file runs, unless the build is already newer than every source file. A build with type errors
+ * stops the tests: tsc would still emit JavaScript, and the tests would pass on code that does
+ * not type-check (`npm run typecheck` covers the test files as well).
  */
 export default function setup(): void {
   const cli = join(ROOT, "dist", "cli", "main.js");
   if (existsSync(cli) && statSync(cli).mtimeMs > newestSource(join(ROOT, "src"))) return;
   try {
     execFileSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: ROOT, stdio: "pipe" });
-  } catch {
-    // Reported by `npm run typecheck`.
+  } catch (err) {
+    const out = (err as { stdout?: Buffer }).stdout?.toString() ?? "";
+    throw new Error(`the build has errors (tsc -p tsconfig.build.json):\n${out.slice(0, 4000)}`);
   }
   if (!existsSync(cli)) throw new Error(`build produced no ${cli}`);
 }
