@@ -22,7 +22,7 @@ import {
   signEnvelope,
   verifyEnvelope,
 } from "./dsse.js";
-import { decodeUtf8, MAX_EVIDENCE_BYTES, parseJson, readEvidenceFile } from "./files.js";
+import { decodeUtf8, MAX_REPORT_BYTES, parseJson, readEvidenceFile } from "./files.js";
 import type { KeyPair } from "./keys.js";
 import { type TrustedKey, windowProblem } from "./trust-store.js";
 
@@ -98,7 +98,7 @@ export function readRunFiles(dir: string): RunFiles {
     });
   }
   const { report, bytes: reportBytes } = readReportFile(reportPath, reportPath, {
-    maxBytes: MAX_EVIDENCE_BYTES,
+    maxBytes: MAX_REPORT_BYTES,
   });
   const manifestPath = join(dir, "execution-manifest.json");
   let manifest: RunFiles["manifest"] = null;
@@ -312,7 +312,7 @@ export function verifyAttestationFile(
         hint: "pass --report the run directory the attestation was made for",
       });
     }
-    reportBytes = readReportBytes(reportPath, `report ${reportPath}`, MAX_EVIDENCE_BYTES);
+    reportBytes = readReportBytes(reportPath, `report ${reportPath}`, MAX_REPORT_BYTES);
   }
   return verifyAttestationBytes(bytes, trusted, {
     now: options.now,

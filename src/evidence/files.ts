@@ -6,6 +6,15 @@ import { ProvaelError } from "../core/errors.js";
 export const MAX_EVIDENCE_BYTES = 10 * 1024 * 1024;
 
 /**
+ * A report.json larger than this is refused by `attest`, `verify --report` and `leaderboard`
+ * before it is read (128 MiB). Fitted to what Provael writes: ~730 bytes per stub episode and
+ * ~1,070 per tabletop episode, so a 5,400-cell sweep writes 3.9 MB (stub, measured) to ~6 MB
+ * (tabletop), ~12 MB with `--compare-defenses`; the limit holds about 120,000 tabletop
+ * episodes, and still bounds what an untrusted file can make a verifier parse.
+ */
+export const MAX_REPORT_BYTES = 128 * 1024 * 1024;
+
+/**
  * Reads a file for verification, refusing a missing file (io/read) and one over the size cap
  * (evidence/malformed) before any byte is parsed.
  */

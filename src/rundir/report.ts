@@ -154,7 +154,7 @@ export function readReportBytes(path: string, what = path, maxBytes?: number): B
           `${what} is ${st.size} bytes, over the ${maxBytes}-byte limit`,
           {
             details: { path, size: st.size, max: maxBytes },
-            hint: "pass the report.json a `provael attack` run wrote",
+            hint: `no report Provael writes comes near ${Math.round(maxBytes / 2 ** 20)} MiB (a 5,400-cell sweep writes about 6 MB): this file was padded, or is not a report`,
           },
         );
       }
