@@ -10,8 +10,8 @@
  */
 import { attackRng } from "../dist/attacks/control.js";
 import { attacks } from "../dist/attacks/index.js";
+import { makeOracle, queryBudget } from "../dist/kernel/index.js";
 import { tinyVlaPolicy } from "../dist/policies/tiny-vla/policy.js";
-import { makeOracle, queryBudget } from "../dist/runner/episode.js";
 import { tabletopSuite } from "../dist/suites/mujoco/tabletop.js";
 import { parseScriptArgs } from "./script-args.mjs";
 

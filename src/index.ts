@@ -31,6 +31,7 @@ export {
   type PluginSource,
   pluginSource,
 } from "./config/plugins.js";
+export type { EpisodeRecord } from "./core/episode.js";
 export { type ErrorCode, isProvaelError, ProvaelError } from "./core/errors.js";
 export { PROTOCOL, REPORT_SCHEMA } from "./core/protocol.js";
 export {
@@ -61,7 +62,6 @@ export {
   readSteps,
 } from "./rundir/read.js";
 export * as runFiles from "./rundir/schema/index.js";
-export type { EpisodeRecord } from "./runner/episode.js";
 export { type Cell, cellId, type PlanSpec, planCells, planDigest } from "./runner/plan.js";
 export { type RunOptions, type RunResult, runAttack } from "./runner/run.js";
 export * as stats from "./stats/index.js";

@@ -4,7 +4,7 @@ import { Rng } from "../core/rng.js";
 import type { AttackContext, DefenseHooks, Observation, TaskSpec } from "../core/types.js";
 import { actionShield } from "../defenses/action.js";
 import { instructionFilter } from "../defenses/input.js";
-import { makeOracle } from "../runner/episode.js";
+import { makeOracle } from "../kernel/index.js";
 import { suites } from "../suites/index.js";
 import { shieldMarginHijack, throughDefense } from "./adaptive.js";
 

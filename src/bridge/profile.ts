@@ -28,14 +28,19 @@ import type {
   Zone,
 } from "../core/types.js";
 import { describeIssues, firstIssue } from "../core/zod-issues.js";
-import { calibratedPredicate } from "../judges/calibrate.js";
 import {
   DEFAULT_PHYSICAL_HAZARD,
   forbiddenGraspPredicate,
   keepOutPredicate,
   physicalHazardPredicate,
 } from "../judges/index.js";
-import { type LoadedCalibration, predicatesFor } from "../runner/calibration.js";
+import {
+  calibrated,
+  type LoadedCalibration,
+  type Provenance,
+  predicatesFor,
+  provenanceOf,
+} from "../kernel/index.js";
 import { suites } from "../suites/index.js";
 
 /** The profiles shipped in `profiles/`, by name. */
@@ -878,10 +883,7 @@ export function taskPredicates(
 ): Predicate[] {
   if (profile.suite !== undefined)
     return predicatesFor(suites.get(profile.suite), task, calibrations);
-  const built = profilePredicates(profile, task, first);
-  const c = calibrations[task];
-  if (!c) return built;
-  return [calibratedPredicate(c.calibration), ...built.filter((p) => p.id !== "keep_out")];
+  return calibrated(profilePredicates(profile, task, first), calibrations[task]);
 }
 
 /** Where a task's predicates came from (the report's `calibration` entry). */
@@ -889,18 +891,15 @@ export function taskProvenance(
   profile: BenchmarkProfile,
   task: string,
   calibrations: Record<string, LoadedCalibration> = {},
-): { predicate: string; source: string; digest: string | null } {
-  const c = calibrations[task];
-  const ids = taskPredicates(profile, task, calibrations).map((p) => p.id);
+): Provenance {
+  const predicates = taskPredicates(profile, task, calibrations);
+  const provenance = provenanceOf(predicates, calibrations[task]);
+  if (predicates.length > 0) return provenance;
   // No predicate: every step is unjudged (never safe); the entry says why.
-  const predicate =
-    ids.length > 0
-      ? ids.join("|")
-      : `none (${profileCoverage(profile)
-          .notApplicable.map((n) => `${n.predicate} N/A: ${n.reason}`)
-          .join("; ")})`;
-  if (c) return { predicate, source: `calibration:${c.file}`, digest: c.digest };
-  return { predicate, source: "suite-default", digest: null };
+  const why = profileCoverage(profile)
+    .notApplicable.map((n) => `${n.predicate} N/A: ${n.reason}`)
+    .join("; ");
+  return { ...provenance, predicate: `none (${why})` };
 }
 
 /**

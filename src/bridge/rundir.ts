@@ -7,6 +7,7 @@
 import { closeSync, existsSync, fdatasyncSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { Clock } from "../core/clock.js";
+import type { EpisodeRecord, TrajectoryStep } from "../core/episode.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import type { Report } from "../report/build.js";
@@ -21,7 +22,6 @@ import {
 } from "../rundir/journal.js";
 import { claimRunDir, type RunLock } from "../rundir/lock.js";
 import type { LoadedCalibration } from "../runner/calibration.js";
-import type { EpisodeRecord, TrajectoryStep } from "../runner/episode.js";
 import { writeFileAtomic } from "../runner/files.js";
 import { type PlanSpec, planDifferences } from "../runner/plan.js";
 import { type FinishedCell, finalize } from "../runner/run.js";

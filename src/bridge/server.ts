@@ -19,8 +19,10 @@ import { WebSocket, WebSocketServer } from "ws";
 import { attacks } from "../attacks/index.js";
 import { resolveParams } from "../attacks/params.js";
 import { type Clock, systemClock } from "../core/clock.js";
+import type { EpisodeRecord } from "../core/episode.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
+import type { Cell } from "../core/plan.js";
 import type {
   Action,
   ActionSpace,
@@ -34,6 +36,16 @@ import type {
   TaskSpec,
 } from "../core/types.js";
 import type { DefenseChain } from "../defenses/chain.js";
+import {
+  beginCell,
+  cellId,
+  deploymentFor,
+  EpisodeSteps,
+  emptyRecord,
+  type LoadedCalibration,
+  notApplicableReason,
+  type Phase,
+} from "../kernel/index.js";
 import { policies } from "../policies/index.js";
 import { float32Array } from "../policies/served/codec/ndarray.js";
 import { isWireMap, type WireMap, type WireValue, wireMap } from "../policies/served/codec/tree.js";
@@ -50,18 +62,6 @@ import {
   sendJson,
   shutdown,
 } from "../policies/served/server/http.js";
-import type { LoadedCalibration } from "../runner/calibration.js";
-import { deploymentFor } from "../runner/calibration.js";
-import {
-  beginArm,
-  beginDefenses,
-  deploymentOf,
-  type EpisodeRecord,
-  EpisodeSteps,
-  emptyRecord,
-} from "../runner/episode.js";
-import { type Cell, cellId } from "../runner/plan.js";
-import { notApplicableReason } from "../runner/run.js";
 import { suites } from "../suites/index.js";
 import { judgeState, readObservation } from "./observation.js";
 import {
@@ -598,46 +598,40 @@ class Connection {
     };
     this.episode = ep;
     // Which side failed decides the error's code; only a policy failure drops the upstream.
-    let phase: "policy/error" | "defense/error" | "attack/error" = "policy/error";
+    let policy: PolicyInstance;
+    const description = typeof task.task_description === "string" ? task.task_description : "";
     try {
-      const attack = this.b.arms.get(arm) as Attack<unknown>;
-      const description = typeof task.task_description === "string" ? task.task_description : "";
       ep.task = taskSpecFor(this.b.o.profile, taskId, description);
       this.policy ??= await this.b.pool.acquire();
-      await this.policy.reset({ task: taskId, seed, policySeed: record.policy_seed });
-      ep.callsAtStart = this.policy.modelCalls?.() ?? null;
-      if (this.b.applicable[arm]) {
-        // Defenses begin before the arm (a weight digest taken before a weight attack).
-        phase = "defense/error";
-        const defenseSetup = {
-          ...(this.b.o.defenses ? { params: this.b.o.defenses.params } : {}),
-          task: ep.task,
-          suite: this.b.suiteInfo,
-          // A benchmark's deployment accepts the instruction it states for the task.
-          instructions: ep.task.instruction ? [ep.task.instruction] : [description],
-          policy: this.policy,
-          ...deploymentFor(ep.task, this.b.o.calibrations ?? {}),
-        };
-        ep.defense = await beginDefenses(cell, defenseSetup);
-        phase = "attack/error";
-        const hooks: AttackHooks = await beginArm(cell, {
-          attack,
-          attackParams: this.b.o.attackParams ?? {},
-          task: ep.task,
-          suite: this.b.suiteInfo,
-          policy: this.policy,
-          // An adaptive attack models its defense as this deployment configures it, in the
-          // undefended twin too, as the runner does.
-          ...(this.b.o.defenses ? { defenseParams: this.b.o.defenses.params } : {}),
-          defenseBase: deploymentOf(cell, defenseSetup),
-        });
-        if (attack.access === "weights") record.perturbed.actions = true;
-        ep.hooks = hooks;
-      }
+      policy = this.policy;
+      await policy.reset({ task: taskId, seed, policySeed: record.policy_seed });
+      ep.callsAtStart = policy.modelCalls?.() ?? null;
     } catch (e) {
-      await this.failEpisode(e, phase);
+      await this.failEpisode(e, "policy/error");
       this.error("episode_start_failed", e, env.seq);
+      return;
     }
+    if (!this.b.applicable[arm]) return;
+    const attack = this.b.arms.get(arm) as Attack<unknown>;
+    const begun = await beginCell(cell, {
+      attack,
+      attackParams: this.b.o.attackParams ?? {},
+      ...(this.b.o.defenses ? { params: this.b.o.defenses.params } : {}),
+      task: ep.task,
+      suite: this.b.suiteInfo,
+      // A benchmark's deployment accepts the instruction it states for the task.
+      instructions: ep.task.instruction ? [ep.task.instruction] : [description],
+      policy,
+      ...deploymentFor(ep.task, this.b.o.calibrations ?? {}),
+    });
+    if (!begun.ok) {
+      await this.failEpisode(begun.error, begun.phase);
+      this.error("episode_start_failed", begun.error, env.seq);
+      return;
+    }
+    ep.defense = begun.defense;
+    ep.hooks = begun.hooks;
+    if (attack.access === "weights") record.perturbed.actions = true;
   }
 
   private async observe(env: Envelope, bytes: Uint8Array): Promise<void> {
@@ -774,10 +768,7 @@ class Connection {
   }
 
   /** Records the open episode as an error (its cell may be played again). */
-  async failEpisode(
-    e: unknown,
-    phase?: "policy/error" | "attack/error" | "defense/error",
-  ): Promise<void> {
+  async failEpisode(e: unknown, phase?: Phase): Promise<void> {
     const ep = this.episode;
     if (!ep || ep.failed) return;
     ep.failed = true;

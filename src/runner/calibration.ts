@@ -1,17 +1,16 @@
-/** Loading calibration files and turning them into per-task predicates and provenance. */
+/**
+ * Loading calibration files. What a calibration does to a task's predicates, to its deployment's
+ * zones and to the report's provenance is the episode kernel's (src/kernel/predicates.ts).
+ */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
-import type { BenignEnvelope, Predicate, Suite, TaskSpec, Zone } from "../core/types.js";
 import { describeIssues } from "../core/zod-issues.js";
-import { type Calibration, calibratedPredicate, calibrationSchema } from "../judges/calibrate.js";
+import { calibrationSchema } from "../judges/calibrate.js";
+import type { LoadedCalibration } from "../kernel/predicates.js";
 
-export interface LoadedCalibration {
-  calibration: Calibration;
-  file: string;
-  digest: string;
-}
+export type { LoadedCalibration } from "../kernel/predicates.js";
 
 export const CALIBRATION_SUFFIX = ".calibration.json";
 
@@ -55,58 +54,4 @@ export function loadCalibrations(dir: string): Record<string, LoadedCalibration>
     };
   }
   return out;
-}
-
-/** A task's predicates: the calibrated zone replaces the suite's default keep-out. */
-export function predicatesFor(
-  suite: Suite,
-  task: string,
-  calibrations: Record<string, LoadedCalibration>,
-): Predicate[] {
-  const defaults = suite.predicates(task);
-  const c = calibrations[task];
-  if (!c) return defaults;
-  return [calibratedPredicate(c.calibration), ...defaults.filter((p) => p.id !== "keep_out")];
-}
-
-/**
- * What a deployment knows of a task, for its defenses: the keep-out zones (what `action_shield`
- * keeps out of: the calibrated zone in place of the suite's default keep-out when the task is
- * calibrated) and the benign envelope its calibration fitted (null: uncalibrated, or fitted
- * without one), for `envelope_monitor`.
- */
-export function deploymentFor(
-  task: TaskSpec,
-  calibrations: Record<string, LoadedCalibration>,
-): { zones: Zone[]; envelope: BenignEnvelope | null } {
-  const c = calibrations[task.id];
-  if (!c) return { zones: task.hazard.zones, envelope: null };
-  const e = c.calibration.envelope;
-  return {
-    zones: [
-      {
-        id: "calibrated_keep_out",
-        min: c.calibration.zone.min,
-        max: c.calibration.zone.max,
-        label: `the calibrated keep-out zone (${c.file})`,
-      },
-    ],
-    envelope: e ? { translation: e.translation, box: e.box } : null,
-  };
-}
-
-/** What the report says scored a task. */
-export function provenanceFor(
-  suite: Suite,
-  task: string,
-  calibrations: Record<string, LoadedCalibration>,
-) {
-  const c = calibrations[task];
-  return {
-    predicate: predicatesFor(suite, task, calibrations)
-      .map((p) => p.id)
-      .join("|"),
-    source: c ? `calibration:${c.file}` : "suite-default",
-    digest: c ? c.digest : null,
-  };
 }

@@ -7,10 +7,9 @@
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { Piscina } from "piscina";
-import { attacks } from "../attacks/index.js";
 import type { PluginSource } from "../config/plugins.js";
 import { systemClock } from "../core/clock.js";
-import { ProvaelError } from "../core/errors.js";
+import type { EpisodeRecord, TrajectoryStep } from "../core/episode.js";
 import { PACKAGE_ROOT } from "../core/package-root.js";
 import type {
   PolicyCapabilities,
@@ -20,10 +19,9 @@ import type {
   SuiteInstance,
 } from "../core/types.js";
 import type { DefenseTiming } from "../defenses/chain.js";
+import { episodeContext, type LoadedCalibration, playEpisode } from "../kernel/index.js";
 import { policies } from "../policies/index.js";
 import { suites } from "../suites/index.js";
-import { deploymentFor, type LoadedCalibration, predicatesFor } from "./calibration.js";
-import { type EpisodeRecord, playEpisode, type TrajectoryStep } from "./episode.js";
 import type { Cell, PlanSpec } from "./plan.js";
 
 export interface CellResult {
@@ -59,25 +57,20 @@ export function playCell(
   instance: SuiteInstance,
   policy: PolicyInstance,
 ): Promise<CellResult> {
-  const suite = suites.get(setup.plan.suite);
-  const task = suite.tasks().find((t) => t.id === cell.task);
-  if (!task) throw new ProvaelError("internal/invariant", `task ${cell.task} vanished`);
-  return playEpisode(cell, {
-    plan: setup.plan,
-    suite,
-    instance,
-    policy,
-    attack: attacks.get(cell.arm),
-    applicable: setup.applicable[cell.arm] ?? false,
-    ...(setup.notApplicable?.[cell.arm] === undefined
-      ? {}
-      : { notApplicableReason: setup.notApplicable[cell.arm] as string }),
-    task,
-    predicates: predicatesFor(suite, cell.task, setup.calibrations),
-    ...deploymentFor(task, setup.calibrations),
-    // Only defended cells are timed; the time goes to the execution manifest.
-    ...(cell.defenses ? { clock: systemClock } : {}),
-  });
+  const na = setup.notApplicable?.[cell.arm];
+  return playEpisode(
+    cell,
+    episodeContext(cell, {
+      plan: setup.plan,
+      suite: suites.get(setup.plan.suite),
+      instance,
+      policy,
+      calibrations: setup.calibrations,
+      applicable: setup.applicable[cell.arm] ?? false,
+      ...(na === undefined ? {} : { notApplicableReason: na }),
+      clock: systemClock,
+    }),
+  );
 }
 
 interface Slot {

@@ -8,7 +8,6 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { attacks } from "../attacks/index.js";
 import { canonicalJson } from "../core/canonical-json.js";
 import { encodePng } from "../core/png.js";
 import type {
@@ -19,13 +18,11 @@ import type {
   StepResult,
   SuiteInstance,
 } from "../core/types.js";
+import { episodeContext, type LoadedCalibration, playEpisode } from "../kernel/index.js";
 import { policies } from "../policies/index.js";
 import { type EpisodeFrames, showcaseEvery } from "../report/showcase-clip.js";
 import { FRAME_SCENE_SCHEMA, type FrameScene } from "../rundir/schema/index.js";
 import { suites } from "../suites/index.js";
-import type { LoadedCalibration } from "./calibration.js";
-import { deploymentFor, predicatesFor } from "./calibration.js";
-import { playEpisode } from "./episode.js";
 import { writeFileAtomic } from "./files.js";
 import type { Cell, PlanSpec } from "./plan.js";
 
@@ -156,18 +153,12 @@ export async function saveFrames(
       const cameras = suite.capabilities.cameras;
       const every = showcaseEvery(horizon);
       let start: Record<string, number[]> = {};
-      await playEpisode(cell, {
+      const context = episodeContext(cell, {
         plan,
         suite,
         instance,
         policy,
-        attack: attacks.get(cell.arm),
-        applicable: true,
-        task,
-        predicates: predicatesFor(suite, cell.task, calibrations),
-        // The zones and envelope the run's defenses knew: without them a calibrated, defended cell
-        // would replay against the suite's zones and the frames would show another episode.
-        ...deploymentFor(task, calibrations),
+        calibrations,
         observe: (step, seen) => {
           if (step === 0) start = positions(last());
           if (options.capture && step % every === 0) {
@@ -187,6 +178,7 @@ export async function saveFrames(
           }
         },
       });
+      await playEpisode(cell, context);
       if (options.capture && allSteps.length > 0)
         options.capture.set(cell.id, {
           cameras: [...cameras].sort(),

@@ -11,6 +11,7 @@ import type { AcceptanceProtocol } from "../config/acceptance.js";
 import { canonicalJson } from "../core/canonical-json.js";
 import type { Clock } from "../core/clock.js";
 import { sha256, sha256Stream } from "../core/digest.js";
+import type { EpisodeRecord } from "../core/episode.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import type { PolicyOptions, ServedModel } from "../core/types.js";
@@ -32,7 +33,6 @@ import {
 } from "../rundir/files.js";
 import { type JournalEntry, readTrajectory } from "../rundir/journal.js";
 import type { LoadedCalibration } from "./calibration.js";
-import type { EpisodeRecord } from "./episode.js";
 import { saveFrames } from "./frames.js";
 import { type PlanSpec, planDigest } from "./plan.js";
 

@@ -10,24 +10,9 @@ export type { Cell, DefensePlan, PlanSpec, Termination, Waiver } from "../core/p
 export { planDigest, WAIVERS } from "../core/plan.js";
 
 import { type Cell, type PlanSpec, WAIVERS } from "../core/plan.js";
+import { cellId } from "../kernel/index.js";
 
-/**
- * Stable id of a cell: the first 20 hex digits of the digest of its fields. An undefended cell's
- * id leaves defenses out, so it is the id the same cell has in a run without defenses.
- */
-export function cellId(
-  task: string,
-  arm: string,
-  seed: number,
-  repeat: number,
-  defenses?: readonly string[],
-): string {
-  const fields =
-    defenses && defenses.length > 0
-      ? { arm, defenses: defenses.join(","), repeat, seed, task }
-      : { arm, repeat, seed, task };
-  return `c${digestJson(fields).slice(7, 27)}`;
-}
+export { cellId };
 
 /** Whether a journalled record says it is this cell (its id alone could be another's). */
 export function isRecordOf(

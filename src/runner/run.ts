@@ -23,6 +23,7 @@ import type {
 } from "../core/types.js";
 import type { DefenseTiming } from "../defenses/chain.js";
 import { defenses, resolveDefenseParams, resolveDefenses } from "../defenses/index.js";
+import { type LoadedCalibration, provenanceFor } from "../kernel/index.js";
 import { policies } from "../policies/index.js";
 import type { Report } from "../report/build.js";
 import { decide, type Verdict } from "../report/verdict.js";
@@ -31,7 +32,6 @@ import { checkOutputDir, RUN_FILES, removeTempFiles } from "../rundir/files.js";
 import { claimRunDir, type RunLock } from "../rundir/lock.js";
 import { readReportFile } from "../rundir/report.js";
 import { suites } from "../suites/index.js";
-import { type LoadedCalibration, provenanceFor } from "./calibration.js";
 import { checkPairing, notApplicableReason } from "./preflight.js";
 
 export { notApplicableReason } from "./preflight.js";

@@ -8,7 +8,7 @@
 import { ProvaelError } from "../core/errors.js";
 import type { SceneRange, SceneRoles, TaskSpec, TrainingScenes } from "../core/types.js";
 import type { Calibration } from "../judges/calibrate.js";
-import { sceneFor } from "./episode.js";
+import { sceneFor } from "../kernel/index.js";
 import type { PlanSpec, Waiver } from "./plan.js";
 
 const inRanges = (scene: number, ranges: readonly SceneRange[]) =>

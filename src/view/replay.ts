@@ -9,13 +9,14 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { attacks } from "../attacks/index.js";
 import { systemClock } from "../core/clock.js";
+import type { EpisodeRecord } from "../core/episode.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import { encodePng } from "../core/png.js";
 import { REDACTED } from "../core/redact.js";
 import type { Predicate, SimState } from "../core/types.js";
+import { episodeContext, type LoadedCalibration, playEpisode } from "../kernel/index.js";
 import { policies } from "../policies/index.js";
 import { writeFileAtomic } from "../rundir/files.js";
 import type { FinishedRun, RunningRun } from "../rundir/read.js";
@@ -26,8 +27,6 @@ import {
   framesIndexSchema,
   type TimelineStep,
 } from "../rundir/schema/index.js";
-import { deploymentFor, type LoadedCalibration, predicatesFor } from "../runner/calibration.js";
-import { type EpisodeRecord, playEpisode } from "../runner/episode.js";
 import { type Cell, type PlanSpec, planDigest } from "../runner/plan.js";
 import { planFromReport } from "../runner/replay.js";
 import { suites } from "../suites/index.js";
@@ -184,18 +183,15 @@ async function play(
   });
   let record: EpisodeRecord;
   try {
-    ({ record } = await playEpisode(cell, {
+    const context = episodeContext(cell, {
       plan,
       suite,
       instance,
       policy,
-      attack: attacks.get(cell.arm),
-      applicable: true,
-      task,
-      predicates: predicatesFor(suite, cell.task, calibrations).map(watch),
-      ...deploymentFor(task, calibrations),
+      calibrations,
+      watch,
       // Defended cells time their defenses (the manifest's business, not the episode's).
-      ...(cell.defenses ? { clock: systemClock } : {}),
+      clock: systemClock,
       observe: (step, seen) => {
         current = step;
         let all = true;
@@ -211,7 +207,8 @@ async function play(
         }
         if (all) steps.push(step);
       },
-    }));
+    });
+    ({ record } = await playEpisode(cell, context));
   } finally {
     await instance.close();
     await policy.close();

@@ -11,8 +11,8 @@ import {
 } from "../../src/attacks/index.js";
 import { resolveParams } from "../../src/attacks/params.js";
 import { ATTACK_ACCESS, ATTACK_ROLES } from "../../src/core/types.js";
+import { playEpisode } from "../../src/kernel/index.js";
 import { policies } from "../../src/policies/index.js";
-import { playEpisode } from "../../src/runner/episode.js";
 import type { PlanSpec } from "../../src/runner/plan.js";
 import { notApplicableReason } from "../../src/runner/run.js";
 import { suites } from "../../src/suites/index.js";

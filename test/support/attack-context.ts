@@ -12,7 +12,7 @@ import type {
   TaskSpec,
   WeightAccess,
 } from "../../src/core/types.js";
-import { makeOracle, queryBudget } from "../../src/runner/episode.js";
+import { makeOracle, queryBudget } from "../../src/kernel/index.js";
 
 export interface ContextOptions {
   suite: Suite;

@@ -8,6 +8,7 @@ import { expect } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import { loadProfile } from "../../src/bridge/profile.js";
 import { type BridgeOptions, type RunningBridge, startBridge } from "../../src/bridge/server.js";
+import type { EpisodeRecord } from "../../src/core/episode.js";
 import { float32Array, float64Array, uint8Array } from "../../src/policies/served/codec/ndarray.js";
 import { type WireMap, wireMap } from "../../src/policies/served/codec/tree.js";
 import {
@@ -16,7 +17,6 @@ import {
   encodeEnvelope,
   type VlaEvalType,
 } from "../../src/policies/served/codec/vla-eval.js";
-import type { EpisodeRecord } from "../../src/runner/episode.js";
 import { tempDir } from "./tmp.js";
 
 export const LIBERO = "vla_eval.benchmarks.libero.benchmark:LIBEROBenchmark";

@@ -7,9 +7,9 @@
  */
 import { attackRng } from "../../attacks/control.js";
 import { attacks } from "../../attacks/index.js";
-import { resolveParams } from "../../attacks/params.js";
 import { ProvaelError } from "../../core/errors.js";
 import type { PolicyInstance, TaskSpec } from "../../core/types.js";
+import { beginArm, cellId } from "../../kernel/index.js";
 
 export { attackRng };
 
@@ -23,26 +23,29 @@ export async function instructionAttackTextFor(
   policy: PolicyInstance,
 ): Promise<string> {
   const attack = attacks.get(arm);
-  const hooks = await attack.begin({
-    params: resolveParams(attack, params),
-    rng: attackRng(arm, task.id, episode, 0),
-    task,
-    seed: episode,
-    repeat: 0,
-    suite: {
-      id: "offline",
-      capabilities: { cameras: [], stateDim: 0, sceneEditing: false, physics: false },
-      actionSpace: { dim: policy.capabilities.actionDim, low: [], high: [], names: [] },
-    },
-    policy,
-    oracle: {
-      budget: 0,
-      used: 0,
-      query: async () => {
-        throw new ProvaelError("attack/budget-exhausted", "the offline study grants no queries");
+  // The cell the runner would play: the dataset episode index as the seed, repeat 0. Recorded
+  // frames come from no suite Provael can open or query, so the arm's oracle grants nothing.
+  const hooks = await beginArm(
+    { id: cellId(task.id, arm, episode, 0), task: task.id, arm, seed: episode, repeat: 0 },
+    {
+      attack,
+      attackParams: params,
+      task,
+      suite: {
+        id: "offline",
+        capabilities: { cameras: [], stateDim: 0, sceneEditing: false, physics: false },
+        actionSpace: { dim: policy.capabilities.actionDim, low: [], high: [], names: [] },
+      },
+      policy,
+      oracle: {
+        budget: 0,
+        used: 0,
+        query: async () => {
+          throw new ProvaelError("attack/budget-exhausted", "the offline study grants no queries");
+        },
       },
     },
-  });
+  );
   const other = (["perceive", "actuate", "scene"] as const).filter((k) => hooks[k] !== undefined);
   if (!hooks.instruction || other.length > 0) {
     throw new ProvaelError(

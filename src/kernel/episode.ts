@@ -3,23 +3,19 @@
  * what the policy sees and does, step the suite, judge every step, latch endpoints.
  */
 
-import { attackRng } from "../attacks/control.js";
-import { resolveParams } from "../attacks/params.js";
 import type { Clock } from "../core/clock.js";
 import { sha256, sha256Stream } from "../core/digest.js";
-import { asProvaelError, ProvaelError } from "../core/errors.js";
+import { asProvaelError } from "../core/errors.js";
 import { forwardedSource, isRendered } from "../core/lazy-images.js";
-import { Rng } from "../core/rng.js";
+import type { Cell, PlanSpec } from "../core/plan.js";
 import type {
   Action,
   Attack,
-  AttackContext,
   AttackHooks,
   BenignEnvelope,
   Observation,
   PolicyInstance,
   Predicate,
-  QueryOracle,
   SimState,
   Suite,
   SuiteInstance,
@@ -27,14 +23,19 @@ import type {
   Zone,
 } from "../core/types.js";
 import {
-  DefenseChain,
-  type DefenseContextBase,
+  type DefenseChain,
   type DefenseTiming,
   isStopRecord,
   type StopRecord,
 } from "../defenses/chain.js";
-import { defenses, resolveDefenseParams } from "../defenses/index.js";
-import type { Cell, PlanSpec } from "./plan.js";
+import {
+  beginCell,
+  checkAction,
+  type DefenseSetup,
+  emptyRecord,
+  type Phase,
+  sceneFor,
+} from "./cell.js";
 
 export type {
   BridgedEpisode,
@@ -68,48 +69,8 @@ export interface EpisodeContext {
   clock?: Clock;
 }
 
-/** Seed of the policy's own sampler: shared by every arm at one (task, seed, repeat). */
-export function policySeed(task: string, seed: number, repeat: number): number {
-  const hex = sha256(`policy-seed:${task}:${seed}:${repeat}`).slice(7, 15);
-  return Number.parseInt(hex, 16);
-}
-
-/** The scene a seed plays under scene pinning: (pin + seed) mod N. */
-export function sceneFor(plan: PlanSpec, task: TaskSpec, seed: number): number {
-  return (plan.scenePin + seed) % task.scenes;
-}
-
 function baseRecord(cell: Cell, ctx: EpisodeContext): EpisodeRecord {
   return emptyRecord(cell, sceneFor(ctx.plan, ctx.task, cell.seed), ctx.task.instruction);
-}
-
-/** What a defended cell's defenses know of the deployment: its zones and accepted instructions. */
-export interface DefenseSetup {
-  /** The run's defense params (values that differ from the defaults). */
-  params?: Record<string, Record<string, unknown>>;
-  task: TaskSpec;
-  suite: AttackContext<unknown>["suite"];
-  /** Instructions the deployment accepts (a suite's task instructions). */
-  instructions: string[];
-  policy: PolicyInstance;
-  zones: Zone[];
-  /** The calibration's benign envelope for the task (absent: none). */
-  envelope?: BenignEnvelope | null;
-  clock?: Clock;
-}
-
-/** What the deployment tells every defense of a cell (and an adaptive attacker's model of one). */
-export function deploymentOf(cell: Cell, setup: DefenseSetup): DefenseContextBase {
-  return {
-    task: setup.task,
-    seed: cell.seed,
-    repeat: cell.repeat,
-    suite: setup.suite,
-    policy: setup.policy,
-    zones: setup.zones,
-    envelope: setup.envelope ?? null,
-    instructions: setup.instructions,
-  };
 }
 
 function setupOf(ctx: EpisodeContext): DefenseSetup {
@@ -126,45 +87,6 @@ function setupOf(ctx: EpisodeContext): DefenseSetup {
     zones: ctx.zones ?? ctx.task.hazard.zones,
     envelope: ctx.envelope ?? null,
     ...(ctx.clock ? { clock: ctx.clock } : {}),
-  };
-}
-
-/** Begins a cell's defenses (an empty chain for an undefended cell). */
-export function beginDefenses(cell: Cell, setup: DefenseSetup): Promise<DefenseChain> {
-  return DefenseChain.begin(
-    cell.defenses ?? [],
-    setup.params,
-    deploymentOf(cell, setup),
-    setup.clock ?? null,
-  );
-}
-
-/** A cell's record before anything is played (also what an N/A cell records). */
-export function emptyRecord(cell: Cell, scene: number, instruction: string): EpisodeRecord {
-  return {
-    cell: cell.id,
-    task: cell.task,
-    arm: cell.arm,
-    seed: cell.seed,
-    repeat: cell.repeat,
-    scene,
-    scene_digest: null,
-    policy_seed: policySeed(cell.task, cell.seed, cell.repeat),
-    instruction: { original: instruction, received: null },
-    received_digest: null,
-    perturbed: { inputs: false, actions: false, scene: false },
-    steps: 0,
-    termination: "not_applicable",
-    unsafe: null,
-    first_unsafe_step: null,
-    unsafe_steps: 0,
-    judged_steps: 0,
-    task_success: null,
-    first_success_step: null,
-    endpoints: {},
-    cost: null,
-    budget: null,
-    error: null,
   };
 }
 
@@ -228,120 +150,6 @@ function hashInputs(h: ReturnType<typeof sha256Stream>, obs: Observation): void 
     h.update(img.data);
   }
 }
-
-export function checkAction(action: unknown, dim: number): Action {
-  const ok =
-    (action instanceof Float32Array || action instanceof Float64Array || Array.isArray(action)) &&
-    action.length === dim &&
-    Array.prototype.every.call(action, (v: unknown) => typeof v === "number" && Number.isFinite(v));
-  if (!ok) {
-    const shown =
-      Array.isArray(action) || ArrayBuffer.isView(action)
-        ? `[${Array.from(action as ArrayLike<number>).join(", ")}]`
-        : String(action);
-    throw new ProvaelError(
-      "policy/bad-action",
-      `policy returned an invalid action ${shown.slice(0, 200)}: need ${dim} finite numbers`,
-      {
-        hint: "check the policy's action head and its output shape",
-      },
-    );
-  }
-  return action instanceof Float32Array ? action : Float32Array.from(action as ArrayLike<number>);
-}
-
-/** A budget-counting oracle over the policy's side-effect-free prediction. */
-export function makeOracle(policy: PolicyInstance, budget: number): QueryOracle {
-  let used = 0;
-  return {
-    budget,
-    get used() {
-      return used;
-    },
-    async query(obs: Observation) {
-      if (used >= budget) {
-        throw new ProvaelError("attack/budget-exhausted", `query budget of ${budget} spent`);
-      }
-      if (!policy.query)
-        throw new ProvaelError("attack/error", "policy has no side-effect-free query", {
-          hint: "search attacks need a policy that implements query() (stub, tiny-vla)",
-        });
-      used += 1;
-      return checkAction(await policy.query(obs), policy.capabilities.actionDim);
-    },
-  };
-}
-
-/**
- * The query budget an arm's params grant its oracle: `params.budget` when the attack's params
- * declare one (black-box search attacks, with a default), else 0 (every query refused).
- */
-export function queryBudget(params: unknown): number {
-  const b = (params as { budget?: unknown } | null | undefined)?.budget;
-  return typeof b === "number" && Number.isFinite(b) && b >= 0 ? b : 0;
-}
-
-/** What an arm needs to begin on one cell, whoever plays the episode (runner or bridge). */
-export interface ArmSetup {
-  attack: Attack<unknown>;
-  /** Every arm's parameters as the plan gives them (a control sizes itself by its attack's). */
-  attackParams: Record<string, Record<string, unknown>>;
-  task: TaskSpec;
-  suite: AttackContext<unknown>["suite"];
-  policy: PolicyInstance;
-  /** The plan's defense params (an adaptive attack models its defense with them). */
-  defenseParams?: Record<string, Record<string, unknown>>;
-  /** What the deployment tells its defenses, for the attacker's model of one. */
-  defenseBase?: DefenseContextBase;
-}
-
-/** Starts an arm on one cell: its parameters parsed, its seeded generator and its oracle. */
-export async function beginArm(cell: Cell, setup: ArmSetup): Promise<AttackHooks> {
-  // A control takes its size from its matched attack's params (attacks/params.ts).
-  const params = resolveParams(setup.attack, setup.attackParams);
-  return setup.attack.begin({
-    params,
-    rng: attackRng(cell.arm, cell.task, cell.seed, cell.repeat),
-    task: setup.task,
-    seed: cell.seed,
-    repeat: cell.repeat,
-    suite: setup.suite,
-    policy: setup.policy,
-    oracle: makeOracle(setup.policy, queryBudget(params)),
-    ...(setup.attack.adaptiveTo
-      ? {
-          defense: adaptiveModel(cell, setup.attack.adaptiveTo, setup),
-        }
-      : {}),
-  });
-}
-
-/** What an adaptive attack knows of its defense: its params and, in the runner, a model of it. */
-function adaptiveModel(cell: Cell, id: string, setup: ArmSetup) {
-  const params = resolveDefenseParams(id, setup.defenseParams);
-  const base = setup.defenseBase;
-  return {
-    id,
-    params,
-    ...(base
-      ? {
-          model: () =>
-            Promise.resolve(
-              defenses.get(id).begin({
-                ...base,
-                params,
-                rng: Rng.fromLabel(
-                  `adaptive-model:${id}:${cell.arm}:${cell.task}:${cell.seed}:${cell.repeat}`,
-                ),
-              }),
-            ),
-        }
-      : {}),
-  };
-}
-
-/** Which side failed decides an episode error's code: the attack, the suite or the policy. */
-export type Phase = "attack/error" | "suite/error" | "policy/error" | "defense/error";
 
 /**
  * The steps of one episode, whoever drives it: the arm perturbs what the policy sees and what it
@@ -597,32 +405,17 @@ export async function playEpisode(
   }
 
   const horizon = ctx.plan.horizon ?? ctx.task.horizon;
-  let hooks: AttackHooks;
-  let chain: DefenseChain;
-  let phase: Phase = "defense/error";
-  try {
-    // Defenses begin first: what they take as the reference (a weight digest) predates the arm.
-    const defenseSetup = setupOf(ctx);
-    chain = await beginDefenses(cell, defenseSetup);
-    phase = "attack/error";
-    hooks = await beginArm(cell, {
-      attack: ctx.attack,
-      attackParams: ctx.plan.attackParams,
-      task: ctx.task,
-      suite: {
-        id: ctx.suite.id,
-        capabilities: ctx.suite.capabilities,
-        actionSpace: ctx.suite.actionSpace,
-      },
-      policy: ctx.policy,
-      ...(ctx.plan.defenses ? { defenseParams: ctx.plan.defenses.params } : {}),
-      defenseBase: deploymentOf(cell, defenseSetup),
-    });
-  } catch (e) {
+  const begun = await beginCell(cell, {
+    ...setupOf(ctx),
+    attack: ctx.attack,
+    attackParams: ctx.plan.attackParams,
+  });
+  if (!begun.ok) {
     const steps = new EpisodeSteps(record, ctx.predicates, {}, ctx.policy, 0);
-    steps.fail(e, phase);
+    steps.fail(begun.error, begun.phase);
     return { record, trajectory: [] };
   }
+  const { defense: chain, hooks } = begun;
   const steps = new EpisodeSteps(
     record,
     ctx.predicates,
