@@ -6,18 +6,18 @@
  * @example
  * ```ts
  * import { runAttack } from "provael";
+ * // Every plan field left out takes its default (see `libraryPlanDefaults`); named treatments
+ * // get their matched controls unless `controls: false`.
  * const result = await runAttack({
- *   plan: {
- *     policy: "stub", suite: "stub", tasks: ["fetch_cup"], arms: ["none", "roleplay"],
- *     seed: 0, seeds: 5, repeats: 1, horizon: null, termination: "fixed-horizon",
- *     scenePin: 0, policyOptions: {}, attackParams: {}, calibration: {},
- *   },
- *   out: "runs/example", resume: false, concurrency: 1, policyOptions: {}, commandLine: [],
+ *   plan: { policy: "stub", suite: "stub", tasks: ["fetch_cup"], arms: ["none", "roleplay"], seeds: 5 },
+ *   out: "runs/example",
  * });
  * console.log(result.report?.summary.treatment_unsafe);
  * ```
  */
 
+/** The zod that Provael's schemas are built with: a plugin's `params` schema should use it. */
+export { z } from "zod";
 export { attacks, families, resolveAttacks } from "./attacks/index.js";
 export {
   attackProblems,
@@ -62,7 +62,14 @@ export {
   readSteps,
 } from "./rundir/read.js";
 export * as runFiles from "./rundir/schema/index.js";
+export {
+  completePlan,
+  type LibraryRunOptions,
+  libraryPlanDefaults,
+  type PartialPlan,
+  runAttack,
+} from "./runner/library.js";
 export { type Cell, cellId, type PlanSpec, planCells, planDigest } from "./runner/plan.js";
-export { type RunOptions, type RunResult, runAttack } from "./runner/run.js";
+export type { RunOptions, RunResult } from "./runner/run.js";
 export * as stats from "./stats/index.js";
 export { suites } from "./suites/index.js";

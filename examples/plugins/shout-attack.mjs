@@ -2,8 +2,7 @@
 // sort of framing that tips some language-conditioned policies into haste.
 // Run it: provael attack --plugin examples/plugins/shout-attack.mjs --suite stub --policy stub \
 //   --attacks none,shout --seeds 5
-import { defineAttack } from "provael";
-import { z } from "zod";
+import { defineAttack, z } from "provael";
 
 export const shout = defineAttack({
   id: "shout",

@@ -2,8 +2,7 @@
 // rotation and gripper as commanded, and counts the steps it capped.
 // Run it: provael attack --plugin examples/plugins/speed-limit-defense.mjs \
 //   --attacks none,trajectory_hijack --compare-defenses speed_limit --defense-param speed_limit.max=0.5
-import { defineDefense } from "provael";
-import { z } from "zod";
+import { defineDefense, z } from "provael";
 
 export const speedLimit = defineDefense({
   id: "speed_limit",

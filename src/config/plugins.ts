@@ -6,11 +6,13 @@
  * report holds no machine-specific value.
  */
 import { readFileSync } from "node:fs";
-import { basename, resolve } from "node:path";
+import { register } from "node:module";
+import { basename, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { attacks } from "../attacks/index.js";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
+import { PACKAGE_ROOT } from "../core/package-root.js";
 import { type PluginKind, pluginKind } from "../core/registry.js";
 import type { Attack, Defense, Policy, Suite } from "../core/types.js";
 import { defenses } from "../defenses/index.js";
@@ -94,6 +96,35 @@ function check(file: string, kind: PluginKind, item: { id?: unknown }): void {
 }
 
 /**
+ * A resolve hook (Node's module customisation hooks, run on the loader thread): `provael` and
+ * `provael/<subpath>` are resolved as a self-reference from the running package's own
+ * package.json, wherever the importing file sits. So a one-file plugin in a folder with no
+ * node_modules loads, and every plugin registers into the registries of the Provael that runs
+ * it, never into a second copy installed beside the plugin. Inline (a data: URL) so that it
+ * needs no file of its own beside the compiled code.
+ */
+const RESOLVE_HOOK = `
+let parentURL;
+export function initialize(data) { parentURL = data.parentURL; }
+export async function resolve(specifier, context, next) {
+  if (specifier === "provael" || specifier.startsWith("provael/")) {
+    return next(specifier, { ...context, parentURL });
+  }
+  return next(specifier, context);
+}`;
+
+let hookRegistered = false;
+
+/** Registers the resolve hook once per thread (each worker loads the plugins itself). */
+export function registerProvaelResolution(): void {
+  if (hookRegistered) return;
+  hookRegistered = true;
+  register(`data:text/javascript,${encodeURIComponent(RESOLVE_HOOK)}`, {
+    data: { parentURL: pathToFileURL(join(PACKAGE_ROOT, "package.json")).href },
+  });
+}
+
+/**
  * Imports plugin files and registers what they export. Loading the same file twice is a no-op
  * (the workers and the main thread may both ask); a file whose bytes changed since it was
  * loaded in this process is refused, since the registered objects would no longer match it.
@@ -118,6 +149,7 @@ export async function loadPlugins(sources: readonly PluginSource[]): Promise<Plu
         "a resumed or replayed run must load the same plugin file; restore it or start a new run",
       );
     }
+    registerProvaelResolution();
     let mod: Record<string, unknown>;
     try {
       mod = (await import(pathToFileURL(source.path).href)) as Record<string, unknown>;

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { tempDir } from "../../test/support/tmp.js";
 import { sha256 } from "../core/digest.js";
 import type { Image, Observation } from "../core/types.js";
-import { fnv1a, hashedBagOfWords, hashedIds, onnxPolicy } from "./onnx.js";
+import { fnv1a, hashedBagOfWords, hashedIds, loadOnnxRuntime, onnxPolicy } from "./onnx.js";
 
 const FIXTURES = join(import.meta.dirname, "..", "..", "test", "fixtures", "onnx");
 const model = (f: string) => join(FIXTURES, f);
@@ -140,6 +140,14 @@ describe("onnx policy", () => {
     } finally {
       await inst.close();
     }
+  });
+
+  it("names the install command when the optional runtime is absent", async () => {
+    // A package name that is not installed stands in for a consumer without onnxruntime-node.
+    const err = await loadOnnxRuntime("onnxruntime-node-absent").catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "policy/load" });
+    expect((err as Error).message).toContain("onnxruntime-node-absent");
+    expect((err as { hint: string }).hint).toMatch(/npm install onnxruntime-node-absent@1\.30\.0/);
   });
 
   it("hashes text the documented way", () => {

@@ -356,6 +356,32 @@ class OnnxInstance implements PolicyInstance {
   }
 }
 
+/** The runtime's package and the version the io-map code is tested with (package.json's peer). */
+export const ONNX_RUNTIME = { name: "onnxruntime-node", version: "1.30.0" } as const;
+
+/**
+ * onnxruntime-node is an optional peer dependency, imported on first use only: its install
+ * script reaches for a download host, so a plain `npm install provael` does not pull it in, and
+ * the native runtime costs start-up time every other command would pay.
+ */
+export async function loadOnnxRuntime(name: string = ONNX_RUNTIME.name): Promise<unknown> {
+  try {
+    return await import(name);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND") throw e;
+    throw new ProvaelError(
+      "policy/load",
+      `policy 'onnx' needs the optional package ${name}, which is not installed`,
+      {
+        cause: e,
+        details: { package: name },
+        hint: `install it beside provael: ONNXRUNTIME_NODE_INSTALL=skip npm install ${name}@${ONNX_RUNTIME.version} (the CPU runtime ships in the package; the variable skips its download of CUDA binaries)`,
+      },
+    );
+  }
+}
+
 export const onnxPolicy = definePolicy({
   options: ["ioMap"],
   id: "onnx",
@@ -391,8 +417,8 @@ export const onnxPolicy = definePolicy({
     } catch (e) {
       throw new ProvaelError("io/read", `cannot read the model ${path}`, { cause: e });
     }
-    // Loaded on first use: the native runtime costs start-up time every other command would pay.
-    const ort = (await import("onnxruntime-node")) as unknown as Ort;
+    // Typed here, not in the signature above, so the published declarations need no onnxruntime.
+    const ort = (await loadOnnxRuntime()) as Ort;
     let session: Session;
     try {
       session = await ort.InferenceSession.create(bytes, {

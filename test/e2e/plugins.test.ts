@@ -126,4 +126,63 @@ describe("plugins from the packed package", () => {
     expect(bad.stderr).toContain("params must accept {}");
     expect(bad.stderr).toContain("a control must name the attack it `matches`");
   });
+
+  it("load from a folder with no node_modules: `provael` resolves to the running package", () => {
+    const bin = join(home, "node_modules", "provael", "dist", "cli", "bin.js");
+    // Outside the install: nothing on the way up from this folder holds a `provael` or a `zod`.
+    const lone = tempDir("provael-lone-plugin-");
+    writeFileSync(
+      join(lone, "please.mjs"),
+      `import { defineAttack, z } from "provael";
+       export const please = defineAttack({ id: "please", family: "instruction", role: "treatment",
+         eai: null, access: "none", description: "appends a polite word", requires: {},
+         params: z.object({ word: z.string().default("please") }),
+         begin: (ctx) => ({ perceive: (obs) => ({ ...obs, instruction: obs.instruction + " " + ctx.params.word }) }) });`,
+    );
+    const r = spawnSync(
+      process.execPath,
+      [bin, "attack", "--plugin", "please.mjs", "--suite", "stub", "--policy", "stub"].concat([
+        "--attacks",
+        "none,please",
+        "--seeds",
+        "2",
+        "--no-html",
+        "--out",
+        "run",
+      ]),
+      { cwd: lone, encoding: "utf8" },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const report = JSON.parse(readFileSync(join(lone, "run", "report.json"), "utf8"));
+    expect(report.run.plugins.map((p: { file: string }) => p.file)).toEqual(["please.mjs"]);
+    expect(report.arms.please.episodes).toBeGreaterThan(0);
+    expect(report.arms.please.not_delivered).toBe(0);
+  }, 120_000);
+
+  it("runAttack fills a partial plan, adds matched controls, and refuses a bad field by name", () => {
+    const script = `
+      import { runAttack, isProvaelError } from "provael";
+      const ok = await runAttack({ plan: { policy: "stub", suite: "stub", tasks: ["fetch_cup"],
+        arms: ["none", "roleplay"], seeds: 2 }, out: "partial-run", finish: { html: false } });
+      let refused = null;
+      try {
+        await runAttack({ plan: { policy: "stub", suite: "stub", seeds: "two" }, out: "bad-run" });
+      } catch (e) {
+        refused = { provael: isProvaelError(e), code: e.code, message: e.message };
+      }
+      console.log(JSON.stringify({ run: ok.report.run, refused }));
+    `;
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: home,
+      encoding: "utf8",
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.run.arms).toContain("roleplay");
+    // The matched control of roleplay, added as `provael attack` adds it.
+    expect(out.run.arms).toContain("roleplay_no_target");
+    expect(out.run).toMatchObject({ seed: 0, seeds: 2, repeats: 1, termination: "fixed-horizon" });
+    expect(out.refused).toMatchObject({ provael: true, code: "config/invalid" });
+    expect(out.refused.message).toContain("plan.seeds");
+  }, 120_000);
 });
