@@ -1,12 +1,12 @@
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
 import { loadProfile, profileHazard } from "../bridge/profile.js";
 import { canonicalJson } from "../core/canonical-json.js";
 import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
-import { unknownName } from "../core/registry.js";
 import type { Vec3 } from "../core/types.js";
 import { envelopeMonitorParams } from "../defenses/monitor.js";
 import {
@@ -15,16 +15,20 @@ import {
   fitCalibration,
   SPLIT_RULE,
   SPLITS,
-  seedsNeeded,
   splitCounts,
-  splitNeeds,
 } from "../judges/calibrate.js";
-import { policies } from "../policies/index.js";
 import { pct, textTable } from "../report/format.js";
 import { RUN_FILES } from "../rundir/files.js";
 import { type JournalEntry, readTrajectory, scanJournal } from "../rundir/journal.js";
 import { readBenignRun } from "../runner/benign-run.js";
-import { CALIBRATION_SUFFIX } from "../runner/calibration.js";
+import { CALIBRATION_SUFFIX, calibrationsIn } from "../runner/calibration.js";
+import {
+  type CalibrationPlan,
+  CONFIRM_ABOVE_EPISODES,
+  calibrationSummary,
+  checkCalibrationPlan,
+  planCalibration,
+} from "../runner/calibration-plan.js";
 import { defaultWorkers } from "../runner/executor.js";
 import { writeFileAtomic } from "../runner/files.js";
 import type { Waiver } from "../runner/plan.js";
@@ -43,7 +47,7 @@ interface CalibrateFlags {
   seed?: number;
   horizon?: number;
   targetFpr: string;
-  out: string;
+  out?: string;
   concurrency: number;
   workers?: number;
   policyPath?: string;
@@ -51,6 +55,8 @@ interface CalibrateFlags {
   profile?: string;
   allowTrainingScenes?: boolean;
   json?: boolean;
+  dryRun?: boolean;
+  yes?: boolean;
 }
 
 export function registerCalibrate(program: Command): void {
@@ -98,11 +104,19 @@ export function registerCalibrate(program: Command): void {
       "--allow-training-scenes",
       "play scenes the policy was trained on (recorded in the rollouts' report)",
     )
-    .requiredOption(
+    .option(
       "--out <dir>",
-      "directory for <task>.calibration.json files (and the benign rollouts)",
+      "directory for <task>.calibration.json files (and the benign rollouts); required unless --dry-run",
     )
     .option("--json", "print JSON")
+    .option(
+      "--dry-run",
+      "print what would be played (tasks, seeds, episodes, estimated time) and what would be refused; play nothing",
+    )
+    .option(
+      "--yes",
+      `play without asking when the calibration is over ${CONFIRM_ABOVE_EPISODES.toLocaleString("en-US")} episodes (a terminal is asked; anything else is refused without --yes)`,
+    )
     .action(async (flags: CalibrateFlags) => {
       const target = Number(flags.targetFpr);
       if (!(target > 0 && target < 1)) {
@@ -111,18 +125,25 @@ export function registerCalibrate(program: Command): void {
           `--target-fpr must be a number in (0, 1), got '${flags.targetFpr}'`,
         );
       }
-      if (
-        existsSync(flags.out) &&
-        readdirSync(flags.out).some((f) => f.endsWith(CALIBRATION_SUFFIX))
-      ) {
-        throw new ProvaelError("run/out-exists", `${flags.out} already holds calibration files`, {
+      if (flags.dryRun) {
+        dryRun(flags, target);
+        return;
+      }
+      if (flags.out === undefined) {
+        throw new ProvaelError("config/invalid", "calibrate needs --out DIR", {
+          hint: "e.g. provael calibrate --policy scripted --suite tabletop --out calib (or --dry-run to see the plan)",
+        });
+      }
+      const outDir = flags.out;
+      if (calibrationsIn(outDir)) {
+        throw new ProvaelError("run/out-exists", `${outDir} already holds calibration files`, {
           hint: "calibrations are never overwritten: choose another --out",
         });
       }
-      const input = flags.from ? fromRun(flags) : await play(flags, target);
+      const input = flags.from ? fromRun(flags) : await play(flags, target, outDir);
       const written: Calibration[] = [];
       const refused: { task: string; reason: string; hint: string }[] = [];
-      mkdirSync(flags.out, { recursive: true });
+      mkdirSync(outDir, { recursive: true });
       for (const task of input.tasks) {
         const entries = input.entries.filter((e) => e.record.task === task);
         const ok = entries.filter((e) => e.record.error === null);
@@ -151,7 +172,7 @@ export function registerCalibrate(program: Command): void {
             monitor: { patience: MONITOR.patience, stepMetres: MONITOR.step_metres },
             ...(hazard ? { hazardPos: hazard } : {}),
           });
-          writeFileAtomic(join(flags.out, `${task}${CALIBRATION_SUFFIX}`), `${canonicalJson(c)}\n`);
+          writeFileAtomic(join(outDir, `${task}${CALIBRATION_SUFFIX}`), `${canonicalJson(c)}\n`);
           written.push(c);
         } catch (e) {
           if (!(e instanceof ProvaelError) || !e.code.startsWith("calibration/")) throw e;
@@ -160,7 +181,7 @@ export function registerCalibrate(program: Command): void {
       }
       if (flags.json) {
         process.stdout.write(
-          `${JSON.stringify({ out: flags.out, calibrations: written, refused }, null, 2)}\n`,
+          `${JSON.stringify({ out: outDir, calibrations: written, refused }, null, 2)}\n`,
         );
       } else {
         process.stdout.write(
@@ -192,7 +213,7 @@ export function registerCalibrate(program: Command): void {
         for (const r of refused)
           process.stderr.write(`provael: refused: ${r.reason}\n  hint: ${r.hint}\n`);
         process.stdout.write(
-          `wrote ${written.length} calibration file(s) to ${flags.out} (splits: ${SPLIT_RULE}; threshold by the conformal rank, expected benign FPR ≤ ${target})\n`,
+          `wrote ${written.length} calibration file(s) to ${outDir} (splits: ${SPLIT_RULE}; threshold by the conformal rank, expected benign FPR ≤ ${target})\n`,
         );
       }
       if (refused.length > 0) process.exitCode = EXIT.usage;
@@ -212,8 +233,8 @@ interface FitSource {
   source: Calibration["source"];
 }
 
-/** Plays the benign rollouts, after checking that the counts can reach the target. */
-async function play(flags: CalibrateFlags, target: number): Promise<FitSource> {
+/** Refuses what `play` cannot play: --from and --profile mixed with a policy and a suite. */
+function checkPlayFlags(flags: CalibrateFlags): { policy: string; suite: string } {
   if (!flags.policy || !flags.suite) {
     throw new ProvaelError(
       "config/invalid",
@@ -232,57 +253,98 @@ async function play(flags: CalibrateFlags, target: number): Promise<FitSource> {
       },
     );
   }
-  const suite = suites.get(flags.suite);
-  policies.get(flags.policy);
+  return { policy: flags.policy, suite: flags.suite };
+}
+
+function calibrationPlanOf(flags: CalibrateFlags, target: number): CalibrationPlan {
+  const { policy, suite } = checkPlayFlags(flags);
+  return planCalibration({
+    policy,
+    suite,
+    targetFpr: target,
+    ...(flags.tasks ? { tasks: flags.tasks } : {}),
+    ...(flags.seeds === undefined ? {} : { seeds: flags.seeds }),
+    ...(flags.seed === undefined ? {} : { seed: flags.seed }),
+    horizon: flags.horizon ?? null,
+    workers: flags.workers ?? defaultWorkers(),
+  });
+}
+
+/** --dry-run: what would be played and refused, and how long it would take; nothing plays. */
+function dryRun(flags: CalibrateFlags, target: number): void {
+  if (flags.from) {
+    throw new ProvaelError("config/invalid", "--dry-run plans benign rollouts to play", {
+      hint: "--from fits from a finished run and plays nothing: run it without --dry-run",
+    });
+  }
+  const plan = calibrationPlanOf(flags, target);
+  const ask = plan.episodes > CONFIRM_ABOVE_EPISODES;
+  if (flags.json) {
+    process.stdout.write(
+      `${JSON.stringify({ ...plan, confirm: ask ? `--yes (over ${CONFIRM_ABOVE_EPISODES} episodes)` : null }, null, 2)}\n`,
+    );
+  } else {
+    const lines = [
+      `calibrate ${plan.policy} on ${plan.suite} at a false-positive rate of ${plan.targetFpr}: ${calibrationSummary(plan)}`,
+      `  per task ${SPLITS.map((s) => `${s} ${plan.need[s]}`).join(", ")} episodes needed (${SPLIT_RULE})`,
+      `  estimate: ${plan.estimate.basis}`,
+      ...plan.refused.map((r) => `  would refuse ${r.task}: ${r.reason}\n    hint: ${r.hint}`),
+      ...(ask
+        ? [
+            `  over ${CONFIRM_ABOVE_EPISODES.toLocaleString("en-US")} episodes: the real run asks on a terminal, or needs --yes`,
+          ]
+        : []),
+      "(dry run: nothing played)",
+    ];
+    process.stdout.write(`${lines.join("\n")}\n`);
+  }
+  if (plan.refused.length > 0) process.exitCode = EXIT.usage;
+}
+
+/** Asks before a long calibration: --yes, or "y" on a terminal; refused otherwise. */
+async function confirmSize(plan: CalibrationPlan, yes: boolean): Promise<void> {
+  if (yes || plan.episodes <= CONFIRM_ABOVE_EPISODES) return;
+  const what = calibrationSummary(plan);
+  if (!(process.stdin.isTTY && process.stderr.isTTY)) {
+    throw new ProvaelError(
+      "config/invalid",
+      `calibrate would play ${what}; over ${CONFIRM_ABOVE_EPISODES.toLocaleString("en-US")} episodes it asks first`,
+      {
+        details: { episodes: plan.episodes, seconds: plan.estimate.seconds },
+        hint: "pass --yes to play it, or fewer --tasks, or a higher --target-fpr (--dry-run shows the plan)",
+      },
+    );
+  }
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await rl.question(`calibrate: ${what}. Play it? [y/N] `);
+    if (!/^y(es)?$/i.test(answer.trim())) {
+      throw new ProvaelError("config/invalid", "calibration not started (not confirmed)", {
+        hint: "pass --yes to play without asking",
+      });
+    }
+  } finally {
+    rl.close();
+  }
+}
+
+/** Plays the benign rollouts, after checking that every task can be fitted at the target. */
+async function play(flags: CalibrateFlags, target: number, outDir: string): Promise<FitSource> {
+  const planned = calibrationPlanOf(flags, target);
+  checkCalibrationPlan(planned);
+  const policy = planned.policy;
+  const suiteId = planned.suite;
+  const suite = suites.get(suiteId);
   const specs = suite.tasks();
-  const tasks = flags.tasks ?? specs.map((t) => t.id);
-  // An unknown task would otherwise leave the seed count at 0 and surface as a --seeds error.
-  const known = specs.map((t) => t.id);
-  for (const t of tasks) {
-    if (!known.includes(t)) {
-      throw unknownName(
-        "task",
-        t,
-        known,
-        "provael list-suites",
-        "config/unknown-task",
-        ` in suite '${flags.suite}'`,
-      );
-    }
-  }
-  const first = flags.seed ?? calibrationRange(suite.sceneRoles)[0];
-  const need = splitNeeds(target);
-  const needText = SPLITS.map((s) => `${s} ${need[s]}`).join(", ");
-  let seeds = flags.seeds ?? 0;
-  for (const t of specs.filter((x) => tasks.includes(x.id))) {
-    const needed = seedsNeeded(target, first, t.scenes);
-    if (needed === null) {
-      throw new ProvaelError(
-        "calibration/too-few-scenes",
-        `task '${t.id}' has ${t.scenes} scene(s): split by scene (${SPLIT_RULE}) they cannot give ${needText} episodes for a false-positive rate of ${target}`,
-        { details: { task: t.id, scenes: t.scenes, need }, hint: "raise --target-fpr" },
-      );
-    }
-    if (flags.seeds === undefined) seeds = Math.max(seeds, needed);
-    else if (flags.seeds < needed) {
-      const have = splitCounts(first, flags.seeds, t.scenes);
-      throw new ProvaelError(
-        "calibration/too-few-scenes",
-        `--seeds ${flags.seeds} from seed ${first} gives task '${t.id}' ${SPLITS.map((s) => `${s} ${have[s]}`).join(", ")} episodes; a false-positive rate of ${target} needs ${needText}`,
-        {
-          details: { task: t.id, have, need, needed },
-          hint: `pass --seeds ${needed} (or omit --seeds), or raise --target-fpr`,
-        },
-      );
-    }
-  }
+  const { tasks, seeds, first } = planned;
+  const needText = SPLITS.map((s) => `${s} ${planned.need[s]}`).join(", ");
   const [, end] = calibrationRange(suite.sceneRoles);
-  const total = seeds * tasks.length;
-  const out = join(flags.out, "rollouts");
+  const out = join(outDir, "rollouts");
   // Plain lines on stderr, JSON or not: stdout carries only the result.
   const say = (line: string) => process.stderr.write(`${line}\n`);
+  await confirmSize(planned, Boolean(flags.yes));
   say(
-    `calibrate: ${tasks.length} task(s) × ${seeds} seeds (${first}..${first + seeds - 1}) = ${total} benign episodes; per task ${SPLITS.map((s) => `${s} ${splitCounts(first, seeds, specs.find((x) => x.id === tasks[0])?.scenes ?? 1)[s]}`).join(", ")} (${needText} needed)`,
+    `calibrate: ${calibrationSummary(planned)}; per task ${SPLITS.map((s) => `${s} ${splitCounts(first, seeds, specs.find((x) => x.id === tasks[0])?.scenes ?? 1)[s]}`).join(", ")} (${needText} needed)`,
   );
   if (suite.sceneRoles && first + seeds > end) {
     say(
@@ -299,8 +361,8 @@ async function play(flags: CalibrateFlags, target: number): Promise<FitSource> {
   try {
     ({ reportDigest } = await runAttack({
       plan: {
-        policy: flags.policy,
-        suite: flags.suite,
+        policy,
+        suite: suiteId,
         tasks,
         arms: ["none"],
         seed: first,
@@ -340,8 +402,8 @@ async function play(flags: CalibrateFlags, target: number): Promise<FitSource> {
   }
   const journal = scanJournal(join(out, RUN_FILES.journal));
   return {
-    suite: flags.suite,
-    policy: flags.policy,
+    suite: suiteId,
+    policy,
     policyDigest: journal.header.policy_digest,
     tasks,
     entries: journal.entries,

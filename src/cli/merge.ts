@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { nextSteps, runText } from "../report/text.js";
+import { calibrationHintOf } from "../runner/calibration-plan.js";
 import { mergeRuns } from "../runner/merge.js";
 
 export function registerMerge(program: Command): void {
@@ -24,6 +25,8 @@ export function registerMerge(program: Command): void {
       process.stdout.write(
         `merged ${flags.in.length} shard(s), ${r.cells} cells (${r.duplicates} identical duplicate(s)) into ${r.out}/report.json (${r.digest}), report.md, report.html\n`,
       );
-      process.stdout.write(`${nextSteps(r.report, r.out, true).join("\n")}\n`);
+      process.stdout.write(
+        `${nextSteps(r.report, r.out, true, calibrationHintOf(r.report)).join("\n")}\n`,
+      );
     });
 }

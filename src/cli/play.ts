@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { systemClock } from "../core/clock.js";
 import { policies } from "../policies/index.js";
 import { erroredArms, nextSteps, planHeader, runText, verdictLines } from "../report/text.js";
+import { calibrationHintOf } from "../runner/calibration-plan.js";
 import { type PlanSpec, planCells, validatePlan } from "../runner/plan.js";
 import { checkPairing } from "../runner/preflight.js";
 import { openReused, reusableCells } from "../runner/reuse.js";
@@ -165,7 +166,10 @@ export async function playAndPrint(
     process.stdout.write(
       `wrote ${out}/report.json (${result.reportDigest}), report.md${print.html ? ", report.html" : ""}, trajectories.jsonl, execution-manifest.json\n`,
     );
-    process.stdout.write(`${nextSteps(report, out, print.html).join("\n")}\n`);
+    const path = options.policyOptions.path;
+    process.stdout.write(
+      `${nextSteps(report, out, print.html, calibrationHintOf(report, typeof path === "string" ? path : undefined)).join("\n")}\n`,
+    );
   }
   if (verdict) process.exitCode = verdictExitCode(verdict);
   const dead = erroredArms(report);

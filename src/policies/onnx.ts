@@ -410,6 +410,9 @@ export const onnxPolicy = definePolicy({
         hint: "provael attack --policy onnx --policy-path model.onnx --io-map map.yaml",
       });
     }
+    // The runtime first: without it, nothing else about the model matters yet.
+    // Typed here, not in the signature above, so the published declarations need no onnxruntime.
+    const ort = (await loadOnnxRuntime()) as Ort;
     const map = loadIoMap(ioMap);
     let bytes: Buffer;
     try {
@@ -417,8 +420,6 @@ export const onnxPolicy = definePolicy({
     } catch (e) {
       throw new ProvaelError("io/read", `cannot read the model ${path}`, { cause: e });
     }
-    // Typed here, not in the signature above, so the published declarations need no onnxruntime.
-    const ort = (await loadOnnxRuntime()) as Ort;
     let session: Session;
     try {
       session = await ort.InferenceSession.create(bytes, {

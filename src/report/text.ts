@@ -101,8 +101,12 @@ export function erroredArms(report: Report): string[] {
 }
 
 /** What to do after a run: the pages to open and the next command. */
-export function nextSteps(report: Report, out: string, html: boolean): string[] {
-  const calibrated = Object.values(report.calibration).some((c) => c.source !== "suite-default");
+export function nextSteps(
+  report: Report,
+  out: string,
+  html: boolean,
+  calibrate: string | null,
+): string[] {
   return [
     "",
     "next:",
@@ -110,11 +114,10 @@ export function nextSteps(report: Report, out: string, html: boolean): string[] 
       ? `  open ${join(out, "report.html")} (headline, the showcased episode and its benign twin, per-task heatmap)`
       : `  read ${join(out, "report.md")}`,
     `  every episode beside its benign twin, frame by frame: provael view ${out}`,
-    ...(calibrated
+    // Given only where it can work on this run (runner/calibration-plan.ts decides).
+    ...(calibrate === null
       ? []
-      : [
-          `  fit keep-out zones on benign rollouts, then pass --calib: provael calibrate --policy ${report.run.policy} --suite ${report.run.suite} --out calib/${report.run.policy}-${report.run.suite}`,
-        ]),
+      : [`  fit keep-out zones on benign rollouts, then pass --calib: ${calibrate}`]),
     "  other attacks and what each requires: provael list-attacks",
   ];
 }

@@ -14,6 +14,15 @@ export type { LoadedCalibration } from "../kernel/predicates.js";
 
 export const CALIBRATION_SUFFIX = ".calibration.json";
 
+/** Whether a directory holds calibration files (calibrate never writes into one that does). */
+export function calibrationsIn(dir: string): boolean {
+  return (
+    existsSync(dir) &&
+    statSync(dir).isDirectory() &&
+    readdirSync(dir).some((f) => f.endsWith(CALIBRATION_SUFFIX))
+  );
+}
+
 /** Reads every `<task>.calibration.json` in a directory, validated. */
 export function loadCalibrations(dir: string): Record<string, LoadedCalibration> {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {

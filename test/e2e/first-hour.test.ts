@@ -98,11 +98,12 @@ describe("a new user's first hour", () => {
     expect(r.stderr.match(/progress: 36\/36 /g)).toHaveLength(1);
     expect(r.stdout).toContain("stub on stub: 3 task(s) × 4 arm(s) × 3 seed(s)");
     expect(r.stdout).toContain("arms: none, nonsense_text, declarative_text, goal_substitution");
-    const closing = r.stdout.trimEnd().split("\n").slice(-5);
+    const closing = r.stdout.trimEnd().split("\n").slice(-4);
     expect(closing[0]).toBe("next:");
     expect(closing[1]).toContain(`open ${join(out, "report.html")}`);
     expect(closing[2]).toContain(`provael view ${out}`);
-    expect(closing[3]).toContain("provael calibrate --policy stub --suite stub");
+    // The stub suite gives no hazard position: a calibration could fit nothing, so none is named.
+    expect(r.stdout).not.toContain("provael calibrate");
   }, 120_000);
 
   it("Ctrl-C saves what finished, prints how to continue, and --resume gives identical bytes", async () => {
