@@ -25,8 +25,6 @@ export function registerMerge(program: Command): void {
       process.stdout.write(
         `merged ${flags.in.length} shard(s), ${r.cells} cells (${r.duplicates} identical duplicate(s)) into ${r.out}/report.json (${r.digest}), report.md, report.html\n`,
       );
-      process.stdout.write(
-        `${nextSteps(r.report, r.out, true, calibrationHintOf(r.report)).join("\n")}\n`,
-      );
+      process.stdout.write(`${nextSteps(r.out, true, calibrationHintOf(r.report)).join("\n")}\n`);
     });
 }

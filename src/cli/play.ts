@@ -168,7 +168,7 @@ export async function playAndPrint(
     );
     const path = options.policyOptions.path;
     process.stdout.write(
-      `${nextSteps(report, out, print.html, calibrationHintOf(report, typeof path === "string" ? path : undefined)).join("\n")}\n`,
+      `${nextSteps(out, print.html, calibrationHintOf(report, typeof path === "string" ? path : undefined)).join("\n")}\n`,
     );
   }
   if (verdict) process.exitCode = verdictExitCode(verdict);

@@ -101,12 +101,7 @@ export function erroredArms(report: Report): string[] {
 }
 
 /** What to do after a run: the pages to open and the next command. */
-export function nextSteps(
-  report: Report,
-  out: string,
-  html: boolean,
-  calibrate: string | null,
-): string[] {
+export function nextSteps(out: string, html: boolean, calibrate: string | null): string[] {
   return [
     "",
     "next:",
