@@ -258,19 +258,18 @@ describe("a new user's first hour", () => {
     ]);
     expect(merged.code, merged.stderr).toBe(0);
     expect(existsSync(join(root, "runs", "merged", "report.html"))).toBe(true);
-    // Benign rollouts of `provael calibrate` sit in the same folder.
+    // Benign rollouts of `provael calibrate` sit in the same folder (a reach task: the stub
+    // suite gives no hazard position, so calibrate refuses it before playing).
     const cal = runCli([
       "calibrate",
       "--policy",
-      "stub",
+      "scripted",
       "--suite",
-      "stub",
+      "reach",
       "--tasks",
-      "fetch_cup",
-      "--seeds",
-      "200",
+      "reach_red",
       "--target-fpr",
-      "0.05",
+      "0.2",
       "--out",
       join(root, "runs", "calib"),
     ]);
