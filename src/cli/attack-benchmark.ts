@@ -23,6 +23,7 @@ import { ProvaelError } from "../core/errors.js";
 import { policies } from "../policies/index.js";
 import { armsTable, nextSteps, summaryLines, verdictLines } from "../report/text.js";
 import { loadCalibrations } from "../runner/calibration.js";
+import { calibrationHintOf } from "../runner/calibration-plan.js";
 import type { DefensePlan } from "../runner/plan.js";
 import { EXIT, verdictExitCode } from "./exit.js";
 import { integer } from "./parse.js";
@@ -337,7 +338,9 @@ export async function runBenchmarkSuite(
       `wrote ${out}/report.json (${result.reportDigest}), report.md${flags.html === false ? "" : ", report.html"}, trajectories.jsonl, execution-manifest.json; benchmark logs in ${join(out, LAUNCH_DIR)}\n`,
     );
     if (!stoppedEarly)
-      process.stdout.write(`${nextSteps(report, out, flags.html !== false).join("\n")}\n`);
+      process.stdout.write(
+        `${nextSteps(out, flags.html !== false, calibrationHintOf(report)).join("\n")}\n`,
+      );
   }
   if (result.verdict) process.exitCode = verdictExitCode(result.verdict);
   if (stoppedEarly) {
