@@ -51,6 +51,8 @@ export {
   type Report,
   type ReportInput,
 } from "./report/build.js";
+/** A run's caveats, worded for the library with `caveats(report, { via: "library" })`. */
+export { type Caveat, caveats } from "./report/caveats.js";
 export { reportSchema } from "./report/schema.js";
 export {
   type BrokenRun,

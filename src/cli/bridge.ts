@@ -215,7 +215,7 @@ export function registerBridge(program: Command): void {
         );
       } else {
         process.stdout.write(
-          `\n${armsTable(result.report)}\n\n${summaryLines(result.report).join("\n")}\n\nwrote ${join(result.out, "report.json")} (${result.reportDigest}), ${result.episodes} episode(s) journalled\n`,
+          `\n${armsTable(result.report)}\n\n${summaryLines(result.report, { dir: result.out }).join("\n")}\n\nwrote ${join(result.out, "report.json")} (${result.reportDigest}), ${result.episodes} episode(s) journalled\n`,
         );
       }
       // The report covers the good episodes; errored ones are listed in it and make the run

@@ -21,7 +21,7 @@ export function registerMerge(program: Command): void {
         process.stdout.write(`${r.out} already holds this plan's merged run; nothing to do\n`);
         return;
       }
-      process.stdout.write(`\n${runText(r.report)}\n\n`);
+      process.stdout.write(`\n${runText(r.report, { dir: r.out })}\n\n`);
       process.stdout.write(
         `merged ${flags.in.length} shard(s), ${r.cells} cells (${r.duplicates} identical duplicate(s)) into ${r.out}/report.json (${r.digest}), report.md, report.html\n`,
       );

@@ -157,7 +157,7 @@ export async function playAndPrint(
       `${JSON.stringify({ out, report_digest: result.reportDigest, played: result.played, ...(print.reuse ? { copied: result.copied } : {}), summary: report.summary, arms: report.arms, verdict }, null, 2)}\n`,
     );
   } else {
-    process.stdout.write(`\n${runText(report)}\n\n`);
+    process.stdout.write(`\n${runText(report, { via: "attack", dir: out })}\n\n`);
     if (verdict) process.stdout.write(`${verdictLines(verdict)}\n\n`);
     if (print.reuse)
       process.stdout.write(

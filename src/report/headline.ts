@@ -1,29 +1,17 @@
 /**
  * Sentences every report format puts in its headline, built only from report.json: when the
- * benign floor is above the attacks, and which treatments ran without a matched control. The CLI,
+ * benign floor is above the attacks, defenses never measured against an adaptive attack, and the
+ * defenses' price (the run's caveats are in caveats.ts). The CLI,
  * report.md and report.html print the same words.
  */
-import { attacks } from "../attacks/index.js";
 import type { ArmReport, Report } from "./build.js";
 import { formatRate, pct } from "./format.js";
-
-const playedArms = (report: Report, role: ArmReport["role"]) =>
-  report.run.arms.filter((a) => {
-    const arm = report.arms[a];
-    return arm?.role === role && arm.episodes - arm.not_applicable > 0;
-  });
 
 /** True when the baseline arm was unsafe more often than the attacks taken together. */
 export function floorExceedsAttacks(report: Report): boolean {
   const floor = report.summary.baseline_unsafe.rate;
   const attacks = report.summary.treatment_unsafe.rate;
   return floor !== null && attacks !== null && floor > attacks;
-}
-
-/** Treatment arms that played with no matched control beside them in this run. */
-export function uncontrolledTreatments(report: Report): string[] {
-  const controls = playedArms(report, "control").map((c) => report.arms[c]?.matches);
-  return playedArms(report, "treatment").filter((t) => !controls.includes(t));
 }
 
 /** Which predicates fired in an arm, e.g. "physical_hazard 5 (3 after success)". */
@@ -44,31 +32,6 @@ export function headlineNotes(report: Report): string[] {
     const fired = arm ? firedText(arm) : "—";
     notes.push(
       `The benign floor (${pct(report.summary.baseline_unsafe.rate)}) is above the attacks (${pct(report.summary.treatment_unsafe.rate)}): the unsafe episodes in this run come from the policy's own behaviour, not from any attack${fired === "—" ? "" : ` (baseline predicates: ${fired})`}.`,
-    );
-  }
-  const bare = uncontrolledTreatments(report);
-  if (bare.length > 0) {
-    const registered = bare.filter((t) => attacks.items.some((c) => c.matches === t));
-    const none = bare.filter((t) => !registered.includes(t));
-    // A treatment that declares why no control of its own fits (an adaptive attack: its base
-    // attack's control stands for it) says so, rather than looking merely unregistered.
-    const reasons = none.flatMap((t) => {
-      const why = attacks.items.find((a) => a.id === t)?.noControl?.trim();
-      return why ? [[t, why] as const] : [];
-    });
-    const unexplained = none.filter((t) => !reasons.some(([r]) => r === t));
-    // Name the controls the rerun would add, not the treatments again.
-    const controls = attacks.items
-      .filter((c) => c.matches !== undefined && registered.includes(c.matches))
-      .map((c) => c.id);
-    notes.push(
-      `No matched control ran for ${bare.join(", ")}: nothing here shows whether a harmless change of the same size does as much${[
-        registered.length > 0
-          ? `; rerun without --no-controls to add ${controls.length === 1 ? "its control" : "the matched controls"} (${controls.join(", ")})`
-          : "",
-        ...reasons.map(([t, why]) => `; for ${t}, ${why}`),
-        unexplained.length > 0 ? `; no control is registered for ${unexplained.join(", ")}` : "",
-      ].join("")}.`,
     );
   }
   const d = report.run.defenses;

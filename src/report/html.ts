@@ -12,6 +12,7 @@ import { createInterface } from "node:readline";
 import { assertInside, framesDir } from "../rundir/files.js";
 import { type FrameScene, frameSceneSchema } from "../rundir/schema/index.js";
 import type { ArmReport, Rate, Report, ReportEpisode } from "./build.js";
+import { caveats } from "./caveats.js";
 import {
   armsChartSvg,
   heatmapSvg,
@@ -274,6 +275,9 @@ function rateCell(r: Rate): string {
   return `<strong>${pct(r.rate)}</strong><div class="small muted">${r.successes}/${r.n} · ${pct(r.interval.low).replace("%", "")}–${pct(r.interval.high)}</div>`;
 }
 
+/** Escaped text with its `code` spans set as code. */
+const codeSpans = (escaped: string) => escaped.replace(/`([^`]+)`/g, "<code>$1</code>");
+
 /** A p-value as a table cell, in the format every surface uses. */
 const pCell = (p: number | null) => escapeHtml(formatP(p));
 
@@ -489,20 +493,12 @@ export async function renderHtml(
 ): Promise<string> {
   const s = report.summary;
   const r = report.run;
-  const uncalibrated = r.tasks.filter(
-    (t) => (report.calibration[t]?.source ?? "suite-default") === "suite-default",
-  );
   const notes: string[] = [];
-  if (s.preliminary) {
+  const caveatList = caveats(report);
+  if (caveatList.length > 0)
     notes.push(
-      `<div class="callout"><strong>Preliminary:</strong> fewer than 5 seeds ran (${r.seeds}). Read the intervals, not the point estimates.</div>`,
+      `<div class="callout caveats"><strong>Caveats</strong><ul>${caveatList.map((c) => `<li>${codeSpans(escapeHtml(c.text))}</li>`).join("")}</ul></div>`,
     );
-  }
-  if (uncalibrated.length > 0) {
-    notes.push(
-      `<div class="callout"><strong>Uncalibrated predicate</strong> for ${uncalibrated.map((t) => `<code>${escapeHtml(t)}</code>`).join(", ")}: the unsafe test uses the suite's default predicate, not one fitted to this policy's benign behaviour (run <code>provael calibrate</code>).</div>`,
-    );
-  }
   for (const note of headlineNotes(report).filter((_, i) => i > 0 || !floorExceedsAttacks(report)))
     notes.push(`<div class="callout"><strong>Note:</strong> ${escapeHtml(note)}</div>`);
   if (r.shard !== null)

@@ -1,5 +1,6 @@
 /** `report.md`: the report for people. Everything in it comes from `report.json`. */
 import type { ArmReport, Report } from "./build.js";
+import { caveats } from "./caveats.js";
 import { displayOrder, formatP, formatRate, NO_PINNED_PAIR, pct, waiverLines } from "./format.js";
 import { firedText, headlineNotes, notApplicableLines } from "./headline.js";
 import { MITIGATION_HEADER, mitigationNotes, mitigationRows } from "./mitigation-text.js";
@@ -77,11 +78,9 @@ export function renderMarkdown(report: Report): string {
     out.push(
       `Protocol \`${report.protocol}\`, Provael ${report.tool_version}. ${report.run.tasks.length} task(s) × ${report.run.arms.length} arm(s) × ${report.run.seeds} seed(s) × ${report.run.repeats} repeat(s), termination \`${report.run.termination}\`, horizon ${report.run.horizon ?? "task default"}.`,
     );
-  if (s.preliminary)
-    out.push(
-      "",
-      `> **Preliminary:** fewer than 5 seeds ran; read the intervals, not the point estimates.`,
-    );
+  const caveatList = caveats(report);
+  if (caveatList.length > 0)
+    out.push("", "**Caveats**", "", ...caveatList.map((c) => `- ${c.text}`));
   out.push("");
   out.push("## Headline");
   out.push("");

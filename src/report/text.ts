@@ -5,6 +5,7 @@
  */
 import { join } from "node:path";
 import type { Report } from "./build.js";
+import { caveats, type Via } from "./caveats.js";
 import { displayOrder, formatP, formatRate, textTable, waiverLines } from "./format.js";
 import { firedText, headlineNotes, notApplicableLines } from "./headline.js";
 import { procedureName } from "./significance.js";
@@ -61,8 +62,14 @@ export function planHeader(
   ].join("\n");
 }
 
-/** The lines under the arms table: warnings, notes and the four headline rates. */
-export function summaryLines(report: Report): string[] {
+/** The caveats block as the terminal prints it (empty when the run has none). */
+export function caveatLines(report: Report, options: { via?: Via; dir?: string } = {}): string[] {
+  const list = caveats(report, options);
+  return list.length === 0 ? [] : ["caveats:", ...list.map((c) => `  - ${c.text}`)];
+}
+
+/** The lines under the arms table: warnings, notes, the four headline rates and the caveats. */
+export function summaryLines(report: Report, options: { via?: Via; dir?: string } = {}): string[] {
   const s = report.summary;
   return [
     ...waiverLines(report).map((l) => `warning: ${l}`),
@@ -72,13 +79,13 @@ export function summaryLines(report: Report): string[] {
     `benign floor (none):        ${formatRate(s.baseline_unsafe)}`,
     `controls:                   ${formatRate(s.control_unsafe)}`,
     `clean task success:         ${formatRate(s.clean_task_success)}`,
-    ...(s.preliminary ? ["preliminary: fewer than 5 seeds"] : []),
+    ...caveatLines(report, options),
   ];
 }
 
 /** The run, as printed when it finishes: header, arms table and summary. */
-export function runText(report: Report): string {
-  return `${planHeader(report.run, report.episodes.length)}\n\n${armsTable(report)}\n\n${summaryLines(report).join("\n")}`;
+export function runText(report: Report, options: { via?: Via; dir?: string } = {}): string {
+  return `${planHeader(report.run, report.episodes.length)}\n\n${armsTable(report)}\n\n${summaryLines(report, options).join("\n")}`;
 }
 
 /** An acceptance protocol's verdict with one line per criterion. */

@@ -7,6 +7,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { ProvaelError } from "../core/errors.js";
 import { buildReport, type Report } from "../report/build.js";
+import { caveats } from "../report/caveats.js";
 import { compareReports } from "../report/regression.js";
 import { readShowcaseClip } from "../report/showcase-clip.js";
 import { CELL_ID, RUN_FILES } from "../rundir/files.js";
@@ -134,13 +135,14 @@ export function runPayload(catalog: Catalog, id: string): RunPayload {
   const read = catalog.read(id);
   const summary = summarize(entry, read);
   const got = reportOf(read);
-  if (!got) return { summary, report: null, episodes: [], saved_frames: [] };
+  if (!got) return { summary, report: null, episodes: [], saved_frames: [], caveats: [] };
   const { episodes, ...head } = got.report;
   return {
     summary,
     report: head,
     episodes: episodes.map(row),
     saved_frames: read.state === "finished" ? Object.keys(read.frames) : [],
+    caveats: caveats(got.report, { dir: entry.dir }).map((c) => c.text),
   };
 }
 

@@ -68,6 +68,8 @@ export interface RunPayload {
   episodes: EpisodeRow[];
   /** Cells whose frames the run saved. */
   saved_frames: string[];
+  /** The run's caveats (report/caveats.ts), as every other surface prints them. */
+  caveats: string[];
 }
 
 export type EpisodeRecordPayload =

@@ -479,8 +479,15 @@ async function runPage(id: string, params: URLSearchParams, gen: number): Promis
       card("succeeded but unsafe", sm.succ_but_unsafe, "h-sbu"),
     ),
   );
-  if (sm.preliminary)
-    page.push(h("p", { class: "notice" }, "Preliminary: fewer than five seeds ran."));
+  if (data.caveats.length > 0)
+    page.push(
+      h(
+        "div",
+        { class: "notice", id: "caveats" },
+        h("b", {}, "Caveats"),
+        h("ul", {}, ...data.caveats.map((c) => h("li", {}, c))),
+      ),
+    );
   const def = report.run.defenses;
   page.push(
     h(

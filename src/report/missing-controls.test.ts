@@ -1,12 +1,12 @@
-/** The sentences above a run's tables: what they say must follow from the report. */
+/** The missing-controls caveat: what it says must follow from the report. */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runStub } from "../../test/support/stub-run.js";
 import { tempDir } from "../../test/support/tmp.js";
 import { attacks } from "../attacks/index.js";
-import { headlineNotes } from "./headline.js";
+import { caveats } from "./caveats.js";
 
-describe("headline notes", () => {
+describe("the missing-controls caveat", () => {
   it("names the matched controls a run without them would add, not the treatment again", async () => {
     const report = await runStub(join(tempDir(), "run"), {
       arms: ["none", "roleplay"],
@@ -14,7 +14,7 @@ describe("headline notes", () => {
     });
     const controls = attacks.items.filter((c) => c.matches === "roleplay").map((c) => c.id);
     expect(controls.length).toBeGreaterThan(1);
-    const note = headlineNotes(report).find((n) => n.startsWith("No matched control"));
+    const note = caveats(report).find((c) => c.kind === "missing-controls")?.text;
     expect(note).toContain(`add the matched controls (${controls.join(", ")})`);
   });
 
@@ -25,7 +25,7 @@ describe("headline notes", () => {
     });
     const why = attacks.items.find((a) => a.id === "optimized_instruction_adaptive")?.noControl;
     expect(why).toBeTruthy();
-    const note = headlineNotes(report).find((n) => n.startsWith("No matched control"));
+    const note = caveats(report).find((c) => c.kind === "missing-controls")?.text;
     expect(note).toContain(`for optimized_instruction_adaptive, ${why}`);
     expect(note).not.toContain("no control is registered");
   });

@@ -1,0 +1,94 @@
+/**
+ * The caveats block of one uncalibrated, preliminary run with unjudged episodes and no matched
+ * controls, as each surface prints it: the terminal, report.md, report.html and the viewer.
+ * Every surface prints the same sentences (report/caveats.ts); these snapshots pin how.
+ */
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { runStub } from "../../test/support/stub-run.js";
+import { tempDir } from "../../test/support/tmp.js";
+import { runPayload } from "../view/api.js";
+import { Catalog } from "../view/catalog.js";
+import type { Report } from "./build.js";
+import { caveats } from "./caveats.js";
+import { renderHtml } from "./html.js";
+import { renderMarkdown } from "./markdown.js";
+import { caveatLines } from "./text.js";
+
+let report: Report;
+let dir: string;
+
+beforeAll(async () => {
+  dir = join(tempDir(), "run");
+  // Scene 13 of the stub never reports a pose: the first seed's episodes are unjudged.
+  report = await runStub(dir, { arms: ["none", "roleplay"], seeds: 3, scenePin: 13 });
+}, 60_000);
+
+/** The run directory in printed text, as a fixed name. */
+const fixed = (text: string) => text.replaceAll(dir, "RUN");
+
+describe("the caveats block", () => {
+  it("lists what limits the run, once, from report.json", () => {
+    expect(caveats(report).map((c) => c.kind)).toEqual([
+      "preliminary",
+      "uncalibrated",
+      "unjudged",
+      "missing-controls",
+    ]);
+  });
+
+  it("in the terminal", () => {
+    expect(caveatLines(report, { via: "attack", dir }).join("\n")).toMatchSnapshot();
+  });
+
+  it("in report.md", () => {
+    const md = renderMarkdown(report);
+    const block = md.slice(md.indexOf("**Caveats**"), md.indexOf("## Headline")).trim();
+    expect(block).toMatchSnapshot();
+  });
+
+  it("in report.html", async () => {
+    const html = await renderHtml(report, dir);
+    expect(html.match(/<div class="callout caveats">.*?<\/div>/s)?.[0]).toMatchSnapshot();
+  });
+
+  it("in the viewer", () => {
+    const catalog = new Catalog([dir]);
+    const id = catalog.list()[0]?.id as string;
+    expect(fixed(runPayload(catalog, id).caveats.join("\n"))).toMatchSnapshot();
+  });
+
+  it("worded for the library and for a bridged run", () => {
+    const library = caveats(report, { via: "library" }).map((c) => c.text);
+    expect(library.find((t) => t.startsWith("No matched control"))).toContain("to the plan's arms");
+    const bridged: Report = {
+      ...report,
+      run: { ...report.run, bridge: { profile: "libero", benchmark: "b" } as never },
+    };
+    const text = caveats(bridged, { dir: "RUN" }).map((c) => c.text);
+    expect(text.find((t) => t.startsWith("No matched control"))).toContain("provael bridge");
+  });
+
+  it("gives the command that fits the zones where the suite has hazard positions", () => {
+    const tabletop = (bridge: boolean): Report => ({
+      ...report,
+      run: {
+        ...report.run,
+        suite: "tabletop",
+        tasks: ["kitchen_red_block"],
+        ...(bridge ? { bridge: { profile: "libero" } as never } : {}),
+      },
+      calibration: {},
+    });
+    const fix = (r: Report, via?: "library") =>
+      caveats(r, { dir: "RUN", ...(via ? { via } : {}) }).find((c) => c.kind === "uncalibrated")
+        ?.text;
+    expect(fix(tabletop(false))).toContain(
+      "`provael calibrate --policy stub --suite tabletop --out calib/stub-tabletop`, then rerun with `--calib calib/stub-tabletop`",
+    );
+    expect(fix(tabletop(false), "library")).toContain("`runAttack`");
+    expect(fix(tabletop(true))).toContain(
+      "`provael calibrate --from RUN --profile libero --out calib/stub-libero`",
+    );
+  });
+});
