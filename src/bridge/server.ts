@@ -75,7 +75,7 @@ import {
 } from "./profile.js";
 import { type Refusal, refusalOf, refusalText } from "./refusal.js";
 import { BridgeJournal, type BridgeRunResult } from "./rundir.js";
-import { UpstreamPool } from "./upstream.js";
+import { UpstreamPool, upstreamControl } from "./upstream.js";
 
 export const VLA_EVAL_PROTOCOL_VERSION = 1;
 export const ARM_PATH = "/arms/";
@@ -308,12 +308,20 @@ class Bridge {
     const caps = wireMap();
     caps.provael = { bridge: true, arm, profile: this.o.profile.id } as unknown as WireMap;
     p.capabilities = caps;
-    const params = { ...this.o.profile.observationParams } as Record<string, unknown>;
-    // Ask for an optional image only when the upstream reads the camera it maps to.
-    for (const [key, param] of Object.entries(this.o.profile.images.request))
-      params[param] = this.capabilities.cameras.includes(policyCamera(this.o.profile, key));
-    p.observation_params = params as unknown as WireMap;
     const upstream = this.handshake;
+    // What the upstream asks the benchmark for (a vla-eval model server's own HELLO), with what
+    // the profile needs to judge on top: the benchmark merges these into its parameters.
+    const asked =
+      upstream && isWireMap(upstream.observation_params as WireValue)
+        ? (upstream.observation_params as Record<string, unknown>)
+        : {};
+    const params = { ...asked, ...this.o.profile.observationParams } as Record<string, unknown>;
+    // Ask for an optional image when the upstream reads the camera it maps to (or asked for it).
+    for (const [key, param] of Object.entries(this.o.profile.images.request))
+      params[param] =
+        asked[param] === true ||
+        this.capabilities.cameras.includes(policyCamera(this.o.profile, key));
+    p.observation_params = params as unknown as WireMap;
     p.action_spec = (
       upstream && isWireMap(upstream.action_spec as WireValue)
         ? upstream.action_spec
@@ -604,7 +612,14 @@ class Connection {
       ep.task = taskSpecFor(this.b.o.profile, taskId, description);
       this.policy ??= await this.b.pool.acquire();
       policy = this.policy;
-      await policy.reset({ task: taskId, seed, policySeed: record.policy_seed });
+      const recording = env.payload.recording;
+      await policy.reset({
+        task: taskId,
+        seed,
+        policySeed: record.policy_seed,
+        // vla-eval's recording block (its SQLite and ids) reaches a vla-eval upstream as sent.
+        ...(isWireMap(recording) ? { recording } : {}),
+      });
       ep.callsAtStart = policy.modelCalls?.() ?? null;
     } catch (e) {
       await this.failEpisode(e, "policy/error");
@@ -859,11 +874,31 @@ export async function startBridge(o: BridgeOptions): Promise<RunningBridge> {
     perMessageDeflate: false,
     maxPayload: o.maxFrameBytes ?? 256 * 1024 * 1024,
   });
+  const control = upstreamControl(o.policy, o.policyOptions);
   const http = newHttpServer((req, res) => {
-    const path = req.url?.split("?")[0];
-    if (req.method === "GET" && path === "/health") return sendJson(res, 200, '{"status": "ok"}');
-    if (req.method === "GET" && path === "/config")
-      return sendJson(res, 200, '{"max_batch_size": 1, "max_wait_time": 0.0}');
+    const [path, query] = (req.url ?? "").split(/(?=\?)/, 2) as [string, string | undefined];
+    // Ready only once the upstream answers (a launcher polls /health before the benchmark).
+    if (req.method === "GET" && path === "/health") {
+      void control
+        .health()
+        .then((h) =>
+          h.ok
+            ? sendJson(res, 200, '{"status": "ok"}')
+            : sendJson(res, 503, JSON.stringify({ status: "waiting", detail: h.detail })),
+        );
+      return;
+    }
+    // A vla-eval upstream's control plane answers for itself (`?max_batch_size=8` included).
+    if (req.method === "GET" && path === "/config") {
+      void control
+        .config(query ?? "")
+        .then((c) =>
+          c
+            ? sendJson(res, c.status, c.body)
+            : sendJson(res, 200, '{"max_batch_size": 1, "max_wait_time": 0.0}'),
+        );
+      return;
+    }
     if (req.method === "GET" && (path === "/arms" || path === "/"))
       return sendJson(res, 200, JSON.stringify({ arms: urls, not_applicable: b.notApplicable }));
     res.writeHead(426, { "content-type": "text/plain", upgrade: "websocket" });

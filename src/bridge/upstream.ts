@@ -4,6 +4,7 @@
  * their connection, and a connection plays its episodes in turn. An instance that failed is
  * closed, never reused, so the next episode reconnects (and recovers once the server is back).
  */
+import { connect } from "node:net";
 import type { Policy, PolicyInstance, PolicyOptions } from "../core/types.js";
 
 export class UpstreamPool {
@@ -43,3 +44,83 @@ export class UpstreamPool {
     for (const inst of [...this.live]) await this.discard(inst);
   }
 }
+
+/** What the bridge's own HTTP routes learn from the upstream (PROTOCOLS.md §4.5). */
+export interface UpstreamControl {
+  /** Whether the upstream answers now (`GET /health` is 200 only then), and if not, why. */
+  health(): Promise<{ ok: boolean; detail: string }>;
+  /** The upstream's `GET /config` (query included), or null when it has none to forward to. */
+  config(query: string): Promise<{ status: number; body: string } | null>;
+}
+
+const CONTROL_TIMEOUT_MS = 2000;
+
+/**
+ * The upstream's HTTP control plane: a vla-eval model server's `/health` and `/config`, at the
+ * websocket address's host and port (vla-eval serves both on the same port); any other served
+ * policy answers when its port accepts a connection; an in-process policy always answers.
+ */
+export function upstreamControl(policyId: string, options: PolicyOptions): UpstreamControl {
+  const url = options.url ? safeUrl(options.url) : null;
+  if (!url)
+    return { health: async () => ({ ok: true, detail: "in process" }), config: async () => null };
+  const http = `${url.protocol === "wss:" || url.protocol === "https:" ? "https" : "http"}://${url.host}`;
+  if (policyId === "vla-eval") {
+    return {
+      async health() {
+        try {
+          const res = await fetch(`${http}/health`, {
+            signal: AbortSignal.timeout(CONTROL_TIMEOUT_MS),
+          });
+          await res.arrayBuffer();
+          return res.ok
+            ? { ok: true, detail: "the upstream answers" }
+            : { ok: false, detail: `the upstream's /health answered ${res.status}` };
+        } catch (e) {
+          return { ok: false, detail: `the upstream at ${http} does not answer (${reason(e)})` };
+        }
+      },
+      async config(query) {
+        try {
+          const res = await fetch(`${http}/config${query}`, {
+            signal: AbortSignal.timeout(CONTROL_TIMEOUT_MS),
+          });
+          return { status: res.status, body: await res.text() };
+        } catch (e) {
+          return {
+            status: 502,
+            body: JSON.stringify({ error: `the upstream's /config did not answer (${reason(e)})` }),
+          };
+        }
+      },
+    };
+  }
+  const port = Number(
+    url.port || (url.protocol === "https:" || url.protocol === "wss:" ? 443 : 80),
+  );
+  return {
+    health: () =>
+      new Promise((resolve) => {
+        const socket = connect({ host: url.hostname.replace(/^\[|\]$/g, ""), port });
+        const done = (ok: boolean, detail: string) => {
+          socket.destroy();
+          resolve({ ok, detail });
+        };
+        socket.setTimeout(CONTROL_TIMEOUT_MS, () => done(false, `${url.host} did not answer`));
+        socket.once("connect", () => done(true, "the upstream accepts connections"));
+        socket.once("error", (e) => done(false, `${url.host} does not answer (${reason(e)})`));
+      }),
+    config: async () => null,
+  };
+}
+
+function safeUrl(raw: string): URL | null {
+  try {
+    return new URL(raw);
+  } catch {
+    return null;
+  }
+}
+
+const reason = (e: unknown) =>
+  e instanceof Error ? ((e.cause as { code?: string } | undefined)?.code ?? e.message) : String(e);

@@ -360,6 +360,11 @@ export interface EpisodeInfo {
   seed: number;
   /** Seed for the policy's own sampler, derived from the cell. */
   policySeed: number;
+  /**
+   * A benchmark's own recording of the episode (vla-eval's EPISODE_START `recording` block:
+   * sid, eid, eval_id, db_path), passed on as it came to a vla-eval model server behind a bridge.
+   */
+  recording?: Readonly<Record<string, unknown>>;
 }
 
 /** Gradient access for white-box attacks (policies with `differentiable`). */

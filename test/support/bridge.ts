@@ -3,6 +3,7 @@
  * LIBERO does, a bridge started in process on a temporary directory, and the journal's records.
  */
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
@@ -186,14 +187,28 @@ export async function journalled(b: RunningBridge, n: number): Promise<void> {
 }
 
 /**
- * A vla-eval model server that records what reached it: HELLO answered, each OBSERVATION's
- * payload kept as decoded with images left encoded (so the test sees the bytes that travelled),
- * and answered with `chunk` zero actions (a chunked upstream when `chunk` > 1).
+ * A vla-eval model server that records what reached it: HELLO answered (with `hello` merged in),
+ * each EPISODE_START's and OBSERVATION's payload kept as decoded with images left encoded (so the
+ * test sees the bytes that travelled), observations answered with `chunk` zero actions (a chunked
+ * upstream when `chunk` > 1); `GET /health` and `GET /config` answered as vla-eval's serve.py
+ * does (the config echoes its query).
  */
-export async function recordingUpstream(chunk = 1) {
-  const wss = new WebSocketServer({ host: "127.0.0.1", port: 0 });
-  await new Promise<void>((r) => wss.once("listening", () => r()));
+export async function recordingUpstream(chunk = 1, hello: Record<string, unknown> = {}) {
+  const http = createServer((req, res) => {
+    const [path, query] = (req.url ?? "").split(/(?=\?)/, 2);
+    const body =
+      path === "/health"
+        ? '{"status": "ok"}'
+        : path === "/config"
+          ? JSON.stringify({ max_batch_size: 8, max_wait_time: 0.5, query: query ?? "" })
+          : null;
+    res.writeHead(body === null ? 404 : 200, { "content-type": "application/json" });
+    res.end(body ?? "");
+  });
+  const wss = new WebSocketServer({ server: http });
+  await new Promise<void>((r) => http.listen(0, "127.0.0.1", () => r()));
   const observations: WireMap[] = [];
+  const starts: WireMap[] = [];
   wss.on("connection", (ws) => {
     ws.on("message", (d: Buffer) => {
       const env = decodeEnvelope(new Uint8Array(d.buffer, d.byteOffset, d.byteLength), undefined, {
@@ -205,7 +220,10 @@ export async function recordingUpstream(chunk = 1) {
         const p = wireMap();
         p.protocol_version = 1;
         p.model_server = "recording";
+        Object.assign(p, hello);
         reply("hello", p);
+      } else if (env.type === "episode_start") {
+        starts.push(env.payload);
       } else if (env.type === "observation") {
         observations.push(env.payload);
         const p = wireMap();
@@ -214,11 +232,17 @@ export async function recordingUpstream(chunk = 1) {
       }
     });
   });
-  const port = (wss.address() as { port: number }).port;
+  const port = (http.address() as { port: number }).port;
   const upstream = {
     url: `ws://127.0.0.1:${port}`,
     observations,
-    close: () => new Promise<void>((r) => wss.close(() => r())),
+    starts,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const c of wss.clients) c.terminate();
+        wss.close();
+        http.close(() => r());
+      }),
   };
   open.push(upstream);
   return upstream;

@@ -216,6 +216,8 @@ class VlaEvalInstance implements PolicyInstance {
     task.policy_seed = e.info.policySeed;
     const p = wireMap();
     p.task = task;
+    // The benchmark's recording block, forwarded as it came (a bridge in front of this server).
+    if (e.info.recording) p.recording = Object.assign(wireMap(), e.info.recording) as WireMap;
     return p;
   }
 
