@@ -43,7 +43,8 @@ export const DEFAULT_PREFLIGHT = 10;
 export interface BenchmarkFlags extends ServedFlags {
   policy: string;
   policyPath?: string;
-  policyUrl?: string;
+  /** `--policy-url`, repeatable for `attack`'s pool; the bridge forwards to one. */
+  policyUrl?: string[];
   policyOption?: Record<string, unknown>;
   attackParam?: Record<string, Record<string, unknown>>;
   attacks: string[];
@@ -215,6 +216,13 @@ export async function runBenchmarkSuite(
       },
     );
   policies.get(flags.policy);
+  if ((flags.policyUrl?.length ?? 0) > 1)
+    throw new ProvaelError(
+      "config/invalid",
+      `--suite ${BENCHMARK_SUITE} forwards to one policy server; got ${flags.policyUrl?.length} --policy-url`,
+      { hint: "pass one --policy-url (a pool of servers plays the built-in suites)" },
+    );
+  const policyUrl = flags.policyUrl?.[0];
   // The benign arm always plays: the pre-flight and every attacked episode's twin are its.
   const named = resolveAttacks(["none", ...flags.attacks]);
   const arms = flags.controls === false ? named : withMatchedControls(named);
@@ -240,7 +248,7 @@ export async function runBenchmarkSuite(
         policy: flags.policy,
         policyOptions: {
           ...(flags.policyPath ? { path: flags.policyPath } : {}),
-          ...(flags.policyUrl ? { url: flags.policyUrl } : {}),
+          ...(policyUrl ? { url: policyUrl } : {}),
           ...(Object.keys(extra).length > 0 ? { extra } : {}),
         },
         planPolicyOptions: {

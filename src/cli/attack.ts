@@ -18,6 +18,7 @@ import { readReportFile } from "../rundir/report.js";
 import { type LoadedCalibration, loadCalibrations } from "../runner/calibration.js";
 import { defaultWorkers } from "../runner/executor.js";
 import type { DefensePlan, PlanSpec, Termination, Waiver } from "../runner/plan.js";
+import { DEFAULT_INFRA_RETRIES } from "../runner/pool.js";
 import { planFromReport } from "../runner/replay.js";
 import { parseShard, type RunOptions } from "../runner/run.js";
 import { suites } from "../suites/index.js";
@@ -70,7 +71,8 @@ interface AttackFlags extends ServedFlags {
   reuse?: string[];
   from?: string;
   policyPath?: string;
-  policyUrl?: string;
+  policyUrl?: string[];
+  retryErrors?: number;
 }
 
 export function registerAttack(program: Command): void {
@@ -144,7 +146,16 @@ export function registerAttack(program: Command): void {
       DEFAULTS.scenePin,
     )
     .option("--policy-path <path>", "weights or model file for the policy")
-    .option("--policy-url <url>", "server address for a served policy")
+    .option(
+      "--policy-url <url>",
+      "server address for a served policy; repeat it (or a comma list) for a pool of servers of the same policy, --concurrency episodes each",
+      (v: string, prev: string[] = []) => [...prev, ...list(v)],
+    )
+    .option(
+      "--retry-errors <n>",
+      `times a cell lost to a policy server's failure (connection, timeout, error frame) is played again, on another server of the pool when there is one (default ${DEFAULT_INFRA_RETRIES})`,
+      integer("--retry-errors", { min: 0 }),
+    )
     .option("--out <dir>", "run directory (default: runs/<policy>-<suite>-<time>)")
     .option(
       "--resume",
@@ -291,7 +302,7 @@ export function registerAttack(program: Command): void {
         concurrency: flags.concurrency,
         policyOptions: {
           ...(replay ? replay.policyOptions : policyOptions),
-          ...(flags.policyUrl ? { url: flags.policyUrl } : {}),
+          ...(flags.policyUrl?.[0] ? { url: flags.policyUrl[0] } : {}),
           extra: {
             ...(replay ? (replay.policyOptions.extra as Record<string, unknown>) : extra),
             ...served.extra,
@@ -307,6 +318,8 @@ export function registerAttack(program: Command): void {
         shard: flags.shard === undefined ? null : parseShard(flags.shard),
         commandLine: process.argv.slice(1),
         ...(flags.maxErrors === undefined ? {} : { maxErrors: flags.maxErrors }),
+        ...(flags.policyUrl?.length ? { policyUrls: flags.policyUrl } : {}),
+        ...(flags.retryErrors === undefined ? {} : { infraRetries: flags.retryErrors }),
         ...(pluginSources.length > 0 ? { plugins: pluginSources } : {}),
         ...(flags.reuse ? { reuse: flags.reuse } : {}),
         finish: {

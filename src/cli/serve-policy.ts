@@ -22,6 +22,7 @@ interface ServeFlags {
   imageSize?: [number, number] | null;
   policyPath?: string;
   maxFrame?: number;
+  latencyMs?: number;
   json?: boolean;
 }
 
@@ -70,6 +71,11 @@ export function registerServePolicy(program: Command): void {
       "largest request accepted",
       integer("--max-frame", { min: 1024 }),
     )
+    .option(
+      "--latency-ms <n>",
+      "added time per action request, requests served one at a time (models one accelerator; for benchmarks)",
+      integer("--latency-ms", { min: 0 }),
+    )
     .option("--json", "print the bound address as JSON")
     .action(async (flags: ServeFlags) => {
       const policy = policies.get(flags.policy);
@@ -82,6 +88,7 @@ export function registerServePolicy(program: Command): void {
         layout: flags.layout ?? DEFAULT_LAYOUT[flags.protocol],
         ...(flags.imageSize !== undefined ? { imageSize: flags.imageSize } : {}),
         ...(flags.maxFrame ? { maxFrameBytes: flags.maxFrame } : {}),
+        ...(flags.latencyMs ? { latencyMs: flags.latencyMs } : {}),
       });
       const info = {
         policy: policy.id,

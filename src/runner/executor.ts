@@ -47,6 +47,8 @@ export interface Executor {
   /** How many cells may be in flight at once. */
   readonly lanes: number;
   play(cell: Cell, lane: number): Promise<CellResult>;
+  /** What the execution manifest records of this executor (a pool: who played which cell). */
+  manifest?(): Record<string, unknown>;
   close(): Promise<void>;
 }
 

@@ -65,6 +65,7 @@ import {
   planDigest,
   validatePlan,
 } from "./plan.js";
+import { DEFAULT_INFRA_RETRIES, poolExecutor } from "./pool.js";
 import {
   checkReusedPolicy,
   copyReused,
@@ -92,6 +93,13 @@ export interface RunOptions {
   maxErrors?: number;
   /** On resume, play cells whose journalled episode errored again (default true). */
   retryErrors?: boolean;
+  /**
+   * A served policy's servers (`--policy-url`, repeatable): episodes spread over them,
+   * `concurrency` per server (runner/pool.ts). Absent: `policyOptions.url` alone, no pool.
+   */
+  policyUrls?: string[];
+  /** Times a cell lost to an infrastructure error is played again on the pool (`--retry-errors`). */
+  infraRetries?: number;
   /** Calibrations by task (their digests must equal `plan.calibration`). */
   calibrations?: Record<string, LoadedCalibration>;
   /** Refuse any task scored by a suite-default predicate. */
@@ -311,6 +319,8 @@ interface Played {
   latency: Record<string, DefenseLatency>;
   /** Episodes copied from each reused run by this invocation. */
   reuse: ReuseRecord[];
+  /** A pool of policy servers: what it played where (execution manifest only). */
+  pool: Record<string, unknown> | null;
 }
 
 /**
@@ -333,13 +343,14 @@ async function prepare(options: RunOptions): Promise<Prepared | RunResult> {
     ...given,
     policyOptions: redactPolicyOptions(given.policyOptions),
   };
-  for (const [flag, v] of [
-    ["--concurrency", options.concurrency],
-    ["--workers", options.workers ?? 1],
+  for (const [flag, v, min] of [
+    ["--concurrency", options.concurrency, 1],
+    ["--workers", options.workers ?? 1, 1],
+    ["--retry-errors", options.infraRetries ?? 0, 0],
   ] as const) {
-    if (!Number.isInteger(v) || v < 1) {
-      throw new ProvaelError("config/invalid", `${flag} must be a positive integer, got ${v}`, {
-        hint: `pass ${flag} 1 or more`,
+    if (!Number.isInteger(v) || v < min) {
+      throw new ProvaelError("config/invalid", `${flag} must be an integer ≥ ${min}, got ${v}`, {
+        hint: `pass ${flag} ${min} or more`,
       });
     }
   }
@@ -504,6 +515,7 @@ async function schedule(options: RunOptions, p: Prepared): Promise<Played> {
       : Math.min(options.workers ?? 1, Math.max(1, pending.length));
 
   let executor: Executor | null = null;
+  let pool: Record<string, unknown> | null = null;
   let played = 0;
   let errors = 0;
   let aborted: ProvaelError | null = null;
@@ -554,21 +566,29 @@ async function schedule(options: RunOptions, p: Prepared): Promise<Played> {
   try {
     if (pending.length > 0) {
       executor =
-        workers > 1
-          ? await workerExecutor(setup, workers)
-          : await inProcessExecutor(
-              setup,
-              Math.max(1, Math.min(options.concurrency, pending.length)),
-            );
+        options.policyUrls?.length && (policy.concurrent || policy.ioBound)
+          ? await poolExecutor(setup, {
+              urls: options.policyUrls,
+              concurrency: options.concurrency,
+              retries: options.infraRetries ?? DEFAULT_INFRA_RETRIES,
+              secrets,
+            })
+          : workers > 1
+            ? await workerExecutor(setup, workers)
+            : await inProcessExecutor(
+                setup,
+                Math.max(1, Math.min(options.concurrency, pending.length)),
+              );
       const ex = executor;
       await Promise.all(Array.from({ length: ex.lanes }, (_, i) => lane(i, ex)));
     }
   } finally {
     journal.close();
+    pool = executor?.manifest?.() ?? null;
     await executor?.close();
   }
   if (aborted) throw aborted;
-  return { played, workers, policyDigest, servedModel: probe.servedModel, latency, reuse };
+  return { played, workers, policyDigest, servedModel: probe.servedModel, latency, reuse, pool };
 }
 
 const copiedOf = (reuse: readonly ReuseRecord[]) => reuse.reduce((n, r) => n + r.episodes, 0);
@@ -602,6 +622,7 @@ async function finalise(options: RunOptions, p: Prepared, s: Played): Promise<Ru
         concurrency: options.concurrency,
         ...(plan.defenses ? { defense_latency: latencyReport(latency) } : {}),
         ...(s.reuse.length > 0 ? { reused: s.reuse } : {}),
+        ...(s.pool ? { policy_pool: s.pool } : {}),
       },
     },
   });

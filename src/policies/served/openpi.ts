@@ -40,6 +40,7 @@ import {
 } from "./layouts.js";
 import {
   authHeaders,
+  markServerError,
   SERVED_OPTIONS,
   type ServedOptions,
   servedOptions,
@@ -88,10 +89,12 @@ async function serverError(ws: WsConnection, text: string): Promise<ProvaelError
   await ws.waitClosed(CLOSE_AFTER_ERROR_MS);
   ws.close();
   const shown = text.length > TRACEBACK_CHARS ? `…${text.slice(-TRACEBACK_CHARS)}` : text;
-  return new ProvaelError("policy/error", `the policy server failed: ${shown.trim()}`, {
-    details: { traceback: shown, close: ws.closeInfo },
-    hint: "read the server's traceback; a missing key or a wrong shape usually means the wrong --layout",
-  });
+  return markServerError(
+    new ProvaelError("policy/error", `the policy server failed: ${shown.trim()}`, {
+      details: { traceback: shown, close: ws.closeInfo },
+      hint: "read the server's traceback; a missing key or a wrong shape usually means the wrong --layout",
+    }),
+  );
 }
 
 /** Idle connections, each used by one request at a time (replies pair with requests by order). */

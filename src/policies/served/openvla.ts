@@ -36,6 +36,7 @@ import {
 import {
   authHeaders,
   markRetryable,
+  markServerError,
   SERVED_OPTIONS,
   type ServedOptions,
   servedOptions,
@@ -205,10 +206,14 @@ class OpenvlaInstance implements PolicyInstance {
     }
     const value: WireValue = decodeJsonNumpy(text);
     if (value === "error") {
-      throw new ProvaelError(
-        "policy/error",
-        'the OpenVLA server failed on this request (it answered "error")',
-        { hint: "read the server's log for the exception; a wrong --unnorm-key is a common cause" },
+      throw markServerError(
+        new ProvaelError(
+          "policy/error",
+          'the OpenVLA server failed on this request (it answered "error")',
+          {
+            hint: "read the server's log for the exception; a wrong --unnorm-key is a common cause",
+          },
+        ),
       );
     }
     return decodeActions(this.layout, value, true)[0] as Action;

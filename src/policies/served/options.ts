@@ -132,6 +132,21 @@ export function isRetryable(e: unknown): boolean {
   return typeof e === "object" && e !== null && retryable.has(e);
 }
 
+/**
+ * Errors a server sent about itself (openpi's traceback frame, vla-eval's error envelope): the
+ * episode failed for a reason of the server, so a pool of servers plays it again elsewhere.
+ */
+const serverErrors = new WeakSet<object>();
+
+export function markServerError<E extends object>(e: E): E {
+  serverErrors.add(e);
+  return e;
+}
+
+export function isServerError(e: unknown): boolean {
+  return typeof e === "object" && e !== null && serverErrors.has(e);
+}
+
 /** Waits `ms` (backoff between retries). */
 export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

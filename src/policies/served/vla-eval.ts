@@ -39,6 +39,7 @@ import {
 } from "./layouts.js";
 import {
   authHeaders,
+  markServerError,
   SERVED_OPTIONS,
   type ServedOptions,
   servedOptions,
@@ -104,10 +105,12 @@ class VlaEvalClient {
       // An error for an earlier notification (episode_start): the reply to `seq` is still on its
       // way, so this connection is out of step and a fresh one starts the episode again.
       if (env.seq !== seq) this.drop();
-      throw new ProvaelError("policy/error", `the vla-eval server failed: ${msg}`, {
-        details: { seq: env.seq },
-        hint: "read the model server's log; a missing key or wrong shape usually means the wrong --layout",
-      });
+      throw markServerError(
+        new ProvaelError("policy/error", `the vla-eval server failed: ${msg}`, {
+          details: { seq: env.seq },
+          hint: "read the model server's log; a missing key or wrong shape usually means the wrong --layout",
+        }),
+      );
     }
     if (env.type !== want || env.seq !== seq) {
       this.drop();

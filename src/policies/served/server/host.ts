@@ -34,6 +34,11 @@ export interface HostOptions {
   maxFrameBytes?: number;
   /** Bounds on what decoding one request may build (codec/limits.ts); defaults otherwise. */
   decodeLimits?: Partial<DecodeLimits>;
+  /**
+   * Added time per action request, requests served one at a time: a stand-in for one
+   * accelerator whose inference takes this long (benchmarks of a pool of servers). 0: none.
+   */
+  latencyMs?: number;
 }
 
 export const DEFAULT_EPISODE: EpisodeInfo = { task: "", seed: 0, policySeed: 0 };
@@ -60,6 +65,8 @@ export class PolicyHost {
   private digest: string | null = null;
   /** Sessions by episode id, least recently used first. */
   private readonly episodes = new Map<string, Session>();
+  /** The last request holding the simulated accelerator (`latencyMs`). */
+  private device: Promise<void> = Promise.resolve();
 
   constructor(readonly options: HostOptions) {
     if (options.policy.capabilities.privileged) {
@@ -95,6 +102,15 @@ export class PolicyHost {
     this.digest ??= loaded.digest ?? null;
     this.all.add(loaded);
     return loaded;
+  }
+
+  /** Waits for the simulated accelerator, then holds it for `latencyMs` (no-op without one). */
+  occupy(): Promise<void> {
+    const ms = this.options.latencyMs ?? 0;
+    if (ms <= 0) return Promise.resolve();
+    const turn = this.device.then(() => new Promise<void>((r) => setTimeout(r, ms)));
+    this.device = turn;
+    return turn;
   }
 
   release(inst: PolicyInstance): void {
@@ -215,6 +231,7 @@ export class Session {
       this.started = true;
     }
     this.lastInstruction = obs.instruction;
+    await this.host.occupy();
     const action = await inst.act(obs);
     const dim = policy.capabilities.actionDim;
     if (action.length !== dim || !Array.from(action).every(Number.isFinite)) {

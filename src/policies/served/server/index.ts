@@ -41,6 +41,8 @@ export interface ServeOptions {
   /** Bounds on what decoding one request may build (codec/limits.ts). */
   decodeLimits?: Partial<DecodeLimits>;
   clock?: Clock;
+  /** Added time per action request, one request at a time (see HostOptions.latencyMs). */
+  latencyMs?: number;
 }
 
 export type { RunningServer };
@@ -54,6 +56,7 @@ export async function startPolicyServer(o: ServeOptions): Promise<RunningServer>
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.maxFrameBytes ? { maxFrameBytes: o.maxFrameBytes } : {}),
     ...(o.decodeLimits ? { decodeLimits: o.decodeLimits } : {}),
+    ...(o.latencyMs ? { latencyMs: o.latencyMs } : {}),
   });
   await host.warm();
   const at = { host: o.host, port: o.port };
