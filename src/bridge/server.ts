@@ -62,6 +62,12 @@ import {
   sendJson,
   shutdown,
 } from "../policies/served/server/http.js";
+import {
+  DEFAULT_DEADLINE_MS,
+  defaultBudget,
+  IntakeBudget,
+  watchWebSocket,
+} from "../policies/served/server/intake.js";
 import { suites } from "../suites/index.js";
 import { judgeState, readObservation } from "./observation.js";
 import {
@@ -102,6 +108,10 @@ export interface BridgeOptions {
   port: number;
   /** Largest frame accepted from a benchmark (images travel in it). */
   maxFrameBytes?: number;
+  /** Request bytes held at once across all connections; default three frames (intake.ts). */
+  maxBufferedBytes?: number;
+  /** How long a frame may take to arrive (ms); default 30 s (intake.ts). */
+  frameDeadlineMs?: number;
   clock?: Clock;
   commandLine?: string[];
   /** Continue the bridged run in `out` (same plan, profile and weights) rather than refuse it. */
@@ -869,10 +879,15 @@ export async function startBridge(o: BridgeOptions): Promise<RunningBridge> {
     throw e;
   }
 
+  const maxFrame = o.maxFrameBytes ?? 256 * 1024 * 1024;
   const wss = new WebSocketServer({
     noServer: true,
     perMessageDeflate: false,
-    maxPayload: o.maxFrameBytes ?? 256 * 1024 * 1024,
+    maxPayload: maxFrame,
+  });
+  const intake = new IntakeBudget({
+    budgetBytes: o.maxBufferedBytes ?? defaultBudget(maxFrame),
+    deadlineMs: o.frameDeadlineMs ?? DEFAULT_DEADLINE_MS,
   });
   const control = upstreamControl(o.policy, o.policyOptions);
   const http = newHttpServer((req, res) => {
@@ -928,6 +943,7 @@ export async function startBridge(o: BridgeOptions): Promise<RunningBridge> {
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
+      watchWebSocket(intake, ws, socket);
       const conn = new Connection(b, ws, route.arm, route.defenses, ++b.opened, name);
       b.connections.add(conn);
       ws.on("message", (data: Buffer, isBinary: boolean) => conn.onMessage(data, isBinary));

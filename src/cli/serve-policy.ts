@@ -23,6 +23,8 @@ interface ServeFlags {
   policyPath?: string;
   maxFrame?: number;
   latencyMs?: number;
+  maxBuffered?: number;
+  frameDeadline?: number;
   json?: boolean;
 }
 
@@ -76,6 +78,16 @@ export function registerServePolicy(program: Command): void {
       "added time per action request, requests served one at a time (models one accelerator; for benchmarks)",
       integer("--latency-ms", { min: 0 }),
     )
+    .option(
+      "--max-buffered <bytes>",
+      "request bytes held at once across all connections (default: three times --max-frame)",
+      integer("--max-buffered", { min: 1024 }),
+    )
+    .option(
+      "--frame-deadline <ms>",
+      "how long a request frame or body may take to arrive (default 30000)",
+      integer("--frame-deadline", { min: 1 }),
+    )
     .option("--json", "print the bound address as JSON")
     .action(async (flags: ServeFlags) => {
       const policy = policies.get(flags.policy);
@@ -89,6 +101,8 @@ export function registerServePolicy(program: Command): void {
         ...(flags.imageSize !== undefined ? { imageSize: flags.imageSize } : {}),
         ...(flags.maxFrame ? { maxFrameBytes: flags.maxFrame } : {}),
         ...(flags.latencyMs ? { latencyMs: flags.latencyMs } : {}),
+        ...(flags.maxBuffered ? { maxBufferedBytes: flags.maxBuffered } : {}),
+        ...(flags.frameDeadline ? { frameDeadlineMs: flags.frameDeadline } : {}),
       });
       const info = {
         policy: policy.id,

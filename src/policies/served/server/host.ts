@@ -22,6 +22,7 @@ import type {
 import { type DecodeLimits, decodeLimits } from "../codec/limits.js";
 import type { WireMap } from "../codec/tree.js";
 import { decodeObservation, type Layout, layoutCameras } from "../layouts.js";
+import { DEFAULT_DEADLINE_MS, defaultBudget, IntakeBudget } from "./intake.js";
 
 export interface HostOptions {
   policy: Policy;
@@ -32,6 +33,10 @@ export interface HostOptions {
   clock?: Clock;
   /** Largest request accepted, in bytes. */
   maxFrameBytes?: number;
+  /** Request bytes held at once across all connections; default three frames (intake.ts). */
+  maxBufferedBytes?: number;
+  /** How long a frame or body may take to arrive, in milliseconds (intake.ts). */
+  frameDeadlineMs?: number;
   /** Bounds on what decoding one request may build (codec/limits.ts); defaults otherwise. */
   decodeLimits?: Partial<DecodeLimits>;
   /**
@@ -58,6 +63,8 @@ export class PolicyHost {
   readonly clock: Clock;
   readonly maxFrameBytes: number;
   readonly decodeLimits: DecodeLimits;
+  /** Request bytes the server holds, across its connections (one budget per server). */
+  readonly intake: IntakeBudget;
   private readonly idle: PolicyInstance[] = [];
   private readonly all = new Set<PolicyInstance>();
   private shared: Promise<PolicyInstance> | null = null;
@@ -81,6 +88,10 @@ export class PolicyHost {
     this.clock = options.clock ?? systemClock;
     this.maxFrameBytes = options.maxFrameBytes ?? 64 * 1024 * 1024;
     this.decodeLimits = decodeLimits(options.decodeLimits);
+    this.intake = new IntakeBudget({
+      budgetBytes: options.maxBufferedBytes ?? defaultBudget(this.maxFrameBytes),
+      deadlineMs: options.frameDeadlineMs ?? DEFAULT_DEADLINE_MS,
+    });
   }
 
   /** Loads one instance up front so a broken policy fails at start, not at the first request. */

@@ -41,25 +41,6 @@ export function newHttpServer(
   return createServer(handler);
 }
 
-/** Reads a request body, refusing more than `max` bytes. */
-export function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (c: Buffer) => {
-      size += c.length;
-      if (size > max) {
-        reject(new ProvaelError("policy/protocol", `request body larger than ${max} bytes`));
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on("end", () => resolve(Buffer.concat(chunks)));
-    req.on("error", reject);
-  });
-}
-
 export function sendJson(res: ServerResponse, status: number, body: string): void {
   res.writeHead(status, {
     "content-type": "application/json",
@@ -100,28 +81,5 @@ export class Backlog {
 
   get bytes(): number {
     return this.held;
-  }
-}
-
-/**
- * Request-body bytes a whole HTTP server holds at once. A connection reads one body at a time,
- * but nothing stops a peer from opening many; past `cap` a request is answered 503 before its
- * body is read.
- */
-export class BodyPool {
-  private used = 0;
-
-  constructor(readonly cap: number) {}
-
-  /** Reserves `bytes`, or returns null when the pool cannot hold them now. */
-  reserve(bytes: number): (() => void) | null {
-    if (this.used + bytes > this.cap) return null;
-    this.used += bytes;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.used -= bytes;
-    };
   }
 }

@@ -38,6 +38,10 @@ export interface ServeOptions {
   /** [width, height] the policy reads (images resized back to it); default 128x128. */
   imageSize?: [number, number] | null;
   maxFrameBytes?: number;
+  /** Request bytes held at once across all connections; default three frames. */
+  maxBufferedBytes?: number;
+  /** How long a frame or body may take to arrive (ms); default 30 s. */
+  frameDeadlineMs?: number;
   /** Bounds on what decoding one request may build (codec/limits.ts). */
   decodeLimits?: Partial<DecodeLimits>;
   clock?: Clock;
@@ -55,6 +59,8 @@ export async function startPolicyServer(o: ServeOptions): Promise<RunningServer>
     imageSize: o.imageSize === undefined ? [128, 128] : o.imageSize,
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.maxFrameBytes ? { maxFrameBytes: o.maxFrameBytes } : {}),
+    ...(o.maxBufferedBytes ? { maxBufferedBytes: o.maxBufferedBytes } : {}),
+    ...(o.frameDeadlineMs ? { frameDeadlineMs: o.frameDeadlineMs } : {}),
     ...(o.decodeLimits ? { decodeLimits: o.decodeLimits } : {}),
     ...(o.latencyMs ? { latencyMs: o.latencyMs } : {}),
   });

@@ -19,6 +19,7 @@ import {
   type RunningServer,
   shutdown,
 } from "./http.js";
+import { type Inflow, watchWebSocket } from "./intake.js";
 
 /** Upstream's close reason after an error, byte for byte. */
 export const OPENPI_ERROR_REASON = "Internal server error. Traceback included in previous frame.";
@@ -54,7 +55,9 @@ export async function startOpenpiServer(
     res.end("Failed to open a WebSocket connection: did not receive a valid HTTP request.\n");
   });
   http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    wss.handleUpgrade(req, socket, head, (ws) => serve(host, ws));
+    wss.handleUpgrade(req, socket, head, (ws) =>
+      serve(host, ws, watchWebSocket(host.intake, ws, socket)),
+    );
   });
   const addr = await listen(http, at.host, at.port);
   return {
@@ -70,7 +73,7 @@ export async function startOpenpiServer(
   };
 }
 
-function serve(host: PolicyHost, ws: WebSocket): void {
+function serve(host: PolicyHost, ws: WebSocket, intake: Inflow): void {
   // Requests without an episode id share this connection's session (one episode per connection).
   const anonymous = host.session();
   let chain: Promise<void> = Promise.resolve();
@@ -99,7 +102,12 @@ function serve(host: PolicyHost, ws: WebSocket): void {
       return;
     }
     const started = host.clock.monotonic();
-    const release = backlog.hold(data.length);
+    const unhold = backlog.hold(data.length);
+    const unbudget = intake.hold(data.length);
+    const release = () => {
+      unhold();
+      unbudget();
+    };
     // Replies go out in request order, as openpi pairs them by order.
     chain = chain
       .then(async () => {

@@ -16,12 +16,10 @@ import { isWireMap, type WireMap, type WireValue } from "../codec/tree.js";
 import { EPISODE_KEY, encodeActions } from "../layouts.js";
 import type { PolicyHost, Session } from "./host.js";
 import {
-  BodyPool,
   hostForUrl,
   listen,
   newHttpServer,
   type RunningServer,
-  readBody,
   sendJson,
   shutdown,
 } from "./http.js";
@@ -44,34 +42,75 @@ export async function startOpenvlaServer(
     return host.episodeSession(id);
   };
 
-  // Bodies held at once across every connection: two full frames, so one client's burst of
-  // large bodies cannot take the heap; others are told to come back (503, Retry-After).
-  const pool = new BodyPool(2 * host.maxFrameBytes);
+  // Bodies are counted against the server's intake budget as their bytes arrive (intake.ts):
+  // nothing is reserved for a body before it comes, so a peer that trickles a chunked upload
+  // holds only what it sent, until the deadline cuts it; over the budget the largest unfinished
+  // body is cut; a declared length that cannot fit now is told to come back before it is read.
   const act = async (req: IncomingMessage, res: ServerResponse) => {
     const declared = Number(req.headers["content-length"] ?? Number.NaN);
     if (declared > host.maxFrameBytes) {
       req.resume();
       return sendJson(res, 413, '{"detail": "request body too large"}');
     }
-    const release = pool.reserve(Number.isFinite(declared) ? declared : host.maxFrameBytes);
-    if (!release) {
-      req.resume();
-      res.setHeader("retry-after", "1");
-      return sendJson(res, 503, '{"detail": "server busy: too many large requests at once"}');
+    if (declared > host.intake.limits.budgetBytes - host.intake.bytes) return busy(req, res);
+    const got = await receive(req);
+    if (!("body" in got)) {
+      res.setHeader("connection", "close");
+      if (got.status === 503) return busy(req, res);
+      return sendJson(res, got.status, JSON.stringify({ detail: got.detail }));
     }
     try {
-      return await answer(req, res);
+      return await answer(got.body, res);
     } finally {
-      release();
+      got.release();
     }
   };
-  const answer = async (req: IncomingMessage, res: ServerResponse) => {
-    let text: string;
-    try {
-      text = (await readBody(req, host.maxFrameBytes)).toString("utf8");
-    } catch {
-      return sendJson(res, 413, '{"detail": "request body too large"}');
-    }
+  const busy = (req: IncomingMessage, res: ServerResponse) => {
+    req.resume();
+    res.setHeader("retry-after", "1");
+    return sendJson(res, 503, '{"detail": "server busy: too many large requests at once"}');
+  };
+  /** A request's body, counted as it arrives; or the status it is refused with. */
+  const receive = (
+    req: IncomingMessage,
+  ): Promise<{ body: Buffer; release: () => void } | { status: number; detail: string }> =>
+    new Promise((resolve) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let done = false;
+      const refuse = (status: number, detail: string) => {
+        if (done) return;
+        done = true;
+        flow.close();
+        chunks.length = 0;
+        req.removeAllListeners("data");
+        req.resume();
+        resolve({ status, detail });
+      };
+      const flow = host.intake.open((why) =>
+        why === "budget"
+          ? refuse(503, "server busy: too many large requests at once")
+          : refuse(408, `request body not received within ${host.intake.limits.deadlineMs} ms`),
+      );
+      req.on("data", (c: Buffer) => {
+        if (done) return;
+        size += c.length;
+        if (size > host.maxFrameBytes) return refuse(413, "request body too large");
+        chunks.push(c);
+        flow.received(c.length);
+      });
+      req.on("end", () => {
+        if (done) return;
+        done = true;
+        flow.finished(size);
+        const release = flow.hold(size);
+        flow.close();
+        resolve({ body: Buffer.concat(chunks), release });
+      });
+      req.on("error", () => refuse(400, "the request was not received"));
+    });
+  const answer = async (bytes: Buffer, res: ServerResponse) => {
+    const text = bytes.toString("utf8");
     let body: WireValue;
     try {
       body = decodeJsonNumpy(text, host.decodeLimits);

@@ -26,6 +26,7 @@ import {
   sendJson,
   shutdown,
 } from "./http.js";
+import { type Inflow, watchWebSocket } from "./intake.js";
 
 export const VLA_EVAL_PROTOCOL_VERSION = 1;
 
@@ -89,7 +90,9 @@ export async function startVlaEvalServer(
     res.end("WebSocket upgrade expected.\n");
   });
   http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    wss.handleUpgrade(req, socket, head, (ws) => serve(host, ws));
+    wss.handleUpgrade(req, socket, head, (ws) =>
+      serve(host, ws, watchWebSocket(host.intake, ws, socket)),
+    );
   });
   const addr = await listen(http, at.host, at.port);
   return {
@@ -105,7 +108,7 @@ export async function startVlaEvalServer(
   };
 }
 
-function serve(host: PolicyHost, ws: WebSocket): void {
+function serve(host: PolicyHost, ws: WebSocket, intake: Inflow): void {
   const session = host.session();
   const send = (type: VlaEvalType, payload: WireMap, seq: number) => {
     if (ws.readyState !== WebSocket.OPEN) return;
@@ -126,7 +129,12 @@ function serve(host: PolicyHost, ws: WebSocket): void {
   // episode_start and an observation back to back, so a small backlog is normal).
   const backlog = new Backlog(ws, host.maxFrameBytes);
   ws.on("message", (data: Buffer, isBinary: boolean) => {
-    const release = backlog.hold(data.length);
+    const unhold = backlog.hold(data.length);
+    const unbudget = intake.hold(data.length);
+    const release = () => {
+      unhold();
+      unbudget();
+    };
     let seq = 0;
     void session
       .serial(async () => {
