@@ -55,8 +55,8 @@ export async function startOpenvlaServer(
     if (declared > host.intake.limits.budgetBytes - host.intake.bytes) return busy(req, res);
     const got = await receive(req);
     if (!("body" in got)) {
-      res.setHeader("connection", "close");
       if (got.status === 503) return busy(req, res);
+      hangUp(req, res);
       return sendJson(res, got.status, JSON.stringify({ detail: got.detail }));
     }
     try {
@@ -65,8 +65,14 @@ export async function startOpenvlaServer(
       got.release();
     }
   };
-  const busy = (req: IncomingMessage, res: ServerResponse) => {
+  /** The rest of a refused body is not waited for: the connection ends with the answer. */
+  const hangUp = (req: IncomingMessage, res: ServerResponse) => {
     req.resume();
+    res.setHeader("connection", "close");
+    res.once("finish", () => req.socket.destroy());
+  };
+  const busy = (req: IncomingMessage, res: ServerResponse) => {
+    hangUp(req, res);
     res.setHeader("retry-after", "1");
     return sendJson(res, 503, '{"detail": "server busy: too many large requests at once"}');
   };
