@@ -290,10 +290,6 @@ export function registerAttack(program: Command): void {
         ...waiversOf(flags),
         ...defensePlanOf(flags),
       };
-      if (flags.dryRun) {
-        dryRun(plan, flags);
-        return;
-      }
       const out = flags.out ?? defaultOut(plan.policy, plan.suite);
       const runOptions: Omit<RunOptions, "onProgress" | "signal"> = {
         plan,
@@ -329,6 +325,10 @@ export function registerAttack(program: Command): void {
           recipe: { name: recipe.name, source: RECIPES.includes(recipe) ? "built-in" : raw.recipe },
         },
       };
+      if (flags.dryRun) {
+        await dryRun(runOptions, flags);
+        return;
+      }
       await playAndPrint(runOptions, {
         json: Boolean(flags.json),
         html: flags.html !== false,

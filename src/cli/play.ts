@@ -5,14 +5,10 @@
  */
 import { join } from "node:path";
 import { systemClock } from "../core/clock.js";
-import { policies } from "../policies/index.js";
 import { erroredArms, nextSteps, planHeader, runText, verdictLines } from "../report/text.js";
 import { calibrationHintOf } from "../runner/calibration-plan.js";
-import { type PlanSpec, planCells, validatePlan } from "../runner/plan.js";
-import { checkPairing } from "../runner/preflight.js";
-import { openReused, reusableCells } from "../runner/reuse.js";
-import { parseShard, type RunOptions, runAttack } from "../runner/run.js";
-import { suites } from "../suites/index.js";
+import { durationText, estimatePlan } from "../runner/estimate.js";
+import { dryRunAttack, type RunOptions, runAttack } from "../runner/run.js";
 import { EXIT, verdictExitCode } from "./exit.js";
 import { progressMode, progressReporter } from "./progress.js";
 import { stopOnSignal } from "./stop.js";
@@ -37,43 +33,38 @@ export function resumeCommand(out: string, argv: string[] = process.argv.slice(2
 }
 
 /**
- * `--dry-run`: the plan checked as a run checks it before playing, then the cells it (or its
- * shard) would play and how many --reuse would copy.
+ * `--dry-run`: every check the run makes before its first episode (runner/run.ts
+ * `dryRunAttack`: the policy is loaded, a served one must answer), then the cells it (or its
+ * shard) would play, how many --reuse would copy, and the estimated time.
  */
-export function dryRun(
-  plan: PlanSpec,
-  o: {
-    shard?: string | undefined;
-    reuse?: string[] | undefined;
-    out?: string | undefined;
-    json?: boolean | undefined;
-  },
-): void {
-  const planned = suites.get(plan.suite);
-  validatePlan(
-    plan,
-    planned.tasks().map((t) => t.id),
-  );
-  // The declared capabilities; a served policy's are checked again once it is connected.
-  const declared = policies.get(plan.policy);
-  checkPairing(plan.policy, declared.capabilities, planned, declared.suites);
-  const shard = o.shard === undefined ? null : parseShard(o.shard);
-  const cells = planCells(plan).filter((_, i) => !shard || i % shard.count === shard.index);
+export async function dryRun(
+  options: Omit<RunOptions, "onProgress" | "signal">,
+  o: { json?: boolean | undefined },
+): Promise<void> {
+  const d = await dryRunAttack(options);
+  const { plan, cells } = d;
+  const shard = options.shard ?? null;
   const header = planHeader(
     { ...plan, shard: shard ? `${shard.index}/${shard.count}` : null },
     cells.length,
   );
-  // Checked now as a run would check them; the weights are compared once a run probes them.
-  const reused = o.reuse
-    ? reusableCells(openReused(o.reuse, plan, o.out ?? defaultOut(plan.policy, plan.suite)), cells)
-    : null;
+  const toPlay = cells.length - d.done - d.reused;
+  const estimate = estimatePlan({
+    policy: plan.policy,
+    suite: plan.suite,
+    tasks: plan.tasks,
+    episodesPerTask: toPlay / plan.tasks.length,
+    horizon: plan.horizon,
+    workers: options.workers ?? 1,
+    arms: plan.arms,
+  });
   if (o.json)
     process.stdout.write(
-      `${JSON.stringify({ plan, episodes: cells.length, ...(reused === null ? {} : { reused }) }, null, 2)}\n`,
+      `${JSON.stringify({ plan, episodes: cells.length, ...(options.reuse ? { reused: d.reused } : {}), ...(d.done > 0 ? { done: d.done } : {}), estimate }, null, 2)}\n`,
     );
   else
     process.stdout.write(
-      `${header}\n${reused === null ? "" : `(${reused} of ${cells.length} episodes would be copied from --reuse)\n`}(dry run: nothing played)\n`,
+      `${header}\n${options.reuse ? `(${d.reused} of ${cells.length} episodes would be copied from --reuse)\n` : ""}${d.done > 0 ? `(${d.done} of ${cells.length} episodes already finished in ${options.out})\n` : ""}checked as the run checks it (plan, run directory, policy loaded, pairing, scenes, calibrations)\nestimated time: ${durationText(estimate.seconds)} for ${toPlay} episode(s) (${estimate.basis})\n(dry run: nothing played)\n`,
     );
 }
 

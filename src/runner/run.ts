@@ -3,6 +3,8 @@
  * and manifest. The report depends only on the plan and the episodes, never on the number of
  * concurrent episodes, their completion order, or whether the run was resumed.
  */
+
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { attacks } from "../attacks/index.js";
 import { resolveParams } from "../attacks/params.js";
@@ -29,7 +31,7 @@ import type { Report } from "../report/build.js";
 import { decide, type Verdict } from "../report/verdict.js";
 import { isCommitted } from "../rundir/commit.js";
 import { checkOutputDir, RUN_FILES, removeTempFiles } from "../rundir/files.js";
-import { claimRunDir, type RunLock } from "../rundir/lock.js";
+import { claimRunDir, LOCK_FILE, type RunLock } from "../rundir/lock.js";
 import { readReportFile } from "../rundir/report.js";
 import { suites } from "../suites/index.js";
 import { checkPairing, notApplicableReason } from "./preflight.js";
@@ -72,6 +74,7 @@ import {
   openReused,
   type ReusedRun,
   type ReuseRecord,
+  reusableCells,
 } from "./reuse.js";
 import { checkCalibrationOverlap, checkSceneReuse, checkTrainingScenes } from "./scenes.js";
 
@@ -161,6 +164,7 @@ function openExisting(
   plan: PlanSpec,
   resume: boolean,
   shard: string | null,
+  tidy = true,
 ): ReturnType<typeof scanJournal> | null {
   const journalPath = join(out, RUN_FILES.journal);
   if (entries.includes(RUN_FILES.journal)) {
@@ -199,7 +203,7 @@ function openExisting(
         },
       );
     }
-    removeTempFiles(out);
+    if (tidy) removeTempFiles(out);
     return existing;
   }
   if (entries.length > 0) {
@@ -323,13 +327,23 @@ interface Played {
   pool: Record<string, unknown> | null;
 }
 
+/** What `checkPlan` hands on: the plan as it will be recorded, and what it names, loaded. */
+export interface CheckedPlan {
+  pluginSources: PluginSource[];
+  secrets: string[];
+  plan: PlanSpec;
+  suite: Suite;
+  policy: Policy;
+  armAttacks: Attack<unknown>[];
+  calibrations: Record<string, LoadedCalibration>;
+  finish: FinishOptions;
+}
+
 /**
- * Checks the plan and its options, opens (or reopens) the run directory and finds the cells
- * left to play; a committed run answers its result at once, never replayed or rewritten.
+ * The checks a run makes before it opens its directory (plugins, counts, names, the plan, the
+ * attacks' params, defenses, calibrations, finishing options); `--dry-run` makes the same ones.
  */
-async function prepare(options: RunOptions): Promise<Prepared | RunResult> {
-  const clock = options.clock ?? systemClock;
-  const startedAt = clock.now();
+export async function checkPlan(options: RunOptions): Promise<CheckedPlan> {
   const pluginSources = options.plugins ?? [];
   const plugins = await loadPlugins(pluginSources);
   // Secrets (API keys, secret options, URL passwords) are used to play, never written: the plan
@@ -366,10 +380,22 @@ async function prepare(options: RunOptions): Promise<Prepared | RunResult> {
   checkDefensePlan(plan);
   const calibrations = options.calibrations ?? {};
   checkCalibrations(plan, calibrations, options.requireCalibrated ?? false);
-  const shard = options.shard ?? null;
-
   const finish = options.finish ?? {};
   checkFinishOptions(finish);
+
+  return { pluginSources, secrets, plan, suite, policy, armAttacks, calibrations, finish };
+}
+
+/**
+ * Checks the plan and its options, opens (or reopens) the run directory and finds the cells
+ * left to play; a committed run answers its result at once, never replayed or rewritten.
+ */
+async function prepare(options: RunOptions): Promise<Prepared | RunResult> {
+  const clock = options.clock ?? systemClock;
+  const startedAt = clock.now();
+  const { pluginSources, secrets, plan, suite, policy, armAttacks, calibrations, finish } =
+    await checkPlan(options);
+  const shard = options.shard ?? null;
 
   const { existing, lock } = prepareOut(options.out, plan, options.resume, shardLabel(shard));
   // The lock is held until the run is finalised (runAttack), or let go here on any way out.
@@ -429,31 +455,19 @@ async function prepare(options: RunOptions): Promise<Prepared | RunResult> {
   }
 }
 
-/** Probes the policy, checks what needs it, and plays the pending cells into the journal. */
-async function schedule(options: RunOptions, p: Prepared): Promise<Played> {
-  const { plan, suite, policy, armAttacks, calibrations, existing, done, cells } = p;
-  const { journalPath, shard, secrets, pluginSources, reused } = p;
-  const probe = await probePolicy(plan, options.policyOptions);
+/**
+ * The checks that need the loaded policy (its digest and capabilities): calibrations fitted on
+ * these weights, the pairing, the defenses' requirements, and the scenes (no replayed scene for
+ * a deterministic policy, no training scenes, no calibration scenes), all before any episode.
+ * `--dry-run` makes the same ones after the same probe.
+ */
+export function checkWithPolicy(
+  options: Pick<RunOptions, "policyOptions">,
+  c: Pick<CheckedPlan, "plan" | "suite" | "policy" | "calibrations">,
+  probe: Awaited<ReturnType<typeof probePolicy>>,
+): void {
+  const { plan, suite, policy, calibrations } = c;
   const policyDigest = probe.digest;
-  if (existing && existing.header.policy_digest !== policyDigest) {
-    throw new ProvaelError(
-      "run/plan-mismatch",
-      `cannot resume ${options.out}: the policy's weights changed (${existing.header.policy_digest ?? "none"} then, ${policyDigest ?? "none"} now)`,
-      {
-        hint: "resume with the weights the run started with, or choose another --out",
-      },
-    );
-  }
-  const servedThen = existing ? servedModelLabel(existing.header.served_model) : null;
-  const servedNow = servedModelLabel(probe.servedModel ?? undefined);
-  if (existing && servedThen !== servedNow) {
-    throw new ProvaelError(
-      "run/plan-mismatch",
-      `cannot resume ${options.out}: the server reports another model (${servedThen} then, ${servedNow} now)`,
-      { hint: "resume against the server the run started with, or choose another --out" },
-    );
-  }
-  checkReusedPolicy(reused, policyDigest, servedNow, (h) => servedModelLabel(h.served_model));
   for (const [task, c] of Object.entries(calibrations)) {
     if (c.calibration.policy_digest !== policyDigest) {
       throw new ProvaelError(
@@ -479,6 +493,83 @@ async function schedule(options: RunOptions, p: Prepared): Promise<Played> {
     Object.fromEntries(Object.entries(calibrations).map(([t, c]) => [t, c.calibration])),
     stochastic,
   );
+}
+
+/** What `--dry-run` found: the plan as a run would record it, and the cells it would play. */
+export interface DryRun {
+  plan: PlanSpec;
+  cells: Cell[];
+  /** Finished episodes `reuse` would copy in (checked as a run checks them). */
+  reused: number;
+  /** Cells already finished in `out` (a resume). */
+  done: number;
+  policyDigest: string | null;
+}
+
+/**
+ * Every check a run makes before its first episode, in the same order, touching nothing: the
+ * plan and its options, the run directory (read, never locked or tidied), the reused runs, the
+ * policy's probe (a served policy must answer), and what needs the loaded policy (pairing,
+ * defenses, calibrations, training, replayed and calibration scenes). A plan this accepts is one
+ * the run accepts; one it refuses, the run refuses with the same error.
+ */
+export async function dryRunAttack(options: RunOptions): Promise<DryRun> {
+  const checked = await checkPlan(options);
+  const { plan } = checked;
+  const shard = options.shard ?? null;
+  checkOutputDir(options.out, "--out");
+  const entries = existsSync(options.out)
+    ? readdirSync(options.out).filter((e) => !e.startsWith(LOCK_FILE))
+    : [];
+  const existing =
+    entries.length > 0
+      ? openExisting(options.out, entries, plan, options.resume, shardLabel(shard), false)
+      : null;
+  const cells = planCells(plan).filter((_, i) => !shard || i % shard.count === shard.index);
+  if (existing) checkJournalCells(options.out, existing.entries, cells, shardLabel(shard));
+  const done = new Set([...latestPerCell(existing?.entries ?? [])].map(([c]) => c));
+  const reused = options.reuse?.length ? openReused(options.reuse, plan, options.out) : [];
+  const probe = await probePolicy(plan, options.policyOptions);
+  checkReusedPolicy(reused, probe.digest, servedModelLabel(probe.servedModel ?? undefined), (h) =>
+    servedModelLabel(h.served_model),
+  );
+  checkWithPolicy(options, checked, probe);
+  const pending = cells.filter((c) => !done.has(c.id));
+  return {
+    plan,
+    cells,
+    reused: reused.length > 0 ? reusableCells(reused, pending) : 0,
+    done: cells.length - pending.length,
+    policyDigest: probe.digest,
+  };
+}
+
+/** Probes the policy, checks what needs it, and plays the pending cells into the journal. */
+async function schedule(options: RunOptions, p: Prepared): Promise<Played> {
+  const { plan, suite, policy, armAttacks, calibrations, existing, done, cells } = p;
+  const { journalPath, shard, secrets, pluginSources, reused } = p;
+  const probe = await probePolicy(plan, options.policyOptions);
+  const policyDigest = probe.digest;
+  if (existing && existing.header.policy_digest !== policyDigest) {
+    throw new ProvaelError(
+      "run/plan-mismatch",
+      `cannot resume ${options.out}: the policy's weights changed (${existing.header.policy_digest ?? "none"} then, ${policyDigest ?? "none"} now)`,
+      {
+        hint: "resume with the weights the run started with, or choose another --out",
+      },
+    );
+  }
+  const servedThen = existing ? servedModelLabel(existing.header.served_model) : null;
+  const servedNow = servedModelLabel(probe.servedModel ?? undefined);
+  if (existing && servedThen !== servedNow) {
+    throw new ProvaelError(
+      "run/plan-mismatch",
+      `cannot resume ${options.out}: the server reports another model (${servedThen} then, ${servedNow} now)`,
+      { hint: "resume against the server the run started with, or choose another --out" },
+    );
+  }
+  checkReusedPolicy(reused, policyDigest, servedNow, (h) => servedModelLabel(h.served_model));
+  checkWithPolicy(options, p, probe);
   const applicable: Record<string, boolean> = {};
   const notApplicable: Record<string, string> = {};
   for (const a of armAttacks) {
