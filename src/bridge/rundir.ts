@@ -160,13 +160,46 @@ function checkResumable(out: string, was: JournalHeader, now: JournalHeader): vo
   }
 }
 
+/**
+ * Records a refusal in the run directory's `refusals.jsonl` (one JSON line, synced: a bridge is
+ * stopped by a signal at any moment). A resumed run appends to its earlier sessions' refusals.
+ */
+export function appendRefusal(out: string, r: Refusal): void {
+  const fd = openSync(join(out, RUN_FILES.refusals), "a");
+  try {
+    writeSync(fd, `${JSON.stringify(r)}\n`);
+    fdatasyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A run directory held for a bridge whose journal opens later (`--profile auto`). */
+export interface ClaimedDir {
+  lock: RunLock;
+  /** What the directory held when claimed (null: it did not exist). */
+  entries: string[] | null;
+}
+
+/** Takes the run directory (one writer at a time) before the journal is opened. */
+export function claimBridgeDir(out: string): ClaimedDir {
+  return claimRunDir(out, "--out", "provael bridge");
+}
+
+/**
+ * The profile a bridged run in `out` was written with, for `--profile auto --resume` (null:
+ * the directory holds no bridged journal).
+ */
+export function journalledProfile(claimed: ClaimedDir, out: string): string | null {
+  if (!claimed.entries?.includes(RUN_FILES.journal)) return null;
+  return scanJournal(join(out, RUN_FILES.journal)).header.bridge?.profile ?? null;
+}
+
 /** The bridge's journal: every finished episode appended (and synced) as it ends. */
 export class BridgeJournal {
   private readonly entries: FinishedCell[] = [];
   private readonly path: string;
   private closed = false;
-  /** `refusals.jsonl`, opened for appending at the first refusal. */
-  private refusals: number | null = null;
 
   private constructor(
     private readonly o: JournalSetup,
@@ -190,6 +223,7 @@ export class BridgeJournal {
     policyDigest: string | null,
     clock: Clock,
     resume = false,
+    claimed?: ClaimedDir,
   ): BridgeJournal {
     const plan = openPlan(o);
     const header = journalHeader(plan, {
@@ -199,7 +233,7 @@ export class BridgeJournal {
     });
     const path = join(o.out, RUN_FILES.journal);
     // One writer per directory, let go when the run is closed.
-    const { lock, entries } = claimRunDir(o.out, "--out", "provael bridge");
+    const { lock, entries } = claimed ?? claimBridgeDir(o.out);
     try {
       return BridgeJournal.open(o, header, path, entries, lock, clock, resume);
     } catch (e) {
@@ -264,22 +298,9 @@ export class BridgeJournal {
     this.entries.push({ record, path: this.path, ...at });
   }
 
-  /**
-   * Records a refusal (one JSON line, synced: a bridge is stopped by a signal at any moment).
-   * A resumed run appends to the refusals of its earlier sessions.
-   */
-  refuse(r: Refusal): void {
-    if (this.closed) return;
-    this.refusals ??= openSync(join(this.o.out, RUN_FILES.refusals), "a");
-    writeSync(this.refusals, `${JSON.stringify(r)}\n`);
-    fdatasyncSync(this.refusals);
-  }
-
   private closeFiles(): void {
     this.closed = true;
     this.writer.close();
-    if (this.refusals !== null) closeSync(this.refusals);
-    this.refusals = null;
   }
 
   /** Closes the journal without a report (the bridge never started listening). */

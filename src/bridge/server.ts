@@ -72,15 +72,24 @@ import { suites } from "../suites/index.js";
 import { judgeState, readObservation } from "./observation.js";
 import {
   type BenchmarkProfile,
+  loadProfile,
   policyCamera,
   profileFits,
+  profileForBenchmark,
   profileSeed,
   profileTaskId,
   taskPredicates,
   taskSpecFor,
 } from "./profile.js";
 import { type Refusal, refusalOf, refusalText } from "./refusal.js";
-import { BridgeJournal, type BridgeRunResult } from "./rundir.js";
+import {
+  appendRefusal,
+  BridgeJournal,
+  type BridgeRunResult,
+  type ClaimedDir,
+  claimBridgeDir,
+  journalledProfile,
+} from "./rundir.js";
 import { UpstreamPool, upstreamControl } from "./upstream.js";
 
 export const VLA_EVAL_PROTOCOL_VERSION = 1;
@@ -101,7 +110,11 @@ export interface BridgeOptions {
    * `/arms/<arm>+<id>+<id>…` (the chain in loop order), as `provael attack --compare-defenses`.
    */
   defenses?: { ids: string[]; params: Record<string, Record<string, unknown>>; compare?: boolean };
-  profile: BenchmarkProfile;
+  /**
+   * The benchmark's profile, or `auto`: chosen from the first accepted HELLO's `benchmark`
+   * import string (a resumed run keeps the profile its journal was written with).
+   */
+  profile: BenchmarkProfile | "auto";
   calibrations?: Record<string, LoadedCalibration>;
   out: string;
   host: string;
@@ -239,7 +252,11 @@ interface OpenEpisode {
 /** Everything the bridge shares across connections. */
 class Bridge {
   readonly pool: UpstreamPool;
-  readonly suiteInfo: { id: string; capabilities: SuiteCapabilities; actionSpace: ActionSpace };
+  /** Set once the profile is known (at start, or from the first HELLO with `--profile auto`). */
+  suiteInfo!: { id: string; capabilities: SuiteCapabilities; actionSpace: ActionSpace };
+  profile!: BenchmarkProfile;
+  /** The run's journal, opened once the profile is known. */
+  journal: BridgeJournal | null = null;
   readonly applicable: Record<string, boolean> = {};
   readonly notApplicable: Record<string, string> = {};
   readonly arms: Map<string, Attack<unknown>>;
@@ -262,16 +279,39 @@ class Bridge {
 
   constructor(
     readonly o: BridgeOptions,
-    readonly journal: BridgeJournal,
     readonly capabilities: PolicyCapabilities,
     readonly handshake: Readonly<Record<string, unknown>> | null,
     readonly clock: Clock,
+    /** The run directory, held from the start (the journal may open later). */
+    private readonly claimed: ClaimedDir,
+    private readonly policyDigest: string | null,
   ) {
     this.pool = new UpstreamPool(policies.get(o.policy), o.policyOptions);
-    const suite = o.profile.suite !== undefined ? suites.get(o.profile.suite) : null;
-    const cameras = o.profile.images.keys.map((k) => policyCamera(o.profile, k));
-    this.suiteInfo = {
-      id: suite?.id ?? o.profile.id,
+    this.arms = new Map(o.arms.map((a) => [a, attacks.get(a)]));
+    const ids = o.defenses?.ids ?? [];
+    for (const a of o.arms) {
+      if (o.defenses?.compare && ids.length > 0) {
+        this.routes.set(a, { arm: a, defenses: [] });
+        this.routes.set(routeName(a, ids), { arm: a, defenses: ids });
+      } else this.routes.set(a, { arm: a, defenses: ids });
+    }
+  }
+
+  get bound(): boolean {
+    return this.journal !== null;
+  }
+
+  /**
+   * Binds the bridge to its benchmark's profile: what the benchmark offers the arms (each arm's
+   * applicability is decided here), and the journal, which opens now (a resumed run's episodes
+   * counted in).
+   */
+  bind(profile: BenchmarkProfile): void {
+    const o = this.o;
+    const suite = profile.suite !== undefined ? suites.get(profile.suite) : null;
+    const cameras = profile.images.keys.map((k) => policyCamera(profile, k));
+    const suiteInfo = {
+      id: suite?.id ?? profile.id,
       // The benchmark plays its own scenes: the bridge cannot edit them.
       capabilities: {
         cameras,
@@ -287,24 +327,33 @@ class Bridge {
       },
       actionSpace: suite?.actionSpace ?? DEFAULT_ACTION_SPACE,
     };
-    this.arms = new Map(o.arms.map((a) => [a, attacks.get(a)]));
-    const ids = o.defenses?.ids ?? [];
-    for (const a of o.arms) {
-      if (o.defenses?.compare && ids.length > 0) {
-        this.routes.set(a, { arm: a, defenses: [] });
-        this.routes.set(routeName(a, ids), { arm: a, defenses: ids });
-      } else this.routes.set(a, { arm: a, defenses: ids });
-    }
+    const journal = BridgeJournal.create(
+      { ...o, profile },
+      this.policyDigest,
+      this.clock,
+      o.resume ?? false,
+      this.claimed,
+    );
+    this.profile = profile;
+    this.suiteInfo = suiteInfo;
     for (const [id, attack] of this.arms) {
-      const why = notApplicableReason(attack, capabilities, this.suiteInfo.capabilities);
+      const why = notApplicableReason(attack, this.capabilities, suiteInfo.capabilities);
       this.applicable[id] = why === null;
       if (why !== null) this.notApplicable[id] = why;
     }
+    this.journal = journal;
+    this.seed(journal.previous);
+  }
+
+  /** Lets go of the run directory without a report (start-up failed). */
+  abandon(): void {
+    if (this.journal) this.journal.abandon();
+    else this.claimed.lock.release();
   }
 
   /** Records and tells a refusal; the returned text is what the ERROR payload carries. */
   refuse(r: Refusal): string {
-    this.journal.refuse(r);
+    appendRefusal(this.o.out, r);
     this.o.onEvent?.({ type: "refusal", refusal: r });
     return refusalText(r);
   }
@@ -316,7 +365,7 @@ class Bridge {
     p.protocol_version = VLA_EVAL_PROTOCOL_VERSION;
     p.model_server = "ProvaelBridge";
     const caps = wireMap();
-    caps.provael = { bridge: true, arm, profile: this.o.profile.id } as unknown as WireMap;
+    caps.provael = { bridge: true, arm, profile: this.profile.id } as unknown as WireMap;
     p.capabilities = caps;
     const upstream = this.handshake;
     // What the upstream asks the benchmark for (a vla-eval model server's own HELLO), with what
@@ -325,12 +374,12 @@ class Bridge {
       upstream && isWireMap(upstream.observation_params as WireValue)
         ? (upstream.observation_params as Record<string, unknown>)
         : {};
-    const params = { ...asked, ...this.o.profile.observationParams } as Record<string, unknown>;
+    const params = { ...asked, ...this.profile.observationParams } as Record<string, unknown>;
     // Ask for an optional image when the upstream reads the camera it maps to (or asked for it).
-    for (const [key, param] of Object.entries(this.o.profile.images.request))
+    for (const [key, param] of Object.entries(this.profile.images.request))
       params[param] =
         asked[param] === true ||
-        this.capabilities.cameras.includes(policyCamera(this.o.profile, key));
+        this.capabilities.cameras.includes(policyCamera(this.profile, key));
     p.observation_params = params as unknown as WireMap;
     p.action_spec = (
       upstream && isWireMap(upstream.action_spec as WireValue)
@@ -493,14 +542,28 @@ class Connection {
   private async handle(env: Envelope, bytes: Uint8Array): Promise<void> {
     switch (env.type) {
       case "hello": {
-        const said = env.payload.benchmark;
-        if (!profileFits(this.b.o.profile, typeof said === "string" ? said : undefined)) {
+        const raw = env.payload.benchmark;
+        const said = typeof raw === "string" ? raw : undefined;
+        if (!this.b.bound) {
+          // `--profile auto`: the first HELLO's benchmark class chooses the profile.
+          try {
+            this.b.bind(profileForBenchmark(said));
+          } catch (e) {
+            this.error("hello_failed", e, env.seq);
+            return;
+          }
+        } else if (!profileFits(this.b.profile, said)) {
+          const auto = this.b.o.profile === "auto";
           this.error(
             "hello_failed",
             new ProvaelError(
               "config/invalid",
-              `profile '${this.b.o.profile.id}' describes '${this.b.o.profile.benchmark}', not the benchmark '${String(said)}'`,
-              { hint: "start the bridge with the profile of this benchmark (--profile)" },
+              `profile '${this.b.profile.id}' describes '${this.b.profile.benchmark}', not the benchmark '${String(raw)}'`,
+              {
+                hint: auto
+                  ? `this bridge chose profile '${this.b.profile.id}' from the first benchmark that connected; start another bridge (another --out) for this benchmark`
+                  : "start the bridge with the profile of this benchmark (--profile, or --profile auto)",
+              },
             ),
             env.seq,
           );
@@ -542,6 +605,16 @@ class Connection {
       );
       return;
     }
+    if (!this.b.bound) {
+      this.error(
+        "episode_start_failed",
+        new ProvaelError("policy/protocol", "EPISODE_START before an accepted HELLO", {
+          hint: "a vla-eval benchmark sends HELLO first; its benchmark class chooses the profile",
+        }),
+        env.seq,
+      );
+      return;
+    }
     const task = env.payload.task;
     if (!isWireMap(task)) {
       this.error(
@@ -554,18 +627,18 @@ class Connection {
     const dict = plainTask(task);
     let taskId: string;
     try {
-      taskId = profileTaskId(this.b.o.profile, dict);
+      taskId = profileTaskId(this.b.profile, dict);
     } catch (e) {
       this.error("episode_start_failed", e, env.seq);
       return;
     }
-    const seed = profileSeed(this.b.o.profile, dict);
+    const seed = profileSeed(this.b.profile, dict);
     if (seed === undefined) {
       this.error(
         "episode_start_failed",
         new ProvaelError(
           "policy/protocol",
-          `EPISODE_START has no non-negative integer task.${this.b.o.profile.task.seed}`,
+          `EPISODE_START has no non-negative integer task.${this.b.profile.task.seed}`,
         ),
         env.seq,
       );
@@ -619,7 +692,7 @@ class Connection {
     let policy: PolicyInstance;
     const description = typeof task.task_description === "string" ? task.task_description : "";
     try {
-      ep.task = taskSpecFor(this.b.o.profile, taskId, description);
+      ep.task = taskSpecFor(this.b.profile, taskId, description);
       this.policy ??= await this.b.pool.acquire();
       policy = this.policy;
       const recording = env.payload.recording;
@@ -687,15 +760,15 @@ class Connection {
     const policy = this.policy as PolicyInstance;
     let prior: (() => void) | undefined;
     try {
-      const { obs, digest: sceneDigest } = readObservation(this.b.o.profile, env.payload);
-      const state = judgeState(this.b.o.profile, env.payload);
+      const { obs, digest: sceneDigest } = readObservation(this.b.profile, env.payload);
+      const state = judgeState(this.b.profile, env.payload);
       const bridged = ep.record.bridge as NonNullable<EpisodeRecord["bridge"]>;
       if (ep.step === 0) {
         // Predicates open on the first observation (a data profile reads rest heights from it).
         if (ep.hooks)
           ep.steps = new EpisodeSteps(
             ep.record,
-            taskPredicates(this.b.o.profile, ep.cell.task, this.b.o.calibrations, state),
+            taskPredicates(this.b.profile, ep.cell.task, this.b.o.calibrations, state),
             ep.hooks,
             policy,
             this.b.suiteInfo.actionSpace.dim,
@@ -772,12 +845,12 @@ class Connection {
       }
     }
     const metrics = isWireMap(env.payload.metrics) ? env.payload.metrics : wireMap();
-    const extrasKey = this.b.o.profile.extrasKey;
+    const extrasKey = this.b.profile.extrasKey;
     // A benchmark that reports the state after its last action (under the extras key of its
     // metrics) gets that step judged too; otherwise the last step stays unjudged.
     const final = extrasKey ? metrics[extrasKey] : undefined;
     const finalState = isWireMap(final)
-      ? judgeState(this.b.o.profile, { ...final, [extrasKey as string]: final })
+      ? judgeState(this.b.profile, { ...final, [extrasKey as string]: final })
       : null;
     const success = metrics.success;
     if (ep.steps) {
@@ -824,7 +897,7 @@ class Connection {
       bridged.steps_used = null;
       bridged.chunk = null;
     }
-    this.b.journal.append(ep.record, ep.steps?.trajectory ?? []);
+    this.b.journal?.append(ep.record, ep.steps?.trajectory ?? []);
     this.b.closeRepeat(ep.cell, ep.record.error !== null);
     this.b.o.onEvent?.({ type: "episode", route: this.route, record: ep.record });
   }
@@ -868,14 +941,16 @@ export async function startBridge(o: BridgeOptions): Promise<RunningBridge> {
   } finally {
     await probe.close();
   }
-  const journal = BridgeJournal.create(o, digest, clock, o.resume ?? false);
-  let b: Bridge;
+  // One writer per directory from now on; the journal opens once the profile is known.
+  const claimed = claimBridgeDir(o.out);
+  const b = new Bridge(o, capabilities, handshake, clock, claimed, digest);
   try {
-    b = new Bridge(o, journal, capabilities, handshake, clock);
-    b.seed(journal.previous);
+    const journalled = o.profile === "auto" && o.resume ? journalledProfile(claimed, o.out) : null;
+    const chosen = o.profile !== "auto" ? o.profile : journalled ? loadProfile(journalled) : null;
+    if (chosen) b.bind(chosen);
   } catch (e) {
     // The directory is let go of: a library caller may open it again in this process.
-    journal.abandon();
+    b.abandon();
     throw e;
   }
 
@@ -958,7 +1033,7 @@ export async function startBridge(o: BridgeOptions): Promise<RunningBridge> {
   try {
     addr = await listen(http, o.host, o.port);
   } catch (e) {
-    journal.abandon();
+    b.abandon();
     throw e;
   }
   const base = `ws://${hostForUrl(o.host)}:${addr.port}`;
@@ -975,7 +1050,7 @@ export async function startBridge(o: BridgeOptions): Promise<RunningBridge> {
     url: base,
     armUrls: urls,
     notApplicable: b.notApplicable,
-    finished: () => journal.count,
+    finished: () => b.journal?.count ?? 0,
     dropped: () => b.dropped,
     close() {
       closing ??= (async () => {
@@ -988,7 +1063,17 @@ export async function startBridge(o: BridgeOptions): Promise<RunningBridge> {
         wss.close();
         await shutdown(http);
         await b.pool.close();
-        return journal.finish(o.commandLine ?? []);
+        if (!b.journal) {
+          b.abandon();
+          throw new ProvaelError(
+            "run/incomplete",
+            "no benchmark's HELLO was accepted, so there is nothing to report",
+            {
+              hint: `point the benchmark at one of ${Object.values(urls).join(", ")}; its HELLO chooses the profile (--profile auto), or name one with --profile`,
+            },
+          );
+        }
+        return b.journal.finish(o.commandLine ?? []);
       })();
       return closing;
     },

@@ -116,9 +116,10 @@ export function registerBridge(program: Command): void {
     .option("--policy-url <url>", "upstream server address")
     .option("--policy-path <path>", "weights or model file for an in-process policy")
     .requiredOption("--attacks <list>", "arms, comma-separated (provael list-attacks)", list)
-    .requiredOption(
-      "--profile <name|file>",
-      `benchmark profile: ${BUILTIN_PROFILES.join(", ")} (provael list-profiles), or a profile file`,
+    .option(
+      "--profile <auto|name|file>",
+      `benchmark profile: auto (chosen from the benchmark's HELLO), ${BUILTIN_PROFILES.join(", ")} (provael list-profiles), or a profile file`,
+      "auto",
     )
     .requiredOption("--out <dir>", "run directory (new or empty; with --resume, a bridged run)")
     .option(
@@ -157,7 +158,7 @@ export function registerBridge(program: Command): void {
     .action(async (flags: BridgeFlags) => {
       policies.get(flags.policy);
       const arms = resolveAttacks(flags.attacks);
-      const profile = loadProfile(flags.profile);
+      const profile = flags.profile === "auto" ? "auto" : loadProfile(flags.profile);
       const served = servedPolicyOptions(flags);
       const extra = { ...served.plan, ...served.extra };
       const bridge = await startBridge({
@@ -193,7 +194,7 @@ export function registerBridge(program: Command): void {
         );
       } else {
         process.stdout.write(
-          `bridge for '${flags.policy}' on profile '${profile.id}' at ${bridge.url}; run each arm over the same config:\n`,
+          `bridge for '${flags.policy}' on ${profile === "auto" ? "the profile the benchmark's HELLO names (--profile auto)" : `profile '${profile.id}'`} at ${bridge.url}; run each arm over the same config:\n`,
         );
         for (const [route, url] of Object.entries(bridge.armUrls)) {
           // A defended twin's address is `<arm>+<defense>…`; its N/A reason is the arm's.
