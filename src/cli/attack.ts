@@ -561,5 +561,11 @@ function applyRecipe(flags: AttackFlags, recipe: Recipe, command: Command): Atta
   for (const [key, value] of Object.entries(perSuite ?? {})) {
     if (value !== undefined && !explicit(key)) merged[key] = value;
   }
+  // Naming --tasks alone changes the attack set too: say which one and why.
+  const shorter = recipe.suites?.[String(merged.suite)]?.attacks;
+  if (explicit("tasks") && !explicit("attacks") && shorter)
+    process.stderr.write(
+      `provael: --tasks without --attacks: playing recipe ${recipe.name}'s attacks (${recipe.attacks.join(",")}), not its shorter set for ${String(merged.suite)} (${shorter.join(",")}), which applies only when neither --attacks nor --tasks is named; name --attacks to choose\n`,
+    );
   return merged as unknown as AttackFlags;
 }

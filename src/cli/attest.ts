@@ -1,5 +1,6 @@
 /** `provael keygen`, `provael attest` and `provael verify`: thin wrappers over src/evidence. */
 import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { systemClock } from "../core/clock.js";
@@ -99,15 +100,24 @@ function enclosingWorkTree(dir: string): string | null {
   }
 }
 
+/** Where `keygen` writes without --out: the user's configuration folder, never a work tree. */
+function defaultKeyDir(): string {
+  return join(process.env.XDG_CONFIG_HOME ?? join(homedir(), ".config"), "provael", "keys");
+}
+
 export function registerKeygen(program: Command): void {
   program
     .command("keygen")
-    .requiredOption("--out <dir>", "directory for the two PEM files")
+    .option(
+      "--out <dir>",
+      "directory for the two PEM files (default: $XDG_CONFIG_HOME/provael/keys, else ~/.config/provael/keys: outside any work tree)",
+    )
     .option("--force", "replace keys that already exist there")
     .option("--json", "print JSON")
-    .action((flags: { out: string; force?: boolean; json?: boolean }) => {
-      const written = writeKeyPair(flags.out, generateKeyPair(), flags.force === true);
-      const tree = enclosingWorkTree(flags.out);
+    .action((flags: { out?: string; force?: boolean; json?: boolean }) => {
+      const out = flags.out ?? defaultKeyDir();
+      const written = writeKeyPair(out, generateKeyPair(), flags.force === true);
+      const tree = enclosingWorkTree(out);
       if (tree) {
         process.stderr.write(
           `provael: warning: ${written.privatePath} is inside the git work tree ${tree}, where \`git add .\` would pick it up; move it out, or add it to .gitignore\n`,
@@ -128,9 +138,10 @@ export function registerAttestCommand(program: Command): void {
     .command("attest")
     .requiredOption("--in <dir>", "run directory")
     .requiredOption("--key <pem>", "Ed25519 private key (provael keygen)")
-    .requiredOption("--out <file>", "attestation file to write (e.g. DIR/attestation.dsse.json)")
+    .option("--out <file>", "attestation file to write (default: DIR/attestation.dsse.json)")
     .option("--json", "print JSON")
-    .action((flags: { in: string; key: string; out: string; json?: boolean }) => {
+    .action((given: { in: string; key: string; out?: string; json?: boolean }) => {
+      const flags = { ...given, out: given.out ?? join(given.in, "attestation.dsse.json") };
       checkOutputFile(flags.out, "--out");
       const key = readPrivateKey(flags.key);
       const envelope = attestRun(flags.in, key, systemClock);

@@ -199,3 +199,24 @@ export async function buildProgram(): Promise<Command> {
   for (const entry of COMMANDS) await registerCommand(program, entry);
   return program;
 }
+
+/**
+ * The README's command summary, from the commands themselves: each command as `--help` lists
+ * it, then `attack`'s options with their defaults. A test keeps the README's copy current.
+ */
+export async function commandSummary(): Promise<string> {
+  const program = await buildProgram();
+  const width = Math.max(...COMMANDS.map((c) => c.term.length));
+  const lines = COMMANDS.map((c) => `provael ${c.term.padEnd(width)}  ${c.description}`);
+  const attack = program.commands.find((c) => c.name() === "attack") as Command;
+  const options = attack.options.filter((o) => !o.hidden);
+  const flagsWidth = Math.max(...options.map((o) => o.flags.length));
+  lines.push("", "provael attack options (defaults in brackets):");
+  const shown = (v: unknown): string =>
+    Array.isArray(v) ? v.join(",") : typeof v === "object" ? "" : String(v);
+  for (const o of options) {
+    const value = o.negate || o.defaultValue === undefined ? "" : shown(o.defaultValue);
+    lines.push(`  ${o.flags.padEnd(flagsWidth)}  ${o.description}${value ? ` [${value}]` : ""}`);
+  }
+  return lines.join("\n");
+}

@@ -1,5 +1,6 @@
 /** The evidence commands of the built CLI: report formats, keygen/attest/verify, leaderboard, the Action. */
 import {
+  cpSync,
   existsSync,
   mkdirSync,
   readFileSync,
@@ -129,6 +130,19 @@ describe("provael keygen / attest / verify", () => {
     const again = runCli(["keygen", "--out", keys]);
     expect(again.code).toBe(2);
     expectCleanError(again.stderr);
+  });
+
+  it("defaults --out as the help says: keys under the config folder, the attestation in the run", () => {
+    const config = tempDir("provael-config-");
+    const made = runCli(["keygen"], { env: { XDG_CONFIG_HOME: config } });
+    expect(made.code, made.stderr).toBe(0);
+    const key = join(config, "provael", "keys", "private.pem");
+    expect(existsSync(key)).toBe(true);
+    const copy = join(tempDir(), "run");
+    cpSync(other, copy, { recursive: true });
+    const signed = runCli(["attest", "--in", copy, "--key", key]);
+    expect(signed.code, signed.stderr).toBe(0);
+    expect(existsSync(join(copy, "attestation.dsse.json"))).toBe(true);
   });
 
   it("verifies a good attestation (exit 0), with and without the report", () => {
