@@ -3,6 +3,9 @@
  * it is missing, and the input arguments for raw RGB frames piped on stdin. Dataset videos
  * (offline/lerobot) and episode clips (view) both encode this way.
  */
+import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { delimiter, join } from "node:path";
 
 /** The FFmpeg binary: `PROVAEL_FFMPEG` when set, else `ffmpeg` on the PATH. */
 export function ffmpegBinary(): string {
@@ -34,4 +37,54 @@ export function rawRgbInputArgs(
     "-i",
     input,
   ];
+}
+
+/** FFmpeg processes this process started and that still run. */
+const live = new Set<ChildProcess>();
+let exitHook = false;
+
+/** The executable `bin` names (a path, or a name looked up on the PATH), or null. */
+function resolveBinary(bin: string): string | null {
+  const candidates = bin.includes("/")
+    ? [bin]
+    : (process.env.PATH ?? "").split(delimiter).map((d) => join(d, bin));
+  for (const c of candidates) {
+    try {
+      accessSync(c, constants.X_OK);
+      return c;
+    } catch {
+      // Not here.
+    }
+  }
+  return null;
+}
+
+/**
+ * Starts FFmpeg so that it dies with this process. A Node child outlives a parent that is
+ * killed; FFmpeg would go on encoding into a temporary folder nobody removes. On Linux it is
+ * started through util-linux `setpriv --pdeathsig KILL`, so the kernel kills it when this
+ * process dies, however it dies; everywhere, the children still running when this process exits
+ * (an error, Ctrl-C) are killed on the way out. A binary that cannot be found is spawned as
+ * named, so the caller's 'error' handler reports it.
+ */
+export function spawnFfmpeg(
+  bin: string,
+  args: readonly string[],
+  options: SpawnOptions,
+): ChildProcess {
+  const exe = resolveBinary(bin);
+  const guard = process.platform === "linux" && exe !== null ? resolveBinary("setpriv") : null;
+  const child = guard
+    ? spawn(guard, ["--pdeathsig", "KILL", "--", exe as string, ...args], options)
+    : spawn(bin, [...args], options);
+  live.add(child);
+  child.once("exit", () => live.delete(child));
+  child.once("error", () => live.delete(child));
+  if (!exitHook) {
+    exitHook = true;
+    process.once("exit", () => {
+      for (const c of live) c.kill("SIGKILL");
+    });
+  }
+  return child;
 }

@@ -10,23 +10,24 @@
  * clip has the borders alone and says so. The encoders run single-threaded with FFmpeg's bitexact
  * flags, so the same frames give the same bytes on the same FFmpeg build.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import {
   accessSync,
   constants,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   rmSync,
   statSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
-import { delimiter, extname, join, sep } from "node:path";
+import { delimiter, dirname, extname, join, sep } from "node:path";
+import type { Readable, Writable } from "node:stream";
 import { ProvaelError } from "../core/errors.js";
-import { FFMPEG_HINT, ffmpegBinary, rawRgbInputArgs } from "../core/ffmpeg.js";
+import { FFMPEG_HINT, ffmpegBinary, rawRgbInputArgs, spawnFfmpeg } from "../core/ffmpeg.js";
 import type { Image } from "../core/types.js";
-import { writeFileAtomic } from "../rundir/files.js";
+import { CLIP_TEMP_PREFIX, writeFileAtomic } from "../rundir/files.js";
 
 export interface ClipRow {
   /** Shown above the row ("attacked: roleplay", "benign twin: none"). */
@@ -254,7 +255,10 @@ export async function renderClip(rows: ClipRow[], options: ClipOptions): Promise
   const fps = options.fps ?? 10;
 
   const font = findFont();
-  const tmp = mkdtempSync(join(tmpdir(), "provael-clip-"));
+  // Beside the clip (a run's clips/ folder), never in $TMPDIR: what a killed encoding leaves is
+  // inside the run directory, and the next --resume removes it (rundir/files.ts).
+  mkdirSync(dirname(options.out), { recursive: true });
+  const tmp = mkdtempSync(join(dirname(options.out), CLIP_TEMP_PREFIX));
   const filters: string[] = [];
   if (font) {
     const text = (name: string, body: string) => {
@@ -286,9 +290,12 @@ export async function renderClip(rows: ClipRow[], options: ClipOptions): Promise
   const bin = options.ffmpeg ?? ffmpegBinary();
   try {
     await new Promise<void>((resolveRun, reject) => {
-      const child = spawn(bin, args, { stdio: ["pipe", "ignore", "pipe"] });
+      const child = spawnFfmpeg(bin, args, { stdio: ["pipe", "ignore", "pipe"] });
+      // Both are pipes (stdio above).
+      const stdin = child.stdin as Writable;
+      const errors = child.stderr as Readable;
       let stderr = "";
-      child.stderr.on("data", (d: Buffer) => {
+      errors.on("data", (d: Buffer) => {
         stderr += d.toString();
       });
       child.on("error", (e: NodeJS.ErrnoException) =>
@@ -312,7 +319,7 @@ export async function renderClip(rows: ClipRow[], options: ClipOptions): Promise
               ),
             ),
       );
-      child.stdin.on("error", () => {
+      stdin.on("error", () => {
         // Reported by `close` with ffmpeg's own message.
       });
       const write = async () => {
@@ -337,10 +344,9 @@ export async function renderClip(rows: ClipRow[], options: ClipOptions): Promise
               if (img) blit(buf, width, img, scale, x0 + BORDER, y0 + HEADER + BORDER);
             });
           });
-          if (!child.stdin.write(buf))
-            await new Promise<void>((ok) => child.stdin.once("drain", () => ok()));
+          if (!stdin.write(buf)) await new Promise<void>((ok) => stdin.once("drain", () => ok()));
         }
-        child.stdin.end();
+        stdin.end();
       };
       write().catch(reject);
     });

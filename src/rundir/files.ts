@@ -51,6 +51,9 @@ export const CELL_ID = /^c[0-9a-f]{20}$/;
 
 const TEMP = /\.tmp-\d+$/;
 
+/** The folder a clip is encoded in, beside the clip (src/report/clip.ts), until it is renamed. */
+export const CLIP_TEMP_PREFIX = ".provael-clip-";
+
 /** The temporary name a file is written under before it is renamed into place. */
 export const tempName = (path: string) => `${path}.tmp-${process.pid}`;
 
@@ -78,7 +81,10 @@ export function faultPoint(path: string): void {
   if (name && basename(path) === name) process.kill(process.pid, "SIGKILL");
 }
 
-/** Removes temporary files a killed writer left in a run directory (and its frames folders). */
+/**
+ * Removes temporary files a killed writer left in a run directory (and its frames and clips
+ * folders), and the folders of clip encodings it left.
+ */
 export function removeTempFiles(dir: string): string[] {
   const removed: string[] = [];
   const sweep = (d: string, depth: number) => {
@@ -92,6 +98,9 @@ export function removeTempFiles(dir: string): string[] {
       const p = join(d, e.name);
       if (e.isFile() && TEMP.test(e.name)) {
         rmSync(p, { force: true });
+        removed.push(p);
+      } else if (e.isDirectory() && e.name.startsWith(CLIP_TEMP_PREFIX)) {
+        rmSync(p, { recursive: true, force: true });
         removed.push(p);
       } else if (e.isDirectory() && depth > 0) sweep(p, depth - 1);
     }
