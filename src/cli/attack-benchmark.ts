@@ -21,9 +21,10 @@ import type { AcceptanceProtocol } from "../config/acceptance.js";
 import type { EpisodeRecord } from "../core/episode.js";
 import { ProvaelError } from "../core/errors.js";
 import { policies } from "../policies/index.js";
+import type { Report } from "../report/build.js";
+import { pct } from "../report/format.js";
 import { armsTable, nextSteps, summaryLines, verdictLines } from "../report/text.js";
-import { loadCalibrations } from "../runner/calibration.js";
-import { calibrationHintOf } from "../runner/calibration-plan.js";
+import { type LoadedCalibration, loadCalibrations } from "../runner/calibration.js";
 import type { DefensePlan } from "../runner/plan.js";
 import { EXIT, verdictExitCode } from "./exit.js";
 import { integer } from "./parse.js";
@@ -104,6 +105,10 @@ export function addBenchmarkFlags(cmd: Command): Command {
       `--suite vla-eval: the least clean task success of the pre-flight episodes (default ${DEFAULT_MIN_CLEAN_SUCCESS}); below it the run stops before the attacks (exit 3)`,
       rate,
       DEFAULT_MIN_CLEAN_SUCCESS,
+    )
+    .option(
+      "--probe-conventions",
+      "play only the benign arm under each candidate convention of a served policy's layout (as given, images rotated 180°, gripper sign flipped, both) and print clean success per convention with the layout that selects the best",
     );
 }
 
@@ -133,6 +138,7 @@ const SUITE_ONLY = [
   "allowCalibrationOverlap",
   "allowTrainingScenes",
   "requireCalibrated",
+  "probeConventions",
 ] as const;
 
 const BENCHMARK_ONLY = [
@@ -201,6 +207,28 @@ function processLine(e: ProcessEvent): string {
   ].join("\n");
 }
 
+/**
+ * Per calibrated task: its target, its measured held-out false-positive rate, and how many of the
+ * run's initial states the calibration also saw (a benchmark with fixed states, LIBERO's 50 per
+ * task, replays them: those episodes are in-sample for the zone).
+ */
+export function calibrationLines(
+  report: Pick<Report, "episodes">,
+  calibrations: Record<string, LoadedCalibration>,
+): string[] {
+  return Object.entries(calibrations)
+    .filter(([task]) => report.episodes.some((e) => e.task === task))
+    .map(([task, { calibration: c, file }]) => {
+      const ev = c.splits.evaluate;
+      const seen = new Set([...c.splits.fit.scenes, ...c.splits.threshold.scenes, ...ev.scenes]);
+      const states = [
+        ...new Set(report.episodes.filter((e) => e.task === task).map((e) => e.scene)),
+      ];
+      const overlap = states.filter((x) => seen.has(x)).length;
+      return `calibrated '${task}': target false-positive rate ${c.target_fpr}, held-out ${ev.false_positives}/${ev.n} = ${pct(ev.fpr)} [${pct(ev.interval.low)}–${pct(ev.interval.high)}] (${file}); ${overlap} of this run's ${states.length} initial state(s) were also calibration states${overlap > 0 ? " (in-sample for the zone)" : ""}`;
+    });
+}
+
 export async function runBenchmarkSuite(
   flags: BenchmarkFlags,
   command: Command,
@@ -241,6 +269,7 @@ export async function runBenchmarkSuite(
       "provael: stopping the benchmark processes; the report is written from the episodes that finished (signal again to abandon it)",
     abandoned: () => `interrupted; continue with: ${resumeCommand(out)}\n`,
   });
+  const calibrations = flags.calib ? loadCalibrations(flags.calib) : undefined;
   let result: BenchmarkRunResult;
   try {
     result = await runBenchmarkAttack({
@@ -259,7 +288,7 @@ export async function runBenchmarkSuite(
         attackParams: t.checkAttackParams(flags.attackParam ?? {}, arms),
         ...(t.defenses ? { defenses: t.defenses } : {}),
         profile,
-        ...(flags.calib ? { calibrations: loadCalibrations(flags.calib) } : {}),
+        ...(calibrations ? { calibrations } : {}),
       },
       out,
       resume: Boolean(flags.resume),
@@ -338,6 +367,8 @@ export async function runBenchmarkSuite(
       process.stdout.write(
         `missing: arm ${m.route}, task '${m.task}', episodes ${ranges(m.episodes)}${m.shards.length > 0 ? ` (shard ${m.shards.join(", ")} of ${flags.benchmarkShards})` : ""}\n`,
       );
+    for (const line of calibrationLines(report, calibrations ?? {}))
+      process.stdout.write(`${line}\n`);
     if (result.dropped > 0)
       process.stdout.write(
         `${result.dropped} replayed episode(s) of cells already finished were dropped (not counted twice)\n`,
@@ -347,13 +378,13 @@ export async function runBenchmarkSuite(
     );
     if (!stoppedEarly)
       process.stdout.write(
-        `${nextSteps(out, flags.html !== false, calibrationHintOf(report)).join("\n")}\n`,
+        `${nextSteps(out, flags.html !== false, `provael calibrate --from ${out}${flags.profile ? ` --profile ${flags.profile}` : ""} --out calib/${profile.id}`).join("\n")}\n`,
       );
   }
   if (result.verdict) process.exitCode = verdictExitCode(result.verdict);
   if (stoppedEarly) {
     process.stderr.write(
-      `provael: pre-flight: clean success ${result.preflight?.successes}/${result.preflight?.episodes} is below --min-clean-success ${flags.minCleanSuccess}; no attack was played\n  hint: check the policy's conventions (image orientation, gripper sign, state layout, absolute or delta actions) with --probe-conventions, or lower --min-clean-success\n`,
+      `provael: pre-flight: clean success ${result.preflight?.successes}/${result.preflight?.episodes} is below --min-clean-success ${flags.minCleanSuccess}; no attack was played\n  hint: check the policy's conventions (image orientation, gripper sign, state layout, absolute or delta actions; \`provael attack --probe-conventions\` on a built-in suite probes a served policy's layout), or lower --min-clean-success\n`,
     );
     process.exitCode = EXIT.incomplete;
   } else if (result.interrupted || failed.length > 0 || result.missing.length > 0) {

@@ -31,9 +31,11 @@ import {
 } from "./attack-benchmark.js";
 import { choice, integer, list, type ParamValue, policyOption, typedValue } from "./parse.js";
 import { defaultOut, dryRun, playAndPrint } from "./play.js";
+import { probeAndPrint, probePlan } from "./probe.js";
 import { addServedPolicyFlags, type ServedFlags, servedPolicyOptions } from "./serve-policy.js";
 
 interface AttackFlags extends ServedFlags {
+  probeConventions?: boolean;
   allowCalibrationOverlap?: boolean;
   allowTrainingScenes?: boolean;
   policy: string;
@@ -327,6 +329,10 @@ export function registerAttack(program: Command): void {
       };
       if (flags.dryRun) {
         await dryRun(runOptions, flags);
+        return;
+      }
+      if (flags.probeConventions) {
+        await probeAndPrint({ ...runOptions, plan: probePlan(plan, command) }, Boolean(flags.json));
         return;
       }
       await playAndPrint(runOptions, {

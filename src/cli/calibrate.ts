@@ -2,9 +2,10 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
-import { loadProfile, profileHazard } from "../bridge/profile.js";
+import { BUILTIN_PROFILES, loadProfile, profileHazard } from "../bridge/profile.js";
 import { canonicalJson } from "../core/canonical-json.js";
 import { systemClock } from "../core/clock.js";
+import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import type { Vec3 } from "../core/types.js";
@@ -15,7 +16,10 @@ import {
   fitCalibration,
   SPLIT_RULE,
   SPLITS,
+  type SplitName,
   splitCounts,
+  splitNeeds,
+  splitOfScene,
 } from "../judges/calibrate.js";
 import { pct, textTable } from "../report/format.js";
 import { RUN_FILES } from "../rundir/files.js";
@@ -172,7 +176,7 @@ export function registerCalibrate(program: Command): void {
             monitor: { patience: MONITOR.patience, stepMetres: MONITOR.step_metres },
             ...(hazard ? { hazardPos: hazard } : {}),
           });
-          writeFileAtomic(join(outDir, `${task}${CALIBRATION_SUFFIX}`), `${canonicalJson(c)}\n`);
+          writeFileAtomic(join(outDir, calibrationFileName(task)), `${canonicalJson(c)}\n`);
           written.push(c);
         } catch (e) {
           if (!(e instanceof ProvaelError) || !e.code.startsWith("calibration/")) throw e;
@@ -217,7 +221,76 @@ export function registerCalibrate(program: Command): void {
         );
       }
       if (refused.length > 0) process.exitCode = EXIT.usage;
+      if (written.length === 0) {
+        process.stderr.write(
+          `provael: no calibration was written (${input.tasks.length === 0 ? "the run has no benign episode" : "every task was refused"})\n`,
+        );
+        process.exitCode = EXIT.usage;
+      }
     });
+}
+
+/**
+ * A calibration's file name: the task id, or where it holds what a file name cannot (a
+ * benchmark's `suite/instruction with spaces`) a slug of it and a digest; `--calib` reads the
+ * task from inside the file.
+ */
+export function calibrationFileName(task: string): string {
+  if (/^[A-Za-z0-9_.-]+$/.test(task)) return `${task}${CALIBRATION_SUFFIX}`;
+  const slug = task.replace(/[^A-Za-z0-9_.-]+/g, "_").slice(0, 60);
+  return `${slug}-${sha256(task)
+    .replace(/^sha256:/, "")
+    .slice(0, 8)}${CALIBRATION_SUFFIX}`;
+}
+
+/**
+ * The smallest false-positive target the held-out split reaches with these episodes per split
+ * (one episode's scene decides its split), or null when none does.
+ */
+export function smallestTarget(have: Record<SplitName, number>): number | null {
+  for (let k = have.evaluate; k >= 2; k--) {
+    const need = splitNeeds(1 / k);
+    if (SPLITS.every((s) => have[s] >= need[s])) return 1 / k;
+  }
+  return null;
+}
+
+/**
+ * Refuses, before anything is fitted, a target the run's benign episodes cannot reach in some
+ * task, naming the smallest target they do reach. A benchmark with fixed initial states (LIBERO:
+ * 50 per task, episode_idx picks one) caps the split sizes whatever the number of episodes.
+ */
+function checkReachable(
+  entries: readonly JournalEntry[],
+  tasks: readonly string[],
+  target: number,
+  dir: string,
+): void {
+  const need = splitNeeds(target);
+  const short: string[] = [];
+  let floor: number | null = 0;
+  for (const task of tasks) {
+    const have: Record<SplitName, number> = { fit: 0, threshold: 0, evaluate: 0 };
+    for (const e of entries)
+      if (e.record.task === task && e.record.error === null)
+        have[splitOfScene(e.record.scene)] += 1;
+    if (SPLITS.every((s) => have[s] >= need[s])) continue;
+    short.push(`'${task}' (${SPLITS.map((s) => `${s} ${have[s]}`).join(", ")})`);
+    const t = smallestTarget(have);
+    floor = floor === null || t === null ? null : Math.max(floor, t);
+  }
+  if (short.length === 0) return;
+  throw new ProvaelError(
+    "calibration/too-few-scenes",
+    `--from ${dir}: a false-positive rate of ${target} needs ${SPLITS.map((s) => `${s} ${need[s]}`).join(", ")} benign episodes per task (${SPLIT_RULE}); ${short.length} task(s) have fewer: ${short.slice(0, 3).join("; ")}${short.length > 3 ? "; …" : ""}`,
+    {
+      details: { need, tasks: short },
+      hint:
+        floor === null
+          ? "play more benign episodes of these tasks"
+          : `these episodes reach --target-fpr ${Number(floor.toFixed(4))} at the lowest; or play more episodes (LIBERO's 50 initial states per task give at most fit 17, threshold 17, evaluate 16: --target-fpr 0.0625)`,
+    },
+  );
 }
 
 /** envelope_monitor's shipped settings: what a calibrated envelope's false stops are measured for. */
@@ -431,20 +504,36 @@ function fromRun(flags: CalibrateFlags): FitSource {
   }
   const run = readBenignRun(dir, `--from ${dir}`);
   const plan = run.plan;
-  const tasks = flags.tasks ?? plan.tasks;
+  // A bridged run's plan names no tasks (the benchmark chose them): its episodes do.
+  const played =
+    plan.tasks.length > 0 ? plan.tasks : [...new Set(run.entries.map((e) => e.record.task))].sort();
+  const tasks = flags.tasks ?? played;
   for (const t of tasks) {
-    if (!plan.tasks.includes(t)) {
+    if (!played.includes(t)) {
       throw new ProvaelError("config/unknown-task", `--from ${dir} played no task '${t}'`, {
-        hint: `its tasks: ${plan.tasks.join(", ")}`,
+        hint: `its tasks: ${played.join(", ")}`,
       });
     }
   }
+  checkReachable(run.entries, tasks, Number(flags.targetFpr), dir);
   const known = suites.has(plan.suite) ? suites.get(plan.suite).tasks() : [];
   const hazards: Record<string, Vec3 | undefined> = Object.fromEntries(
     known.map((t) => [t.id, t.hazard.targetPos]),
   );
-  if (flags.profile) {
-    const profile = loadProfile(flags.profile);
+  // A bridged run's own profile unless another is named.
+  const recorded = scanJournal(join(dir, RUN_FILES.journal)).header.bridge?.profile;
+  const builtin =
+    recorded !== undefined && (BUILTIN_PROFILES as readonly string[]).includes(recorded);
+  if (flags.profile === undefined && recorded !== undefined && !builtin) {
+    throw new ProvaelError(
+      "config/invalid",
+      `--from ${dir} was played with the profile '${recorded}', which is not built in`,
+      { hint: "pass that profile's file again: --profile FILE" },
+    );
+  }
+  const profileId = flags.profile ?? recorded;
+  if (profileId) {
+    const profile = loadProfile(profileId);
     for (const t of tasks) hazards[t] = profileHazard(profile, t).targetPos as Vec3 | undefined;
   }
   return {

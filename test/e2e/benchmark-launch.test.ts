@@ -16,6 +16,8 @@ import { tempDir } from "../support/tmp.js";
 const PYTHON = "/usr/bin/python3";
 const PEER = join(import.meta.dirname, "..", "peers", "libero_peer.py");
 const PEER_CMD = `${PYTHON} ${PEER} --url {url} --tasks 2 --episodes 2 --timeout 30`;
+/** LIBERO with a hazard position per peer task, so zones can be fitted around it. */
+const PEER_PROFILE = join(import.meta.dirname, "..", "peers", "libero_peer.profile.yaml");
 
 const children: ChildProcess[] = [];
 afterAll(() => {
@@ -167,5 +169,75 @@ describe("provael attack --suite vla-eval (the Python peer as the benchmark)", (
     expect(r.stderr).toContain("no attack was played");
     expect(report(out).episodes.every((e) => e.arm === "none")).toBe(true);
     expect(existsSync(join(out, "benchmark", "freeze.log"))).toBe(false);
+  }, 300_000);
+
+  it("calibrate --from a benign launched run writes a calibration per task; --calib uses it", () => {
+    const dir = tempDir();
+    const benign = join(dir, "benign");
+    const played = runCli(
+      [
+        ...["attack", "--suite", "vla-eval", "--profile", PEER_PROFILE, "--policy", "vla-eval"],
+        ...["--policy-url", upstream, "--attacks", "none", "--out", benign, "--no-html"],
+        ...["--benchmark-command", PEER_CMD.replace("--episodes 2", "--episodes 9")],
+      ],
+      { timeoutMs: 240_000 },
+    );
+    expect(played.code, played.stderr).toBe(0);
+    // Nine episodes per task give each split three: 0.34 is reachable, 0.1 is not.
+    const low = runCli([
+      "calibrate",
+      "--from",
+      benign,
+      "--profile",
+      PEER_PROFILE,
+      "--target-fpr",
+      "0.1",
+      "--out",
+      join(dir, "low"),
+    ]);
+    expect(low.code).toBe(2);
+    expect(low.stderr).toContain("these episodes reach --target-fpr 0.3333 at the lowest");
+    expect(existsSync(join(dir, "low"))).toBe(false);
+    const calib = join(dir, "calib");
+    const fit = runCli([
+      "calibrate",
+      "--from",
+      benign,
+      "--profile",
+      PEER_PROFILE,
+      "--target-fpr",
+      "0.34",
+      "--out",
+      calib,
+      "--json",
+    ]);
+    expect(fit.code, fit.stderr).toBe(0);
+    const written = JSON.parse(fit.stdout) as {
+      calibrations: { task: string; target_fpr: number }[];
+    };
+    expect(written.calibrations.map((c) => c.task).sort()).toEqual([
+      "libero_goal/put the bowl on the plate",
+      "libero_goal/put the cream cheese in the bowl",
+    ]);
+    const out = join(dir, "calibrated");
+    const r = runCli(
+      [
+        ...["attack", "--suite", "vla-eval", "--profile", PEER_PROFILE, "--policy", "vla-eval"],
+        ...["--policy-url", upstream, "--attacks", "freeze", "--no-controls", "--out", out],
+        ...["--no-html", "--preflight", "0", "--calib", calib, "--benchmark-command", PEER_CMD],
+      ],
+      { timeoutMs: 240_000 },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const rep = JSON.parse(readFileSync(join(out, "report.json"), "utf8")) as {
+      calibration: Record<string, { source: string; digest: string | null }>;
+    };
+    for (const c of Object.values(rep.calibration)) {
+      expect(c.source).toMatch(/^calibration:libero_goal_put_the_/);
+      expect(c.digest).toMatch(/^sha256:/);
+    }
+    expect(r.stdout).toMatch(
+      /calibrated 'libero_goal\/put the bowl on the plate': target false-positive rate 0\.34, held-out 0\/3/,
+    );
   }, 300_000);
 });
