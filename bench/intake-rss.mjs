@@ -113,6 +113,8 @@ function peer(kind, port, total, sent) {
     const socket = connect(port, "127.0.0.1");
     const closed = new Promise((r) => socket.once("close", r));
     socket.on("error", () => {});
+    // Read what the server answers (and its end of the connection).
+    socket.on("data", () => {});
     const path = kind === "bridge" ? "/arms/none" : "/";
     const body = () => {
       const n = Math.min(sent, FRAME);
@@ -178,7 +180,7 @@ async function measure(kind) {
     return { peak, stillOpen, seconds: Number(((performance.now() - t0) / 1000).toFixed(1)) };
   };
   const flood = await phase(24, FRAME, FRAME, 3000);
-  const stalled = await phase(10, FRAME, 30 * MB, DEADLINE_MS + 3000);
+  const stalled = await phase(10, FRAME, 30 * MB, DEADLINE_MS + 5000);
   goodRunning = false;
   await good;
   clearInterval(sampler);
@@ -191,6 +193,7 @@ async function measure(kind) {
     flood_24x60MB_peak_mb: mb(flood.peak),
     stalled_10x30of60MB_peak_mb: mb(stalled.peak),
     stalled_open_after_deadline: stalled.stillOpen,
+    stalled_all_closed_after_s: stalled.stillOpen === 0 ? stalled.seconds : null,
     rss_end_mb: mb(after),
     good_requests: `${answered}/${tried} answered`,
   };
