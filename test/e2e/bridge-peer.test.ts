@@ -78,14 +78,16 @@ describe("LIBERO-shaped Python peer (vla-eval's benchmark side)", () => {
     const { line, child } = await servePolicy();
     const url = (line as { url: string }).url;
 
-    // The stub server asks for no state: like LIBERO without send_state, the peer sends none,
-    // each first observation fails with an ERROR, and the next episode still starts.
-    const bare = runPeer(url, ["--tasks", "2", "--episodes", "2"]);
+    // A config that turns the state off (the config's params win over the server's asks): the
+    // peer sends none, each first observation fails with an ERROR, and the next episode starts.
+    const bare = runPeer(url, ["--tasks", "2", "--episodes", "2", "--param", "send_state=false"]);
     expect(bare.episodes).toHaveLength(4);
     for (const e of bare.episodes) expect(e.error).toMatch(/observation_failed.*states/);
 
-    // With send_state set by the config, the stub heads for the named object.
-    const run = runPeer(url, ["--tasks", "2", "--episodes", "2", "--param", "send_state=true"]);
+    // The server's HELLO asks for the state its layout reads, so a config that says nothing
+    // sends it (vla-eval's orchestrator merges the ask), and the stub heads for the named object.
+    const run = runPeer(url, ["--tasks", "2", "--episodes", "2"]);
+    expect(run.hello.observation_params).toEqual({ send_state: true });
     expect(run.episodes.map((e) => [e.task, e.episode_idx, e.success, e.error])).toEqual([
       ["libero_goal/put the bowl on the plate", 0, true, null],
       ["libero_goal/put the bowl on the plate", 1, true, null],
