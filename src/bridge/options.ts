@@ -18,6 +18,12 @@ export interface BridgeOptions {
   policy: string;
   /** Everything the upstream client reads (address, layout, timeouts, secrets). */
   policyOptions: PolicyOptions;
+  /**
+   * Several upstream servers of the same policy (`--policy-url` repeated): benchmark
+   * connections spread over them, least loaded first (upstream.ts). `policyOptions.url` is the
+   * first; absent: that one alone.
+   */
+  policyUrls?: string[];
   /** The behaviour-changing part of the policy options, recorded in the journal's plan. */
   planPolicyOptions?: Record<string, unknown>;
   arms: string[];

@@ -24,7 +24,8 @@ import { attacks } from "../attacks/index.js";
 import { resolveParams } from "../attacks/params.js";
 import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
-import type { PolicyCapabilities } from "../core/types.js";
+import { redactUrl } from "../core/redact.js";
+import type { Policy, PolicyCapabilities } from "../core/types.js";
 import { policies } from "../policies/index.js";
 import {
   hostForUrl,
@@ -58,6 +59,36 @@ export {
 } from "./options.js";
 export { actionSpec7 } from "./session.js";
 
+/**
+ * A pool of upstreams must serve one policy: every server's weights digest and reported model
+ * equal the first's, checked before the bridge listens.
+ */
+async function checkSameUpstreams(
+  policy: Policy,
+  o: BridgeOptions,
+  digest: string | null,
+): Promise<void> {
+  const urls = o.policyUrls ?? [];
+  let first: string | null = null;
+  for (const url of urls) {
+    const inst = await policy.load({ ...o.policyOptions, url });
+    try {
+      const m = inst.servedModel;
+      const model = JSON.stringify([inst.digest ?? null, m?.protocol, m?.name, m?.digest]);
+      first ??= model;
+      if (model !== first || (inst.digest ?? null) !== digest) {
+        throw new ProvaelError(
+          "config/invalid",
+          `the upstream servers serve different models: ${redactUrl(url)} is not the model of ${redactUrl(urls[0] as string)}`,
+          { hint: "every --policy-url must serve the same policy and weights" },
+        );
+      }
+    } finally {
+      await inst.close();
+    }
+  }
+}
+
 /** Starts the bridge: probes the upstream, opens the journal, listens. */
 export async function startBridge(o: BridgeOptions): Promise<RunningBridge> {
   const clock = o.clock ?? systemClock;
@@ -77,6 +108,7 @@ export async function startBridge(o: BridgeOptions): Promise<RunningBridge> {
   } finally {
     await probe.close();
   }
+  await checkSameUpstreams(policy, o, digest);
   // One writer per directory from now on; the journal opens once the profile is known.
   const claimed = claimBridgeDir(o.out);
   const b = new Bridge(o, capabilities, handshake, clock, claimed, digest);

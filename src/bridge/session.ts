@@ -118,7 +118,7 @@ export class Bridge {
     private readonly claimed: ClaimedDir,
     private readonly policyDigest: string | null,
   ) {
-    this.pool = new UpstreamPool(policies.get(o.policy), o.policyOptions);
+    this.pool = new UpstreamPool(policies.get(o.policy), o.policyOptions, o.policyUrls ?? []);
     this.arms = new Map(o.arms.map((a) => [a, attacks.get(a)]));
     const ids = o.defenses?.ids ?? [];
     for (const a of o.arms) {

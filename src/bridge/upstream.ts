@@ -3,6 +3,10 @@
  * process). One instance per benchmark connection: served clients keep per-episode state on
  * their connection, and a connection plays its episodes in turn. An instance that failed is
  * closed, never reused, so the next episode reconnects (and recovers once the server is back).
+ * Several upstream servers of one policy (`--policy-url` repeated) share the connections: each
+ * new instance goes to the server with the fewest live instances, a server whose instance
+ * failed last only when no other is left. The benchmark drives the episodes, so an episode lost
+ * with its server is the benchmark's to replay, not the bridge's.
  */
 import { connect } from "node:net";
 import type { Policy, PolicyInstance, PolicyOptions } from "../core/types.js";
@@ -10,18 +14,40 @@ import type { Policy, PolicyInstance, PolicyOptions } from "../core/types.js";
 export class UpstreamPool {
   private readonly idle: PolicyInstance[] = [];
   private readonly live = new Set<PolicyInstance>();
+  /** Which server (index in `urls`) each live instance talks to. */
+  private readonly serverOf = new Map<PolicyInstance, number>();
+  /** Servers whose last instance failed (set aside while another is left). */
+  private readonly failed = new Set<number>();
+  private readonly urls: readonly (string | undefined)[];
 
   constructor(
     readonly policy: Policy,
     private readonly options: PolicyOptions,
-  ) {}
+    urls: readonly string[] = [],
+  ) {
+    this.urls = urls.length > 0 ? urls : [options.url];
+  }
 
   async acquire(): Promise<PolicyInstance> {
     const inst = this.idle.pop();
     if (inst) return inst;
-    const loaded = await this.policy.load(this.options);
+    const server = this.leastLoaded();
+    const url = this.urls[server];
+    const loaded = await this.policy.load(
+      url === undefined ? this.options : { ...this.options, url },
+    );
     this.live.add(loaded);
+    this.serverOf.set(loaded, server);
+    this.failed.delete(server);
     return loaded;
+  }
+
+  private leastLoaded(): number {
+    const load = this.urls.map(() => 0);
+    for (const i of this.serverOf.values()) load[i] = (load[i] ?? 0) + 1;
+    const ok = load.map((_, i) => i).filter((i) => !this.failed.has(i));
+    const candidates = ok.length > 0 ? ok : load.map((_, i) => i);
+    return candidates.reduce((a, b) => ((load[b] ?? 0) < (load[a] ?? 0) ? b : a));
   }
 
   release(inst: PolicyInstance): void {
@@ -30,6 +56,9 @@ export class UpstreamPool {
 
   /** Closes an instance that failed (its connection may be half-dead). */
   async discard(inst: PolicyInstance): Promise<void> {
+    const server = this.serverOf.get(inst);
+    if (server !== undefined && this.urls.length > 1) this.failed.add(server);
+    this.serverOf.delete(inst);
     this.live.delete(inst);
     const i = this.idle.indexOf(inst);
     if (i >= 0) this.idle.splice(i, 1);

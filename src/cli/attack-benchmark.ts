@@ -44,7 +44,7 @@ export const DEFAULT_PREFLIGHT = 10;
 export interface BenchmarkFlags extends ServedFlags {
   policy: string;
   policyPath?: string;
-  /** `--policy-url`, repeatable for `attack`'s pool; the bridge forwards to one. */
+  /** `--policy-url`, repeatable: the bridge spreads the benchmark's connections over them. */
   policyUrl?: string[];
   policyOption?: Record<string, unknown>;
   attackParam?: Record<string, Record<string, unknown>>;
@@ -244,12 +244,6 @@ export async function runBenchmarkSuite(
       },
     );
   policies.get(flags.policy);
-  if ((flags.policyUrl?.length ?? 0) > 1)
-    throw new ProvaelError(
-      "config/invalid",
-      `--suite ${BENCHMARK_SUITE} forwards to one policy server; got ${flags.policyUrl?.length} --policy-url`,
-      { hint: "pass one --policy-url (a pool of servers plays the built-in suites)" },
-    );
   const policyUrl = flags.policyUrl?.[0];
   // The benign arm always plays: the pre-flight and every attacked episode's twin are its.
   const named = resolveAttacks(["none", ...flags.attacks]);
@@ -280,6 +274,7 @@ export async function runBenchmarkSuite(
           ...(policyUrl ? { url: policyUrl } : {}),
           ...(Object.keys(extra).length > 0 ? { extra } : {}),
         },
+        ...((flags.policyUrl?.length ?? 0) > 1 ? { policyUrls: flags.policyUrl } : {}),
         planPolicyOptions: {
           ...(flags.policyPath ? { path: flags.policyPath } : {}),
           ...(Object.keys(planExtra).length > 0 ? { extra: planExtra } : {}),

@@ -25,7 +25,7 @@ interface BridgeFlags extends ServedFlags {
   compareDefenses?: string[];
   defenseParam?: string[];
   policy: string;
-  policyUrl?: string;
+  policyUrl?: string[];
   policyPath?: string;
   attacks: string[];
   profile: string;
@@ -113,7 +113,11 @@ export function registerBridge(program: Command): void {
   const cmd = program
     .command("bridge")
     .requiredOption("--policy <id>", "upstream policy: vla-eval, openpi, openvla or a built-in one")
-    .option("--policy-url <url>", "upstream server address")
+    .option(
+      "--policy-url <url>",
+      "upstream server address; repeat it (or a comma list) to spread the benchmark's connections over servers of the same policy",
+      (v: string, prev: string[] = []) => [...prev, ...list(v)],
+    )
     .option("--policy-path <path>", "weights or model file for an in-process policy")
     .requiredOption("--attacks <list>", "arms, comma-separated (provael list-attacks)", list)
     .option(
@@ -165,9 +169,10 @@ export function registerBridge(program: Command): void {
         policy: flags.policy,
         policyOptions: {
           ...(flags.policyPath ? { path: flags.policyPath } : {}),
-          ...(flags.policyUrl ? { url: flags.policyUrl } : {}),
+          ...(flags.policyUrl?.[0] ? { url: flags.policyUrl[0] } : {}),
           ...(Object.keys(extra).length > 0 ? { extra } : {}),
         },
+        ...((flags.policyUrl?.length ?? 0) > 1 ? { policyUrls: flags.policyUrl } : {}),
         planPolicyOptions: {
           ...(flags.policyPath ? { path: flags.policyPath } : {}),
           ...(Object.keys(served.plan).length > 0 ? { extra: served.plan } : {}),
