@@ -147,7 +147,7 @@ describe("a pool of policy servers", () => {
       // The retried cell was journalled from another server.
       expect(record.played_by[e.cell]).not.toBe(1);
     }
-  }, 120_000);
+  }, 300_000);
 
   it("refuses servers that serve different models, before any episode", async () => {
     const [a] = await serve("openpi", 1);
