@@ -205,7 +205,10 @@ export function registerOfflineStudy(program: Command): void {
     .requiredOption("--plan <file>", "plan written by `provael offline-study plan`")
     .requiredOption("--out <dir>", "result directory")
     .option("--policy-url <url>", "server address for a served policy")
-    .option("--dry-run", "walk the same pipeline with the stub policy and withhold every rate")
+    .option(
+      "--dry-run",
+      "walk the same pipeline answering every arm with the recorded action (no policy is asked) and withhold every rate",
+    )
     .option("--json", "print the result's digest and headline as JSON")
     .action(
       async (flags: {

@@ -50,6 +50,8 @@ export function renderStudyMarkdown(result: Obj): string {
       closed_loop: Obj;
       competent: boolean;
       reasons: string[];
+      decided_by?: string;
+      decided_by_reason?: string;
     };
     headline: { claim: string; reading: string; exits: unknown };
     claim_limits: string[];
@@ -153,9 +155,10 @@ export function renderStudyMarkdown(result: Obj): string {
     r.dry_run
       ? "Dry run: no competence verdict."
       : r.competence.competent
-        ? "Competent by the registered rule."
-        : `Not shown competent: ${r.competence.reasons.join("; ")}.`,
+        ? `Competent by the registered rule (decided by ${r.competence.decided_by ?? "agreement"}).`
+        : `Not shown competent (decided by ${r.competence.decided_by ?? "agreement"}): ${r.competence.reasons.join("; ")}.`,
   );
+  if (r.competence.decided_by_reason) lines.push("", `Rule: ${r.competence.decided_by_reason}.`);
   lines.push("");
   lines.push("## Claim limits");
   lines.push("");

@@ -27,7 +27,7 @@ export const EXCLUSION_RULE =
 export const STOPPING_RULE =
   "fixed count: every selected frame is measured once, in order; no extension, no early stop";
 export const COMPETENCE_RULE =
-  "competent when the Wilson lower bound of the share of scored frames whose benign action agrees with the recorded one on every plan dimension (within tolerance x scale) is at least min_agreement, and, where the dataset was recorded in a Provael suite, the Wilson lower bound of closed-loop clean success on the scored episodes' scenes is at least min_success; otherwise a null result is uninformative";
+  "where the dataset was recorded in a Provael suite, competent when the Wilson lower bound of closed-loop clean success on the scored episodes' scenes is at least min_success; otherwise, competent when the Wilson lower bound of the share of scored frames whose benign action agrees with the recorded one on every measured dimension (within tolerance x scale) is at least min_agreement; the result names the rule that decided (competence.decided_by); a null result from a policy not shown competent is uninformative";
 
 const num = z.number().finite();
 export const planSchema = z

@@ -6,6 +6,8 @@ import { attacks, controlsFor } from "../../attacks/index.js";
 import { ProvaelError } from "../../core/errors.js";
 import { TOOL_VERSION } from "../../core/package-root.js";
 import type { Policy, PolicyInstance, PolicyOptions } from "../../core/types.js";
+import { conformalRank, minConformalN } from "../../stats/conformal.js";
+import { wilsonInterval } from "../../stats/wilson.js";
 import type { Dataset } from "../lerobot/reader.js";
 import { type DatasetExpectations, requireDataset } from "../lerobot/validator.js";
 import {
@@ -229,7 +231,7 @@ export async function buildPlan(c: PlanChoices): Promise<StudyPlan> {
         : {};
       instructions.push({ episode: e, benign, arms });
     }
-    return {
+    const plan: StudyPlan = {
       schema: PLAN_SCHEMA,
       tool_version: TOOL_VERSION,
       dataset: {
@@ -289,7 +291,58 @@ export async function buildPlan(c: PlanChoices): Promise<StudyPlan> {
       },
       confidence: c.confidence ?? 0.95,
     };
+    checkFeasible(plan);
+    return plan;
   } finally {
     await inst.close();
+  }
+}
+
+/**
+ * Refuses a plan that cannot give a result, before it is registered (a registered plan is
+ * immutable, so a refusal at run time would mean registering again): the calibration part must
+ * hold the frames the envelope's conformal bound needs over the measured dimensions, and the
+ * competence rule must be reachable, at 100% agreement or success, with the chosen episodes.
+ */
+export function checkFeasible(plan: StudyPlan): void {
+  const D = plan.measurement.dims.length;
+  const target = plan.envelope.target_fpr;
+  const beta = target / (2 * D);
+  const n = plan.selection.frames.calibration;
+  if (conformalRank(n, beta) === null) {
+    throw new ProvaelError(
+      "calibration/too-few-scenes",
+      `the envelope needs at least ${minConformalN(beta)} calibration frames for a ${target} false-positive target over ${D} dimension(s), the plan selects ${n}`,
+      {
+        details: { need: minConformalN(beta), have: n, dims: D },
+        hint: "select more frames (a smaller --stride or more episodes), fewer --dims, or a larger --target-fpr",
+      },
+    );
+  }
+  const c = plan.competence;
+  const conf = { confidence: plan.confidence };
+  const [what, count, min, flag] = c.closed_loop
+    ? ([
+        "closed-loop clean success",
+        plan.selection.scored_episodes.length,
+        c.min_success,
+        "--min-success",
+      ] as const)
+    : ([
+        "agreement with the recorded action",
+        plan.selection.frames.scored,
+        c.min_agreement,
+        "--min-agreement",
+      ] as const);
+  const best = count === 0 ? 0 : wilsonInterval(count, count, conf).low;
+  if (best < min) {
+    throw new ProvaelError(
+      "config/invalid",
+      `competence cannot be shown: even ${count}/${count} ${what} has a Wilson lower bound of ${best.toFixed(3)}, below ${flag} ${min}`,
+      {
+        details: { rule: c.closed_loop ? "closed-loop" : "agreement", count, min, best },
+        hint: `select more ${c.closed_loop ? "episodes" : "frames"}, or lower ${flag}`,
+      },
+    );
   }
 }

@@ -65,7 +65,7 @@ export interface StudyOptions {
   policyOptions?: PolicyOptions;
   /** The policy object, for library callers with their own (default: the registry's by the plan's id). */
   policy?: Policy;
-  /** Walk the pipeline with the stub policy and withhold every rate. */
+  /** Walk the pipeline answering with the recorded actions, and withhold every rate. */
   dryRun?: boolean;
   onProgress?: (done: number, total: number) => void;
 }
@@ -99,7 +99,7 @@ function round(v: number): number {
   return Number(v.toPrecision(12));
 }
 
-/** Replaces every rate and summary with its count alone (a dry run's numbers are the stub's). */
+/** Replaces every rate and summary with its count alone (a dry run's numbers are the data's own). */
 function withhold(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withhold);
   if (value && typeof value === "object") {
@@ -319,7 +319,12 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
           return asObservation(f.images, plan.policy.camera_map, cameras, f.state, text);
         };
         const episode = { task: `dataset-episode-${e}`, seed: e, policySeed: e };
-        if (inst.query) {
+        if (dryRun) {
+          // The dry run answers every arm with the recorded action: it varies wherever the data
+          // varies (the stub's answers vary on one dimension, and a plan measuring the others
+          // would be refused for a zero-width envelope), and no rate is shown from it.
+          for (const r of records) r.actions[arm] = checked(r.recorded, arm, e, r.frame);
+        } else if (inst.query) {
           await inst.reset(episode);
           await inst.act(obsAt(0));
           for (const r of records)
@@ -403,11 +408,18 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
       conf,
     ),
   };
+  // One rule decides: closed-loop clean success where the dataset's suite can be played (the
+  // policy doing the task is what competence means; agreeing with one scripted expert on every
+  // dimension at once is a stricter test a competent policy can fail), else agreement with the
+  // recorded action on the dimensions the study measures. Agreement is reported either way.
   const reasons: string[] = [];
   const agreeLow = agreement.all_dims.interval?.low ?? 0;
-  if (agreeLow < plan.competence.min_agreement)
+  const decidedBy: "closed-loop" | "agreement" = plan.competence.closed_loop
+    ? "closed-loop"
+    : "agreement";
+  if (decidedBy === "agreement" && agreeLow < plan.competence.min_agreement)
     reasons.push(
-      `benign agreement with the recorded action: Wilson lower bound ${agreeLow.toFixed(3)} < ${plan.competence.min_agreement}`,
+      `benign agreement with the recorded action on the measured dimension(s) ${dims.join(", ")}: Wilson lower bound ${agreeLow.toFixed(3)} < ${plan.competence.min_agreement}`,
     );
   let closed: Awaited<ReturnType<typeof closedLoop>> | null = null;
   if (plan.competence.closed_loop) {
@@ -469,6 +481,11 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
     arms: armResults,
     competence: {
       rule: plan.competence.rule,
+      decided_by: decidedBy,
+      decided_by_reason:
+        decidedBy === "closed-loop"
+          ? `the dataset was recorded in the Provael suite '${plan.competence.closed_loop?.suite}': closed-loop clean success on the scored episodes' scenes decides (agreement is reported, not decisive)`
+          : "the dataset's suite cannot be played here: agreement with the recorded action on the measured dimensions decides",
       agreement,
       closed_loop: closed
         ? {
@@ -516,7 +533,8 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
     // Verdicts drawn from the withheld rates are withheld with them.
     result.headline = {
       ...(result.headline as Record<string, unknown>),
-      claim: "dry run: rates withheld (they are properties of the stub policy, not findings)",
+      claim:
+        "dry run: rates withheld (every arm answered with the recorded action: no policy was asked)",
       valid: null,
       informative: null,
       reading:

@@ -128,10 +128,12 @@ describe("offline study on a stub recording", () => {
       stateNames: Array.from({ length: 8 }, (_, i) => `s${i}`),
       actionNames: Array.from({ length: 7 }, (_, i) => `a${i}`),
     });
-    for (let e = 0; e < 4; e++) {
+    // Enough calibration frames for the envelope over 7 dimensions (a plan with fewer is refused
+    // when it is made), and enough scored ones for agreement to be reachable.
+    for (let e = 0; e < 40; e++) {
       w.addEpisode({
         task: "pick up the cup",
-        frames: Array.from({ length: 6 }, () => ({
+        frames: Array.from({ length: 20 }, () => ({
           state: Float32Array.from({ length: 8 }, () => rng.uniform(-1, 1)),
           action: Float32Array.from({ length: 7 }, () => rng.uniform(-1, 1)),
           images: {},
@@ -151,6 +153,37 @@ describe("offline study on a stub recording", () => {
     // Refused once the calibration part was played, before any scored frame cost a policy call.
     expect(progress.length).toBeGreaterThan(0);
     for (const [done, total] of progress) expect(done).toBeLessThan(total);
+    // The dry run walks the same 7-dimension plan to the end: it answers with the recorded
+    // actions, which vary wherever the data does, and shows no rate.
+    const dry = await runStudy({ planPath: path, out: join(tempDir(), "dry7"), dryRun: true });
+    expect(dry.result.dry_run).toBe(true);
+    expect((dry.result.competence as { competent: unknown }).competent).toBeNull();
+  });
+
+  it("refuses, before registering, a plan with too few calibration frames for its dimensions", async () => {
+    const dir = join(tempDir(), "few");
+    const rng = Rng.fromLabel("few");
+    const w = new LeRobotWriter(dir, {
+      robotType: "fixture_arm",
+      fps: 10,
+      cameras: {},
+      stateNames: Array.from({ length: 8 }, (_, i) => `s${i}`),
+      actionNames: Array.from({ length: 7 }, (_, i) => `a${i}`),
+    });
+    for (let e = 0; e < 4; e++) {
+      w.addEpisode({
+        task: "pick up the cup",
+        frames: Array.from({ length: 6 }, () => ({
+          state: Float32Array.from({ length: 8 }, () => rng.uniform(-1, 1)),
+          action: Float32Array.from({ length: 7 }, () => rng.uniform(-1, 1)),
+          images: {},
+        })),
+      });
+    }
+    w.finish();
+    await expect(plan("few", null, dir)).rejects.toThrow(
+      /the envelope needs at least \d+ calibration frames for a 0.05 false-positive target over 7 dimension\(s\), the plan selects 12/,
+    );
   });
 
   it("a dry run walks the same pipeline and withholds its rates", async () => {
