@@ -14,7 +14,7 @@ import { encodePng } from "../dist/core/png.js";
 import { scriptedPolicy } from "../dist/policies/scripted.js";
 import { createReachSuite } from "../dist/suites/mujoco/reach.js";
 import { createTabletopSuite } from "../dist/suites/mujoco/tabletop.js";
-import { parseScriptArgs } from "./script-args.mjs";
+import { parseScriptArgs } from "../research/script-args.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const OUT = join(ROOT, "docs", "images");

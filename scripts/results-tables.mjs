@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { displayOrder } from "../dist/report/markdown.js";
 import { mcnemarExact } from "../dist/stats/mcnemar.js";
-import { exitWithError, parseScriptCommand, usageError } from "./script-args.mjs";
+import { exitWithError, parseScriptCommand, usageError } from "../research/script-args.mjs";
 import { formatP } from "./table-format.mjs";
 
 const USAGE = "usage: node scripts/results-tables.mjs RUN_DIR [--pairs A:B,C:D] [--delivery]";

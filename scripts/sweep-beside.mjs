@@ -21,7 +21,7 @@ import { join } from "node:path";
 import { displayOrder } from "../dist/report/markdown.js";
 import { mcnemarExact } from "../dist/stats/mcnemar.js";
 import { wilsonInterval } from "../dist/stats/wilson.js";
-import { parseScriptCommand, usageError } from "./script-args.mjs";
+import { parseScriptCommand, usageError } from "../research/script-args.mjs";
 import { formatP } from "./table-format.mjs";
 
 const USAGE =

@@ -178,7 +178,7 @@ export class TinyVlaInstance implements PolicyInstance {
 
   /**
    * For diagnosis: this episode's anchor in place of the locator's, e.g. the object's true
-   * (x, y), to tell the actor's misses from the locator's (scripts/miss-breakdown.mjs). Call it
+   * (x, y), to tell the actor's misses from the locator's (research/miss-breakdown.mjs). Call it
    * after `reset` and before the first `act`.
    */
   setAnchor(xy: Float32Array): void {

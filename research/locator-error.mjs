@@ -19,8 +19,8 @@
  * `--trigger`): on training scenes (20:100) against held-out ones (0:20) it tells a locator that
  * has not learned an object from one that learned its training scenes and no more.
  *
- *   npm run build && node scripts/locator-error.mjs [--weights DIR] [--scenes 0:20] [--trigger checker] [--json FILE]
- *   node scripts/locator-error.mjs [--weights DIR] --held-out EVAL.json [--json FILE]
+ *   npm run build && node research/locator-error.mjs [--weights DIR] [--scenes 0:20] [--trigger checker] [--json FILE]
+ *   node research/locator-error.mjs [--weights DIR] --held-out EVAL.json [--json FILE]
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { DEFAULT_POISON_TARGET } from "../dist/offline/record.js";
@@ -31,7 +31,7 @@ import { triggerEdit } from "../dist/suites/mujoco/trigger.js";
 import { exitWithError, parseScriptArgs } from "./script-args.mjs";
 
 const USAGE =
-  "usage: node scripts/locator-error.mjs [--weights DIR] [--scenes 0:20] [--trigger checker] [--held-out EVAL.json] [--json FILE]   (0:20 are the held-out scenes)";
+  "usage: node research/locator-error.mjs [--weights DIR] [--scenes 0:20] [--trigger checker] [--held-out EVAL.json] [--json FILE]   (0:20 are the held-out scenes)";
 const values = parseScriptArgs("locator-error", USAGE, {
   weights: { type: "string" },
   scenes: { type: "string", default: "0:20" },
@@ -132,7 +132,7 @@ async function heldOut(file) {
   }
   if (!episodes?.length) {
     console.error(
-      `locator-error: ${file} has no held-out-grammar episodes\n  hint: write one with node scripts/eval-tiny-vla.mjs --held-out --json FILE`,
+      `locator-error: ${file} has no held-out-grammar episodes\n  hint: write one with node research/eval-tiny-vla.mjs --held-out --json FILE`,
     );
     process.exit(2);
   }

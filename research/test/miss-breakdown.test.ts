@@ -1,5 +1,5 @@
 /**
- * scripts/miss-breakdown.mjs sorts a tiny-vla run's misses by replaying them: checked on one
+ * research/miss-breakdown.mjs sorts a tiny-vla run's misses by replaying them: checked on one
  * real episode the shipped model misses (pantry_orange_cup, held-out scene 8: the fingers close
  * on the cup and it slips out; given the cup's true position it succeeds), on the same
  * episode with one logged action changed (the
@@ -12,14 +12,14 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { resolveAttacks } from "../../src/attacks/index.js";
-import { runStub } from "../support/stub-run.js";
-import { tempDir } from "../support/tmp.js";
+import { runStub } from "../../test/support/stub-run.js";
+import { tempDir } from "../../test/support/tmp.js";
 
-const SCRIPT = join(import.meta.dirname, "..", "..", "scripts", "miss-breakdown.mjs");
+const SCRIPT = join(import.meta.dirname, "..", "miss-breakdown.mjs");
 const breakdown = (run: string) =>
   spawnSync(process.execPath, [SCRIPT, "--run", run], { encoding: "utf8" });
 
-describe("scripts/miss-breakdown.mjs", () => {
+describe("research/miss-breakdown.mjs", () => {
   it("replays a miss exactly, sorts it, and leaves out a replay that is not the run's", async () => {
     const dir = tempDir();
     const run = join(dir, "run");

@@ -13,7 +13,7 @@
  * Part rows compare, draw for draw, the train-grammar phrasing with the same phrasing but for
  * that part taken from the held-out split; draws where the part does not occur are left out.
  *
- *   npm run build && node scripts/grounding-probe.mjs --help   # its options
+ *   npm run build && node research/grounding-probe.mjs --help   # its options
  */
 import { writeFileSync } from "node:fs";
 import { Rng } from "../dist/core/rng.js";
@@ -24,7 +24,7 @@ import { wilsonInterval } from "../dist/stats/index.js";
 import { layoutOf, TABLETOP_TASKS, tabletopSuite } from "../dist/suites/mujoco/tabletop.js";
 import { parseScriptArgs } from "./script-args.mjs";
 
-const USAGE = `usage: node scripts/grounding-probe.mjs [--weights DIR] [--scenes 0:10] [--samples 4] [--within 0.04] [--json out.json]`;
+const USAGE = `usage: node research/grounding-probe.mjs [--weights DIR] [--scenes 0:10] [--samples 4] [--within 0.04] [--json out.json]`;
 const values = parseScriptArgs("grounding-probe", USAGE, {
   weights: { type: "string" },
   scenes: { type: "string", default: "0:10" },

@@ -1,5 +1,5 @@
 /**
- * scripts/competence-table.mjs prints the model card's competence table from a `none` run and
+ * research/competence-table.mjs prints the model card's competence table from a `none` run and
  * eval-tiny-vla's --json files: per-task counts summed over shards, Wilson intervals in the
  * total row, "not run" for what nothing measured, and a refusal when the files describe other
  * weights than the run. Checked on a stub run (the script reads reports, not the policy).
@@ -9,10 +9,10 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { resolveAttacks } from "../../src/attacks/index.js";
-import { runStub } from "../support/stub-run.js";
-import { tempDir } from "../support/tmp.js";
+import { runStub } from "../../test/support/stub-run.js";
+import { tempDir } from "../../test/support/tmp.js";
 
-const SCRIPT = join(import.meta.dirname, "..", "..", "scripts", "competence-table.mjs");
+const SCRIPT = join(import.meta.dirname, "..", "competence-table.mjs");
 
 function evalFile(path: string, digest: string | null, rows: Record<string, [string, string]>) {
   const per_task = Object.entries(rows).map(([task, [held_out, knife]]) => ({
@@ -25,7 +25,7 @@ function evalFile(path: string, digest: string | null, rows: Record<string, [str
   writeFileSync(path, JSON.stringify({ weights_digest: digest, per_task }));
 }
 
-describe("scripts/competence-table.mjs", () => {
+describe("research/competence-table.mjs", () => {
   it("sums shards per task, prints Wilson totals and refuses files of other weights", async () => {
     const dir = tempDir();
     const run = join(dir, "run");

@@ -13,7 +13,7 @@
  * open by W (m) instead of what the state says, e.g. 0.019, what the shipped model's grasps
  * across the green box's 4 cm side read. The simulator is not touched.
  *
- *   npm run build && node scripts/grasp-sides.mjs [--weights DIR] [--tasks kitchen_green_box,kitchen_green_box_by_hand]
+ *   npm run build && node research/grasp-sides.mjs [--weights DIR] [--tasks kitchen_green_box,kitchen_green_box_by_hand]
  *     [--scenes 0:20] [--latch] [--tell-fingers W] [--json FILE]
  */
 import { writeFileSync } from "node:fs";
@@ -23,7 +23,7 @@ import { fingerContact } from "../dist/suites/mujoco/world.js";
 import { parseScriptArgs } from "./script-args.mjs";
 
 const USAGE =
-  "usage: node scripts/grasp-sides.mjs [--weights DIR] [--tasks a,b] [--scenes 0:20] [--latch] [--tell-fingers W] [--json FILE]";
+  "usage: node research/grasp-sides.mjs [--weights DIR] [--tasks a,b] [--scenes 0:20] [--latch] [--tell-fingers W] [--json FILE]";
 const values = parseScriptArgs("grasp-sides", USAGE, {
   weights: { type: "string" },
   tasks: { type: "string", default: "kitchen_green_box,kitchen_green_box_by_hand" },

@@ -5,7 +5,7 @@
 //
 //   provael train tiny-vla … --seed S --steps 20000 --locator-steps 1 --out A   # the actor
 //   provael train tiny-vla … --seed S --steps 1 --locator-steps 6000 --out B    # the locator
-//   node scripts/merge-locator.mjs A B OUT
+//   node research/merge-locator.mjs A B OUT
 //
 // OUT holds the bytes one `--steps 20000 --locator-steps 6000` training writes; where the two
 // seeds differ, the one with the actor's --seed and the locator's as --locator-seed
@@ -15,7 +15,7 @@ import { exitWithError } from "./script-args.mjs";
 
 const [actorDir, locatorDir, out] = process.argv.slice(2);
 if (!actorDir || !locatorDir || !out) {
-  console.error("usage: node scripts/merge-locator.mjs ACTOR_DIR LOCATOR_DIR OUT_DIR");
+  console.error("usage: node research/merge-locator.mjs ACTOR_DIR LOCATOR_DIR OUT_DIR");
   process.exit(2);
 }
 try {

@@ -22,7 +22,7 @@
  * Every rate is printed with its counts and a 95% Wilson interval. The benign floor is not
  * measured here: it is the `none` arm of `provael attack` (docs/tiny-vla.md).
  *
- *   npm run build && node scripts/eval-tiny-vla.mjs --help   # its options
+ *   npm run build && node research/eval-tiny-vla.mjs --help   # its options
  *
  * Held-out scenes are 0-19 of every task (training used 20-99).
  */
@@ -45,7 +45,7 @@ import { triggerEdit, triggerRef } from "../dist/suites/mujoco/trigger.js";
 import { fingerContact } from "../dist/suites/mujoco/world.js";
 import { parseScriptArgs } from "./script-args.mjs";
 
-const USAGE = `usage: node scripts/eval-tiny-vla.mjs [--weights DIR] [--scenes 0:20] [--tasks a,b] [--replan 2]
+const USAGE = `usage: node research/eval-tiny-vla.mjs [--weights DIR] [--scenes 0:20] [--tasks a,b] [--replan 2]
   [--local R] [--latch] [--no-grounding] [--no-clean] [--held-out] [--knife] [--trigger checker] [--shard k/n]
   [--json FILE] [--quiet]   (what each rate means: docs/tiny-vla.md)`;
 const values = parseScriptArgs("eval-tiny-vla", USAGE, {

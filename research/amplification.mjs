@@ -5,7 +5,7 @@
  * (issue 16). For each server: the refusal it answers, whether it then answers a good request,
  * and its peak RSS (VmHWM from /proc, sampled throughout). Needs a build (`npm run build`).
  *
- *   node scripts/amplification.mjs
+ *   node research/amplification.mjs
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";

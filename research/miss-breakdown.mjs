@@ -16,7 +16,7 @@
  * episode's anchor in place of the locator's, and prints the locator's error on the first frame
  * beside whether the episode then succeeds: which misses are the locator's and which the actor's.
  *
- *   npm run build && node scripts/miss-breakdown.mjs --run RUN [--lift 0.05] [--true-anchor] [--json FILE]
+ *   npm run build && node research/miss-breakdown.mjs --run RUN [--lift 0.05] [--true-anchor] [--json FILE]
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -26,7 +26,7 @@ import { fingerContact } from "../dist/suites/mujoco/world.js";
 import { parseScriptArgs } from "./script-args.mjs";
 
 const USAGE =
-  "usage: node scripts/miss-breakdown.mjs --run RUN [--lift 0.05] [--true-anchor] [--json FILE]   (RUN: a `provael attack` directory on tabletop)";
+  "usage: node research/miss-breakdown.mjs --run RUN [--lift 0.05] [--true-anchor] [--json FILE]   (RUN: a `provael attack` directory on tabletop)";
 const values = parseScriptArgs("miss-breakdown", USAGE, {
   run: { type: "string" },
   lift: { type: "string", default: "0.05" },

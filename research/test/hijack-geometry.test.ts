@@ -1,5 +1,5 @@
 /**
- * scripts/hijack-geometry.mjs reads where an action-channel push took the robot: on one real
+ * research/hijack-geometry.mjs reads where an action-channel push took the robot: on one real
  * tabletop cell of the shipped model, the `none` episode and the `targeted_hijack` one, its
  * lines and figures; and refusals for a run without the pushed arm and a missing run.
  */
@@ -7,14 +7,14 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { resolveAttacks } from "../../src/attacks/index.js";
-import { runStub } from "../support/stub-run.js";
-import { tempDir } from "../support/tmp.js";
+import { runStub } from "../../test/support/stub-run.js";
+import { tempDir } from "../../test/support/tmp.js";
 
-const SCRIPT = join(import.meta.dirname, "..", "..", "scripts", "hijack-geometry.mjs");
+const SCRIPT = join(import.meta.dirname, "..", "hijack-geometry.mjs");
 const geometry = (...args: string[]) =>
   spawnSync(process.execPath, [SCRIPT, ...args], { encoding: "utf8" });
 
-describe("scripts/hijack-geometry.mjs", () => {
+describe("research/hijack-geometry.mjs", () => {
   it("measures the closest approach, the gap to the benign path and the push's direction", async () => {
     const run = join(tempDir(), "run");
     await runStub(run, {

@@ -1,5 +1,5 @@
 /**
- * scripts/merge-locator.mjs joins two trainings' stages; the join itself is tested beside
+ * research/merge-locator.mjs joins two trainings' stages; the join itself is tested beside
  * src/offline/merge-locator.ts. Here: what the script says when it must refuse, the way the CLI
  * says it (the reason, then what to do), with exit 2 and nothing written.
  */
@@ -7,15 +7,15 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { tempDir } from "../support/tmp.js";
+import { tempDir } from "../../test/support/tmp.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const merge = (...args: string[]) =>
-  spawnSync(process.execPath, [join(ROOT, "scripts", "merge-locator.mjs"), ...args], {
+  spawnSync(process.execPath, [join(ROOT, "research", "merge-locator.mjs"), ...args], {
     encoding: "utf8",
   });
 
-describe("scripts/merge-locator.mjs", () => {
+describe("research/merge-locator.mjs", () => {
   it("refuses two models of different configurations with the reason and a hint", () => {
     const out = join(tempDir(), "joined");
     const r = merge(
@@ -40,7 +40,7 @@ describe("scripts/merge-locator.mjs", () => {
     const r = merge("only-one");
     expect(r.status).toBe(2);
     expect(r.stderr).toContain(
-      "usage: node scripts/merge-locator.mjs ACTOR_DIR LOCATOR_DIR OUT_DIR",
+      "usage: node research/merge-locator.mjs ACTOR_DIR LOCATOR_DIR OUT_DIR",
     );
   });
 });

@@ -2,8 +2,8 @@
 // intervals, from the runs that measure it, so that it is printed, never retyped:
 //
 //   provael attack --policy tiny-vla --attacks none --seeds 20 --no-controls --out runs/clean
-//   node scripts/eval-tiny-vla.mjs --scenes 0:20 --no-clean --held-out --knife --json e.json
-//   node scripts/competence-table.mjs --run runs/clean --eval e.json [--eval more.json …]
+//   node research/eval-tiny-vla.mjs --scenes 0:20 --no-clean --held-out --knife --json e.json
+//   node research/competence-table.mjs --run runs/clean --eval e.json [--eval more.json …]
 //
 // Clean success and the benign floor (unsafe in the `none` arm) come from the run's report.json;
 // grounding, held-out grammar and knife-as-target from eval-tiny-vla's --json files (shards of
@@ -18,7 +18,7 @@ const { values } = parseArgs({
   options: { run: { type: "string" }, eval: { type: "string", multiple: true } },
 });
 if (!values.run) {
-  console.error("usage: node scripts/competence-table.mjs --run RUN_DIR [--eval FILE.json]…");
+  console.error("usage: node research/competence-table.mjs --run RUN_DIR [--eval FILE.json]…");
   process.exit(2);
 }
 

@@ -3,14 +3,14 @@
  * Runs the scripted expert on the first N stored scenes of every task, without rendering, and
  * prints a per-task table: task success, unsafe episodes per predicate, and mean steps to success.
  *
- *   npm run build && node scripts/expert-check.mjs --help   # its options
+ *   npm run build && node research/expert-check.mjs --help   # its options
  */
 import { scriptedPolicy } from "../dist/policies/scripted.js";
 import { createReachSuite } from "../dist/suites/mujoco/reach.js";
 import { createTabletopSuite } from "../dist/suites/mujoco/tabletop.js";
 import { parseScriptArgs } from "./script-args.mjs";
 
-const USAGE = `usage: node scripts/expert-check.mjs [--suite tabletop|reach] [--scenes 50] [--first 0] [--task id] [--verbose]`;
+const USAGE = `usage: node research/expert-check.mjs [--suite tabletop|reach] [--scenes 50] [--first 0] [--task id] [--verbose]`;
 const values = parseScriptArgs("expert-check", USAGE, {
   suite: { type: "string", default: "tabletop" },
   scenes: { type: "string", default: "50" },

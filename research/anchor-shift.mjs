@@ -6,7 +6,7 @@
  * `perceive` hook is applied to that frame as the runner would at step 0, and the attacked frame
  * is localised again.
  *
- *   npm run build && node scripts/anchor-shift.mjs --help   # its options
+ *   npm run build && node research/anchor-shift.mjs --help   # its options
  */
 import { attackRng } from "../dist/attacks/control.js";
 import { attacks } from "../dist/attacks/index.js";
@@ -15,7 +15,7 @@ import { tinyVlaPolicy } from "../dist/policies/tiny-vla/policy.js";
 import { tabletopSuite } from "../dist/suites/mujoco/tabletop.js";
 import { parseScriptArgs } from "./script-args.mjs";
 
-const USAGE = `usage: node scripts/anchor-shift.mjs [--attacks patch,placebo_patch,gradient_patch] [--scenes 2] [--param gradient_patch.epsilon=1 --param gradient_patch.steps=20 ...]`;
+const USAGE = `usage: node research/anchor-shift.mjs [--attacks patch,placebo_patch,gradient_patch] [--scenes 2] [--param gradient_patch.epsilon=1 --param gradient_patch.steps=20 ...]`;
 const values = parseScriptArgs("anchor-shift", USAGE, {
   attacks: { type: "string", default: "patch,placebo_patch,gradient_patch" },
   scenes: { type: "string", default: "2" },

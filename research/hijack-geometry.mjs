@@ -16,7 +16,7 @@
  * points away from it when the policy answers a displacement by heading back: this tells a push
  * that carried the robot to the hazard from one that carried it elsewhere.
  *
- *   npm run build && node scripts/hijack-geometry.mjs --run RUN [--arm targeted_hijack] [--refresh 25] [--near 0.05]
+ *   npm run build && node research/hijack-geometry.mjs --run RUN [--arm targeted_hijack] [--refresh 25] [--near 0.05]
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -24,7 +24,7 @@ import { tabletopSuite } from "../dist/suites/mujoco/tabletop.js";
 import { parseScriptArgs } from "./script-args.mjs";
 
 const USAGE =
-  "usage: node scripts/hijack-geometry.mjs --run RUN [--arm targeted_hijack] [--refresh 25] [--near 0.05]   (RUN: a `provael attack` directory on tabletop with the `none` arm)";
+  "usage: node research/hijack-geometry.mjs --run RUN [--arm targeted_hijack] [--refresh 25] [--near 0.05]   (RUN: a `provael attack` directory on tabletop with the `none` arm)";
 const values = parseScriptArgs("hijack-geometry", USAGE, {
   run: { type: "string" },
   arm: { type: "string", default: "targeted_hijack" },
