@@ -70,4 +70,42 @@ describe("provael offline-study (built CLI)", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/not a LeRobotDataset: 1 bare video file\(s\) \(episode_0.mp4\)/);
   });
+
+  it("a tabletop recording: the default plan is refused before registering when too small, and the dry run walks a feasible one", () => {
+    const w = tempDir();
+    const data = join(w, "demos");
+    const rec = runCli(
+      ["record", "--tasks", "kitchen_red_block,pantry_red_block", "--scenes", "0:20"].concat([
+        "--episodes",
+        "6",
+        "--out",
+        data,
+      ]),
+      { timeoutMs: 600_000 },
+    );
+    expect(rec.code, rec.stderr).toBe(0);
+    // Six episodes at the default stride give 76 calibration frames; the envelope over 7
+    // dimensions needs 279: refused now, not after registering an immutable plan.
+    const small = runCli(["offline-study", "plan", "--dataset", data, "--out", join(w, "p0.yaml")]);
+    expect(small.code).toBe(2);
+    expect(small.stderr).toMatch(/the envelope needs at least 279 calibration frames/);
+    // Every frame, and a success bar 3 scored episodes can reach: the default plan otherwise.
+    const plan = join(w, "plan.yaml");
+    const p = runCli(
+      ["offline-study", "plan", "--dataset", data, "--stride", "1", "--min-success", "0.4"].concat([
+        "--out",
+        plan,
+      ]),
+    );
+    expect(p.code, p.stderr).toBe(0);
+    const dry = runCli(
+      ["offline-study", "run", "--plan", plan, "--out", join(w, "dry"), "--dry-run"],
+      { timeoutMs: 600_000 },
+    );
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain("dry run: rates withheld");
+    const result = JSON.parse(readFileSync(join(w, "dry", "offline-study.json"), "utf8"));
+    expect(result.dry_run).toBe(true);
+    expect(result.competence.decided_by).toBe("closed-loop");
+  }, 900_000);
 });
