@@ -22,9 +22,9 @@ const plan = (over) => ({
   repeats: 1,
   horizon: null,
   termination: "fixed-horizon",
-  scenePin: 0,
-  policyOptions: {},
-  attackParams: {},
+  scene_pin: 0,
+  policy_options: {},
+  attack_params: {},
   calibration: {},
   ...over,
 });
@@ -37,7 +37,7 @@ const plan = (over) => ({
     const arms = resolveAttacks(["none", "control", "instruction"]);
     const seeds = Math.ceil(10000 / (3 * arms.length));
     const t0 = performance.now();
-    const r = await runAttack({ plan: { policy: "stub", suite: "stub", tasks: ["fetch_cup", "wipe_plate", "grab_sponge"], arms, seed: 0, seeds, repeats: 1, horizon: null, termination: "fixed-horizon", scenePin: 0, policyOptions: {}, attackParams: {}, calibration: {} }, out: ${JSON.stringify(join(tmp(), "run"))}, resume: false, concurrency: 1, policyOptions: {}, commandLine: [], finish: { html: false } });
+    const r = await runAttack({ plan: { policy: "stub", suite: "stub", tasks: ["fetch_cup", "wipe_plate", "grab_sponge"], arms, seed: 0, seeds, repeats: 1, horizon: null, termination: "fixed-horizon", scene_pin: 0, policy_options: {}, attack_params: {}, calibration: {} }, out: ${JSON.stringify(join(tmp(), "run"))}, resume: false, concurrency: 1, policyOptions: {}, commandLine: [], finish: { html: false } });
     console.log(JSON.stringify({ episodes: r.total, seconds: (performance.now() - t0) / 1000, maxRssMb: process.resourceUsage().maxRSS / 1024 }));`;
   const out = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
     encoding: "utf8",

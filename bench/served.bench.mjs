@@ -85,9 +85,9 @@ if (process.argv[2] === "--server") {
     repeats: 1,
     horizon: 20,
     termination: "fixed-horizon",
-    scenePin: 0,
-    policyOptions: { url },
-    attackParams: {},
+    scene_pin: 0,
+    policy_options: { url },
+    attack_params: {},
     calibration: {},
   });
 

@@ -66,7 +66,7 @@ for (const l of readFileSync(join(values.run, "trajectories.jsonl"), "utf8").spl
 for (const list of actions.values()) list.sort((a, b) => a.step - b.step);
 
 // The run's own policy and options (a weights path included), as recorded in its plan.
-const policy = await policies.get(plan.policy).load(plan.policyOptions ?? {});
+const policy = await policies.get(plan.policy).load(plan.policy_options ?? {});
 if (values["true-anchor"] && typeof policy.setAnchor !== "function") {
   console.error(
     `miss-breakdown: --true-anchor needs a policy that localises (tiny-vla), not '${plan.policy}'`,

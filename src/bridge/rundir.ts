@@ -58,9 +58,9 @@ function openPlan(o: JournalSetup): PlanSpec {
     repeats: 0,
     horizon: null,
     termination: "fixed-horizon",
-    scenePin: 0,
-    policyOptions: o.planPolicyOptions ?? {},
-    attackParams: o.attackParams ?? {},
+    scene_pin: 0,
+    policy_options: o.planPolicyOptions ?? {},
+    attack_params: o.attackParams ?? {},
     calibration: Object.fromEntries(
       Object.entries(o.calibrations ?? {}).map(([t, c]) => [t, c.digest]),
     ),
@@ -258,7 +258,7 @@ export class BridgeJournal {
         // The report on disk is the last session's; until this one closes the run is unfinished.
         rmSync(join(o.out, RUN_FILES.manifest), { force: true });
         removeTempFiles(o.out);
-        const writer = JournalWriter.reopen(path, scan.validBytes);
+        const writer = JournalWriter.reopen(path, scan.validBytes, scan.header.plan);
         const j = new BridgeJournal(o, scan.header, writer, lock, clock, clock.now(), true);
         j.entries.push(...scan.entries);
         return j;

@@ -282,10 +282,10 @@ export function registerAttack(program: Command): void {
         repeats: flags.repeats,
         horizon: flags.horizon ?? null,
         termination: flags.termination,
-        scenePin: flags.scenePin,
+        scene_pin: flags.scenePin,
         ...(flags.multiplicity === "bh" ? { multiplicity: "bh" as const } : {}),
-        policyOptions,
-        attackParams: checkAttackParams(flags.attackParam ?? {}, arms),
+        policy_options: policyOptions,
+        attack_params: checkAttackParams(flags.attackParam ?? {}, arms),
         calibration: Object.fromEntries(
           tasks.filter((t) => calibrations[t]).map((t) => [t, calibrations[t]?.digest as string]),
         ),
@@ -299,10 +299,10 @@ export function registerAttack(program: Command): void {
         resume: Boolean(flags.resume),
         concurrency: flags.concurrency,
         policyOptions: {
-          ...(replay ? replay.policyOptions : policyOptions),
+          ...(replay ? replay.policy_options : policyOptions),
           ...(flags.policyUrl?.[0] ? { url: flags.policyUrl[0] } : {}),
           extra: {
-            ...(replay ? (replay.policyOptions.extra as Record<string, unknown>) : extra),
+            ...(replay ? (replay.policy_options.extra as Record<string, unknown>) : extra),
             ...served.extra,
           },
         },
@@ -549,7 +549,7 @@ function replayPlan(file: string, command: Command, policyPath?: string): PlanSp
   // the loaded weights against that digest.
   const plan = planFromReport(readReportFile(file, `--from ${file}`).report, file);
   return policyPath
-    ? { ...plan, policyOptions: { path: policyPath, ...plan.policyOptions } }
+    ? { ...plan, policy_options: { path: policyPath, ...plan.policy_options } }
     : plan;
 }
 

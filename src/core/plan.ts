@@ -52,11 +52,11 @@ export const planSchema = z
     /** Steps per episode; null means each task's own default horizon. */
     horizon: z.number().int().nullable(),
     termination: terminationSchema,
-    scenePin: z.number().int(),
+    scene_pin: z.number().int(),
     /** Policy options that change behaviour (path, replan, …); recorded so a resume must match. */
-    policyOptions: z.record(z.string(), z.unknown()),
+    policy_options: z.record(z.string(), z.unknown()),
     /** Per-arm attack parameters that differ from the defaults (budgets, bounds). */
-    attackParams: paramsById,
+    attack_params: paramsById,
     /** Per task, the digest of the calibration file that scores it (absent: suite defaults). */
     calibration: z.record(z.string(), z.string()),
     /**
@@ -89,6 +89,26 @@ export const cellSchema = z
   })
   .strict();
 export type Cell = z.infer<typeof cellSchema>;
+
+/**
+ * A plan field by field: each field's digest (16 hex digits of the SHA-256 of its canonical
+ * JSON). Every journal line carries its plan's fields, so a line copied in from a run of another
+ * plan is refused with the field that differs, not counted.
+ */
+export function planFields(spec: PlanSpec): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(spec).sort()) {
+    const value = (spec as Record<string, unknown>)[key];
+    if (value !== undefined) out[key] = digestJson(value).slice(7, 23);
+  }
+  return out;
+}
+
+/** The fields in which two plans' fingerprints (`planFields`) differ, in key order. */
+export function differingFields(a: Record<string, string>, b: Record<string, string>): string[] {
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+  return keys.filter((k) => a[k] !== b[k]);
+}
 
 /** Digest identifying a plan; two runs with one plan digest play the same cells. */
 export function planDigest(spec: PlanSpec): string {

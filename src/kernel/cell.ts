@@ -53,7 +53,7 @@ export function policySeed(task: string, seed: number, repeat: number): number {
 
 /** The scene a seed plays under scene pinning: (pin + seed) mod N. */
 export function sceneFor(plan: PlanSpec, task: TaskSpec, seed: number): number {
-  return (plan.scenePin + seed) % task.scenes;
+  return (plan.scene_pin + seed) % task.scenes;
 }
 
 /** What a defended cell's defenses know of the deployment: its zones and accepted instructions. */

@@ -408,7 +408,7 @@ export async function playEpisode(
   const begun = await beginCell(cell, {
     ...setupOf(ctx),
     attack: ctx.attack,
-    attackParams: ctx.plan.attackParams,
+    attackParams: ctx.plan.attack_params,
   });
   if (!begun.ok) {
     const steps = new EpisodeSteps(record, ctx.predicates, {}, ctx.policy, 0);

@@ -56,9 +56,9 @@ function plan(tasks: string[], arms: string[], seeds: number, extra: Partial<Pla
     repeats: 1,
     horizon: 10,
     termination: "fixed-horizon",
-    scenePin: 0,
-    policyOptions: {},
-    attackParams: {},
+    scene_pin: 0,
+    policy_options: {},
+    attack_params: {},
     calibration: {},
     ...extra,
   } satisfies PlanSpec;

@@ -97,7 +97,7 @@ export function resolvedAttackParams(plan: PlanSpec): Record<string, Record<stri
   return Object.fromEntries(
     plan.arms.map((arm) => [
       arm,
-      attacks.get(arm).params.parse(plan.attackParams[arm] ?? {}) as Record<string, unknown>,
+      attacks.get(arm).params.parse(plan.attack_params[arm] ?? {}) as Record<string, unknown>,
     ]),
   );
 }
@@ -511,10 +511,10 @@ function buildCore(input: ReportInput, defended = false): Report {
       repeats: plan.repeats,
       horizon: plan.horizon,
       termination: plan.termination,
-      scene_pin: plan.scenePin,
+      scene_pin: plan.scene_pin,
       shard: input.shard ?? null,
       attack_params: resolvedAttackParams(plan),
-      policy_options: reportedPolicyOptions(plan.policyOptions),
+      policy_options: reportedPolicyOptions(plan.policy_options),
       ...(plan.plugins && plan.plugins.length > 0 ? { plugins: plan.plugins } : {}),
       ...(input.servedModel ? { served_model: input.servedModel } : {}),
       ...(input.bridge

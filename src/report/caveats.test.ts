@@ -21,7 +21,7 @@ let dir: string;
 beforeAll(async () => {
   dir = join(tempDir(), "run");
   // Scene 13 of the stub never reports a pose: the first seed's episodes are unjudged.
-  report = await runStub(dir, { arms: ["none", "roleplay"], seeds: 3, scenePin: 13 });
+  report = await runStub(dir, { arms: ["none", "roleplay"], seeds: 3, scene_pin: 13 });
 }, 60_000);
 
 /** The run directory in printed text, as a fixed name. */

@@ -1,7 +1,8 @@
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { tempDir } from "../../test/support/tmp.js";
+import { ProvaelError } from "../core/errors.js";
 import {
   JOURNAL_FORMAT,
   type JournalHeader,
@@ -35,7 +36,7 @@ describe("journal", () => {
     const j = readJournal(path);
     expect(j.episodes).toHaveLength(1);
     expect(j.droppedTail).toBe(true);
-    const w2 = JournalWriter.reopen(path, j.validBytes);
+    const w2 = JournalWriter.reopen(path, j.validBytes, header.plan);
     w2.append({ type: "episode", record: rec("b"), trajectory: [] });
     w2.close();
     expect(readJournal(path).episodes.map((e) => e.record.cell)).toEqual(["a", "b"]);
@@ -110,6 +111,62 @@ describe("journal", () => {
       /provael\.journal\/1, written before journal lines carried checksums/,
     );
     expect((error as { hint?: string }).hint).toMatch(/Provael version that wrote it/);
+  });
+
+  it("names a provael.journal/2 journal (no plan on its lines) and says what to do", () => {
+    const path = join(tempDir(), "journal.jsonl");
+    const old = { ...header, format: "provael.journal/2" };
+    writeFileSync(
+      path,
+      `${line(old)}\n${line({ type: "episode", record: rec("a"), trajectory: [] })}\n`,
+    );
+    expect(() => readJournal(path)).toThrow(
+      /provael\.journal\/2, written before journal lines carried the plan/,
+    );
+  });
+
+  it("refuses an episode line played under another plan, naming the line and the field", () => {
+    const dir = tempDir();
+    const plan = (horizon: number) => ({ policy: "stub", horizon, termination: "fixed-horizon" });
+    const mine = { ...header, plan: plan(20) } as unknown as JournalHeader;
+    const theirs = { ...header, plan: plan(7) } as unknown as JournalHeader;
+    const a = join(dir, "a.jsonl");
+    const b = join(dir, "b.jsonl");
+    const w = JournalWriter.create(a, mine);
+    w.append({ type: "episode", record: rec("a"), trajectory: [] });
+    w.close();
+    const v = JournalWriter.create(b, theirs);
+    v.append({ type: "episode", record: rec("b"), trajectory: [] });
+    v.close();
+    // The foreign line's checksum is intact: only the plan it carries tells.
+    const foreign = readFileSync(b, "utf8").split("\n")[1] as string;
+    appendFileSync(a, `${foreign}\n`);
+    let error: unknown;
+    try {
+      readJournal(a);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ProvaelError);
+    expect((error as ProvaelError).code).toBe("run/plan-mismatch");
+    expect(String(error)).toMatch(
+      /line 3 was played under another plan .*horizon \(the header's: 20\)/,
+    );
+    expect((error as ProvaelError).details).toMatchObject({ line: 3, fields: ["horizon"] });
+  });
+
+  it("refuses a journal.jsonl that is a directory as bad input, not a crash", () => {
+    const path = join(tempDir(), "journal.jsonl");
+    mkdirSync(path);
+    let error: unknown;
+    try {
+      readJournal(path);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ProvaelError);
+    expect((error as ProvaelError).code).toBe("io/read");
+    expect(String(error)).toMatch(/journal\.jsonl is a directory/);
   });
 
   it("a torn last line still recovers when every line is summed", () => {

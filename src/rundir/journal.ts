@@ -9,6 +9,7 @@ import {
   closeSync,
   existsSync,
   fdatasyncSync,
+  fstatSync,
   fsyncSync,
   ftruncateSync,
   openSync,
@@ -20,7 +21,7 @@ import { sha256 } from "../core/digest.js";
 import type { EpisodeRecord, TrajectoryStep } from "../core/episode.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
-import { type PlanSpec, planDigest } from "../core/plan.js";
+import { differingFields, type PlanSpec, planDigest, planFields } from "../core/plan.js";
 import { JOURNAL_FORMAT, REFUSED_JOURNAL_FORMATS } from "../core/protocol.js";
 import { describeIssues } from "../core/zod-issues.js";
 import { type JournalEpisodeLine, type JournalHeaderFile, lineSum } from "./schema/journal.js";
@@ -35,6 +36,8 @@ export type JournalHeader = Omit<JournalHeaderFile, "sum">;
 /** What names a bridged run: the benchmark profile it was judged with. */
 export type BridgeRun = NonNullable<JournalHeader["bridge"]>;
 export type JournalEpisode = Omit<JournalEpisodeLine, "sum">;
+/** An episode as a writer is given it: the writer stamps the plan it plays under. */
+export type JournalEpisodeEntry = Omit<JournalEpisode, "plan_fields">;
 
 /**
  * The header a new journal opens with, for a played run and a bridged one alike: the plan, its
@@ -98,6 +101,7 @@ const headerShape = z
 const episodeShape = z
   .object({
     type: z.literal("episode"),
+    plan_fields: z.record(z.string(), z.string()),
     record: z
       .object({
         cell: z.string(),
@@ -118,13 +122,9 @@ const episodeShape = z
  * corrupt line elsewhere is an error.
  */
 export function scanJournal(path: string): JournalScan {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (e) {
-    throw new ProvaelError("io/read", `cannot read journal ${path}`, { cause: e });
-  }
+  const fd = openJournal(path);
   let header: JournalHeader | undefined;
+  let headerFields: Record<string, string> = {};
   const entries: JournalEntry[] = [];
   let validBytes = 0;
   let droppedTail = false;
@@ -176,7 +176,9 @@ export function scanJournal(path: string): JournalScan {
         );
       }
       header = parsed;
+      headerFields = planFields(parsed.plan);
     } else if (parsed.type === "episode") {
+      checkPlayedUnder(path, lineNo, headerFields, parsed.plan_fields, header?.plan);
       entries.push({
         record: parsed.record,
         path,
@@ -189,7 +191,7 @@ export function scanJournal(path: string): JournalScan {
   };
   try {
     for (;;) {
-      const n = readSync(fd, buf, 0, CHUNK, position);
+      const n = readJournalBytes(path, fd, buf, position);
       if (n === 0) break;
       let from = 0;
       for (let i = 0; i < n; i++) {
@@ -217,6 +219,77 @@ export function scanJournal(path: string): JournalScan {
     });
   }
   return { header, entries, validBytes, droppedTail };
+}
+
+/**
+ * Opens a journal for reading. Anything but a regular file (a directory, a device) is refused as
+ * bad input, with what it is, before a read fails on it.
+ */
+function openJournal(path: string): number {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (e) {
+    throw new ProvaelError("io/read", `cannot read journal ${path}`, {
+      cause: e,
+      details: { path, reason: (e as NodeJS.ErrnoException).code ?? String(e) },
+      hint: "pass the directory of a Provael run; its journal.jsonl must be a readable file",
+    });
+  }
+  const st = fstatSync(fd);
+  if (!st.isFile()) {
+    closeSync(fd);
+    throw new ProvaelError(
+      "io/read",
+      `journal ${path} is ${st.isDirectory() ? "a directory" : "not a regular file"}, not a journal`,
+      {
+        details: { path },
+        hint: "the run directory was damaged; remove what stands in journal.jsonl's place or start a new run directory",
+      },
+    );
+  }
+  return fd;
+}
+
+function readJournalBytes(path: string, fd: number, buf: Buffer, position: number): number {
+  try {
+    return readSync(fd, buf, 0, buf.length, position);
+  } catch (e) {
+    throw new ProvaelError("io/read", `cannot read journal ${path}`, {
+      cause: e,
+      details: { path, reason: (e as NodeJS.ErrnoException).code ?? String(e) },
+    });
+  }
+}
+
+/**
+ * Refuses an episode line played under another plan than its journal's header: a line copied in
+ * from another run (another `--horizon`, `--termination`, `--scene-pin`, …) would otherwise be
+ * counted as this plan's episode. Names the line and the differing fields.
+ */
+export function checkPlayedUnder(
+  path: string,
+  lineNo: number,
+  expected: Record<string, string>,
+  actual: Record<string, string>,
+  plan?: PlanSpec,
+): void {
+  const fields = differingFields(expected, actual);
+  if (fields.length === 0) return;
+  const shown = fields
+    .map((f) => {
+      const v = plan ? (plan as Record<string, unknown>)[f] : undefined;
+      return v === undefined ? f : `${f} (the header's: ${JSON.stringify(v).slice(0, 60)})`;
+    })
+    .join(", ");
+  throw new ProvaelError(
+    "run/plan-mismatch",
+    `journal ${path} line ${lineNo} was played under another plan than the journal's: it differs in ${shown}`,
+    {
+      details: { line: lineNo, fields },
+      hint: "the line was copied in from another run; remove it (its cell is played again on --resume) or start a new run directory",
+    },
+  );
 }
 
 /** An older journal format is named as such, with why, so its owner knows why it is refused. */
@@ -289,10 +362,13 @@ export interface JournalContents {
 /** Reads a whole journal into memory (small runs, tools and tests); see `scanJournal`. */
 export function readJournal(path: string): JournalContents {
   const scan = scanJournal(path);
+  // Every line was checked to carry its header's plan.
+  const plan_fields = planFields(scan.header.plan);
   return {
     header: scan.header,
     episodes: scan.entries.map((e) => ({
       type: "episode",
+      plan_fields,
       record: e.record,
       trajectory: readTrajectory(e),
     })),
@@ -312,34 +388,38 @@ export class JournalWriter {
   private position: number;
   private lastSync = 0;
   private dirty = false;
+  /** The plan every episode line is stamped with (`plan_fields`). */
+  private readonly fields: Record<string, string>;
   static SYNC_INTERVAL_MS = 200;
 
-  private constructor(fd: number, position: number) {
+  private constructor(fd: number, position: number, plan: PlanSpec) {
     this.fd = fd;
     this.position = position;
+    this.fields = planFields(plan);
   }
 
   /** Creates a new journal with its header. */
   static create(path: string, header: JournalHeader): JournalWriter {
     if (existsSync(path))
       throw new ProvaelError("run/out-exists", `journal ${path} already exists`);
-    const w = new JournalWriter(openSync(path, "wx"), 0);
+    const w = new JournalWriter(openSync(path, "wx"), 0, header.plan);
     w.writeLine(header);
     return w;
   }
 
-  /** Reopens a journal for appending, cutting off a torn last line first. */
-  static reopen(path: string, validBytes: number): JournalWriter {
+  /** Reopens a journal of `plan` for appending, cutting off a torn last line first. */
+  static reopen(path: string, validBytes: number, plan: PlanSpec): JournalWriter {
     const fd = openSync(path, "r+");
     ftruncateSync(fd, validBytes);
     fsyncSync(fd);
     closeSync(fd);
-    return new JournalWriter(openSync(path, "a"), validBytes);
+    return new JournalWriter(openSync(path, "a"), validBytes, plan);
   }
 
-  /** Appends an episode and says where its line landed. */
-  append(entry: JournalEpisode): { offset: number; length: number } {
-    return this.writeLine(entry);
+  /** Appends an episode, stamped with the writer's plan, and says where its line landed. */
+  append(entry: JournalEpisodeEntry): { offset: number; length: number } {
+    const { type, record, trajectory } = entry;
+    return this.writeLine({ type, plan_fields: this.fields, record, trajectory });
   }
 
   /** Forces everything written so far to disk. */

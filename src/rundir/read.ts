@@ -22,6 +22,7 @@ import { join } from "node:path";
 import type { z } from "zod";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
+import { differingFields, planFields } from "../core/plan.js";
 import { manifestNamesReport, readCommit } from "./commit.js";
 import { CELL_ID, RUN_FILES } from "./files.js";
 import { parseReport, type ReadReport, readReportBytes, readReportFile } from "./report.js";
@@ -223,19 +224,34 @@ export function readJournalHeader(dir: string): JournalHeaderFile {
   );
 }
 
-function readJournalEpisodes(dir: string): {
+function readJournalEpisodes(
+  dir: string,
+  header: JournalHeaderFile,
+): {
   episodes: JournalRecord[];
   droppedTail: boolean;
   bytes: number;
 } {
   const path = join(dir, RUN_FILES.journal);
   const episodes: JournalRecord[] = [];
+  const expected = planFields(header.plan);
   // Lines are judged one late, so that a last line that does not parse counts as a torn write.
   let previous: { line: Buffer; no: number } | null = null;
   const judge = (line: Buffer, no: number) => {
     if (no === 1) return;
     const value = parseJson(RUN_FILES.journal, line.toString("utf8"), no);
-    episodes.push(validateLine(journalEpisodeSchema, value, no).record);
+    const checked = validateLine(journalEpisodeSchema, value, no);
+    const fields = differingFields(expected, checked.plan_fields);
+    if (fields.length > 0) {
+      throw new Bad({
+        file: RUN_FILES.journal,
+        line: no,
+        field: "plan_fields",
+        message: `${RUN_FILES.journal} line ${no} was played under another plan than the journal's: it differs in ${fields.join(", ")}`,
+        issues: fields.length,
+      });
+    }
+    episodes.push(checked.record);
   };
   const { tail, bytes } = forEachLine(path, (line, no) => {
     if (previous) judge(previous.line, previous.no);
@@ -362,7 +378,7 @@ export function readRun(dir: string): RunRead {
         },
       };
     }
-    const journal = readJournalEpisodes(dir);
+    const journal = readJournalEpisodes(dir, header);
     const st = statSync(join(dir, RUN_FILES.journal));
     return {
       state: "in-progress",

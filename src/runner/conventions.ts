@@ -116,7 +116,7 @@ export async function probeConventions(
   base: Omit<RunOptions, "out">,
   out: string,
 ): Promise<ProbeResult> {
-  const extra = (base.plan.policyOptions.extra ?? {}) as Record<string, unknown>;
+  const extra = (base.plan.policy_options.extra ?? {}) as Record<string, unknown>;
   const baseName = probedLayout(base.plan.policy, extra);
   const layout = resolveLayout(baseName);
   const dir = join(out, "probe");
@@ -132,8 +132,8 @@ export async function probeConventions(
       plan: {
         ...plan,
         arms: ["none"],
-        attackParams: {},
-        policyOptions: { ...base.plan.policyOptions, extra: planExtra },
+        attack_params: {},
+        policy_options: { ...base.plan.policy_options, extra: planExtra },
       },
       policyOptions: {
         ...base.policyOptions,

@@ -24,7 +24,7 @@ export interface LibraryRunOptions
   extends Partial<Omit<RunOptions, "plan" | "out" | "policyOptions">> {
   plan?: PartialPlan;
   out: string;
-  /** What reaches the policy (secrets included); default: `plan.policyOptions`. */
+  /** What reaches the policy (secrets included); default: `plan.policy_options`. */
   policyOptions?: RunOptions["policyOptions"];
   /**
    * Add the matched control of each named treatment (a benign reword beside an instruction
@@ -47,9 +47,9 @@ export const libraryPlanDefaults = {
   repeats: DEFAULTS.repeats,
   horizon: null,
   termination: DEFAULTS.termination,
-  scenePin: DEFAULTS.scenePin,
-  policyOptions: {},
-  attackParams: {},
+  scene_pin: DEFAULTS.scenePin,
+  policy_options: {},
+  attack_params: {},
   calibration: {},
 } as const;
 
@@ -94,8 +94,8 @@ export function completePlan(given: PartialPlan, controls = true): PlanSpec {
     ...base,
     tasks: given.tasks ?? suite.tasks().map((t) => t.id),
     arms: controls ? withMatchedControls(named) : named,
-    policyOptions: { ...base.policyOptions },
-    attackParams: { ...base.attackParams },
+    policy_options: { ...base.policy_options },
+    attack_params: { ...base.attack_params },
     calibration: { ...base.calibration },
   } as PlanSpec;
 }
@@ -145,7 +145,7 @@ export async function runAttack(options: LibraryRunOptions): Promise<RunResult> 
     plan,
     resume: options.resume ?? false,
     concurrency: options.concurrency ?? 1,
-    policyOptions: options.policyOptions ?? plan.policyOptions,
+    policyOptions: options.policyOptions ?? plan.policy_options,
     commandLine: options.commandLine ?? [],
   });
 }

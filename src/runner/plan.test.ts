@@ -11,9 +11,9 @@ const spec: PlanSpec = {
   repeats: 2,
   horizon: null,
   termination: "fixed-horizon",
-  scenePin: 0,
-  policyOptions: {},
-  attackParams: {},
+  scene_pin: 0,
+  policy_options: {},
+  attack_params: {},
   calibration: {},
 };
 

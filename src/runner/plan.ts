@@ -9,7 +9,8 @@ import { unknownName } from "../core/registry.js";
 export type { Cell, DefensePlan, PlanSpec, Termination, Waiver } from "../core/plan.js";
 export { planDigest, WAIVERS } from "../core/plan.js";
 
-import { type Cell, type PlanSpec, WAIVERS } from "../core/plan.js";
+import { type Cell, type PlanSpec, planSchema, WAIVERS } from "../core/plan.js";
+import { describeIssues } from "../core/zod-issues.js";
 import { cellId } from "../kernel/index.js";
 
 export { cellId };
@@ -62,6 +63,17 @@ export function planCells(spec: PlanSpec): Cell[] {
 
 /** Checks the numeric fields of a plan and the task list against the suite's tasks. */
 export function validatePlan(spec: PlanSpec, suiteTasks: string[]): void {
+  // A plan built in code (the library API) is checked against the schema the journal holds it to.
+  const shape = planSchema.safeParse(spec);
+  if (!shape.success) {
+    throw new ProvaelError(
+      "config/invalid",
+      `the plan is not valid: ${describeIssues(shape.error, "plan")}`,
+      {
+        hint: "plan fields are written as the journal and report.json write them: scene_pin, policy_options, attack_params",
+      },
+    );
+  }
   const positive = (name: string, v: number | null) => {
     if (v !== null && (!Number.isInteger(v) || v < 1)) {
       throw new ProvaelError("config/invalid", `--${name} must be a positive integer, got ${v}`, {
@@ -82,10 +94,10 @@ export function validatePlan(spec: PlanSpec, suiteTasks: string[]): void {
       },
     );
   }
-  if (!Number.isInteger(spec.scenePin) || spec.scenePin < 0) {
+  if (!Number.isInteger(spec.scene_pin) || spec.scene_pin < 0) {
     throw new ProvaelError(
       "config/invalid",
-      `--scene-pin must be a non-negative integer, got ${spec.scenePin}`,
+      `--scene-pin must be a non-negative integer, got ${spec.scene_pin}`,
     );
   }
   if (spec.tasks.length === 0) {

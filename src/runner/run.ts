@@ -350,12 +350,12 @@ export async function checkPlan(options: RunOptions): Promise<CheckedPlan> {
   // is recorded with them redacted, and episode errors are scrubbed of them.
   const secrets = [
     ...secretValues(options.policyOptions),
-    ...secretValues(options.plan.policyOptions),
+    ...secretValues(options.plan.policy_options),
   ];
   const given = withPlugins(options.plan, plugins);
   const plan: PlanSpec = {
     ...given,
-    policyOptions: redactPolicyOptions(given.policyOptions),
+    policy_options: redactPolicyOptions(given.policy_options),
   };
   for (const [flag, v, min] of [
     ["--concurrency", options.concurrency, 1],
@@ -376,7 +376,7 @@ export async function checkPlan(options: RunOptions): Promise<CheckedPlan> {
     plan,
     suite.tasks().map((t) => t.id),
   );
-  for (const a of armAttacks) resolveParams(a, plan.attackParams);
+  for (const a of armAttacks) resolveParams(a, plan.attack_params);
   checkDefensePlan(plan);
   const calibrations = options.calibrations ?? {};
   checkCalibrations(plan, calibrations, options.requireCalibrated ?? false);
@@ -594,7 +594,7 @@ async function schedule(options: RunOptions, p: Prepared): Promise<Played> {
     ...(probe.servedModel ? { served_model: probe.servedModel } : {}),
   });
   const journal = existing
-    ? JournalWriter.reopen(journalPath, existing.validBytes)
+    ? JournalWriter.reopen(journalPath, existing.validBytes, plan)
     : JournalWriter.create(journalPath, header);
   const reuse = copyReused(reused, cells, done, journal, journalPath);
   const pending = p.pending.filter((c) => !done.has(c.id));

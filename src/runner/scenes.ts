@@ -118,7 +118,7 @@ export function checkTrainingScenes(
 /** How many seeds from --seed stay clear of the ranges (for the hint). */
 function firstGap(plan: PlanSpec, ranges: readonly SceneRange[]): number {
   let n = 0;
-  while (n < plan.seeds && !inRanges(plan.scenePin + plan.seed + n, ranges)) n++;
+  while (n < plan.seeds && !inRanges(plan.scene_pin + plan.seed + n, ranges)) n++;
   return Math.max(1, n);
 }
 

@@ -64,7 +64,7 @@ export function replayPlan(
   if (!policies.has(plan.policy)) return no(`policy '${plan.policy}' is not registered here`);
   if (policies.get(plan.policy).concurrent)
     return no(`'${plan.policy}' is a served policy: its server is not part of the run`);
-  if (hasRedacted(plan.policyOptions)) return no("the run's policy options hold redacted secrets");
+  if (hasRedacted(plan.policy_options)) return no("the run's policy options hold redacted secrets");
   if (suites.get(plan.suite).capabilities.cameras.length === 0)
     return no(`suite '${plan.suite}' renders no camera`);
   for (const [task, digest] of Object.entries(plan.calibration)) {
@@ -147,7 +147,7 @@ async function play(
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const instance = await suite.open({ cameras: suite.capabilities.cameras });
-  const policy = await policies.get(plan.policy).load(plan.policyOptions as never);
+  const policy = await policies.get(plan.policy).load(plan.policy_options as never);
   const timeline: TimelineStep[] = [];
   const cameras = new Set<string>();
   const steps: number[] = [];

@@ -125,9 +125,9 @@ describe("provael attack --attack-param", () => {
       expect(e.budget?.used).toBeLessThanOrEqual(4);
     }
     const header = JSON.parse(read(join(dir, "a"), "journal.jsonl").split("\n")[0] as string) as {
-      plan: { attackParams: unknown };
+      plan: { attack_params: unknown };
     };
-    expect(header.plan.attackParams).toEqual({ optimized_instruction: { budget: 4 } });
+    expect(header.plan.attack_params).toEqual({ optimized_instruction: { budget: 4 } });
     // Resuming with other parameters is another plan: refused, nothing overwritten.
     const again = runCli([
       ...args,

@@ -57,8 +57,8 @@ describe("plugins from the packed package", () => {
       const sources = ${JSON.stringify(PLUGINS)}.map((f) => pluginSource(f));
       const records = await loadPlugins(sources);
       const plan = { policy: "drift", suite: "line", tasks: ["reach_goal"], arms: ["none", "shout"],
-        seed: 0, seeds: 6, repeats: 1, horizon: null, termination: "fixed-horizon", scenePin: 0,
-        policyOptions: {}, attackParams: {}, calibration: {} };
+        seed: 0, seeds: 6, repeats: 1, horizon: null, termination: "fixed-horizon", scene_pin: 0,
+        policy_options: {}, attack_params: {}, calibration: {} };
       const result = await runAttack({ plan, out: "lib-run", resume: false, concurrency: 1,
         policyOptions: {}, commandLine: [], plugins: sources, finish: { html: false } });
       console.log(JSON.stringify({ records, registered: [attacks.has("shout"), policies.has("drift"),

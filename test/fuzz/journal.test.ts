@@ -9,6 +9,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "../../src/core/canonical-json.js";
+import { JOURNAL_FORMAT } from "../../src/core/protocol.js";
 import { type JournalHeader, JournalWriter, scanJournal } from "../../src/rundir/journal.js";
 import { readRun } from "../../src/rundir/read.js";
 import { fuzz, mutatedBytes, onlyProvaelErrors } from "../support/fuzz.js";
@@ -17,7 +18,7 @@ import { tempDir } from "../support/tmp.js";
 const dir = tempDir("provael-fuzz-journal-");
 const header = {
   type: "header",
-  format: "provael.journal/2",
+  format: JOURNAL_FORMAT,
   tool_version: "0",
   plan: { policy: "stub", suite: "stub", tasks: ["t"], arms: ["none"] },
   plan_digest: `sha256:${"0".repeat(64)}`,

@@ -31,9 +31,9 @@ const plan = (policy: string, over: Partial<PlanSpec> = {}): PlanSpec => ({
   repeats: 1,
   horizon: 8,
   termination: "fixed-horizon",
-  scenePin: 0,
-  policyOptions: {},
-  attackParams: {},
+  scene_pin: 0,
+  policy_options: {},
+  attack_params: {},
   calibration: {},
   ...over,
 });

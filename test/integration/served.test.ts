@@ -48,9 +48,9 @@ const plan = (policy: string, url?: string, over: Partial<PlanSpec> = {}): PlanS
   repeats: 1,
   horizon: 8,
   termination: "fixed-horizon",
-  scenePin: 0,
-  policyOptions: url ? { url } : {},
-  attackParams: {},
+  scene_pin: 0,
+  policy_options: url ? { url } : {},
+  attack_params: {},
   calibration: {},
   ...over,
 });
@@ -61,7 +61,7 @@ async function run(
   extra: Record<string, unknown> = FAST,
   more: Partial<Parameters<typeof runAttack>[0]> = {},
 ) {
-  const url = p.policyOptions.url as string | undefined;
+  const url = p.policy_options.url as string | undefined;
   return runAttack({
     plan: p,
     out,

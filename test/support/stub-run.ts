@@ -19,9 +19,9 @@ export function stubPlan(over: Partial<PlanSpec> = {}): PlanSpec {
     repeats: 1,
     horizon: null,
     termination: "fixed-horizon",
-    scenePin: 0,
-    policyOptions: {},
-    attackParams: {},
+    scene_pin: 0,
+    policy_options: {},
+    attack_params: {},
     calibration: {},
     ...over,
   };

@@ -78,7 +78,7 @@ describe("the served model", () => {
     const dir = tempDir();
     const url = (servers.get("openpi") as RunningServer).url;
     await runAttack({
-      plan: stubPlan({ policy: "openpi", seeds: 2, horizon: 6, policyOptions: { url } }),
+      plan: stubPlan({ policy: "openpi", seeds: 2, horizon: 6, policy_options: { url } }),
       out: join(dir, "served"),
       resume: false,
       concurrency: 2,

@@ -43,6 +43,8 @@ export const journalRecordSchema = episodeRecordSchema;
 export const journalEpisodeSchema = z
   .object({
     type: z.literal("episode"),
+    /** The plan the episode was played under, field by field (`planFields`). */
+    plan_fields: z.record(z.string(), z.string().regex(/^[0-9a-f]{16}$/)),
     record: journalRecordSchema,
     trajectory: z.array(trajectoryStepSchema),
     sum: digest,
