@@ -4,6 +4,7 @@
  */
 import type { Clock } from "../core/clock.js";
 import type { EpisodeRecord } from "../core/episode.js";
+import type { PlanSpec } from "../core/plan.js";
 import type { PolicyOptions } from "../core/types.js";
 import type { LoadedCalibration } from "../kernel/index.js";
 import type { BenchmarkProfile } from "./profile.js";
@@ -26,6 +27,8 @@ export interface BridgeOptions {
   policyUrls?: string[];
   /** The behaviour-changing part of the policy options, recorded in the journal's plan. */
   planPolicyOptions?: Record<string, unknown>;
+  /** The plan's fields the command's flags set (the flag table); the bridge completes the rest. */
+  plan?: Partial<PlanSpec>;
   arms: string[];
   attackParams?: Record<string, Record<string, unknown>>;
   /**

@@ -36,6 +36,11 @@ export interface BridgeRunResult {
 }
 
 interface JournalSetup {
+  /**
+   * The plan's fields the command's flags set (the flag table, src/config/plan-flags.ts); the
+   * fields below, and what the episodes complete, take precedence.
+   */
+  plan?: Partial<PlanSpec>;
   policy: string;
   planPolicyOptions?: Record<string, unknown>;
   arms: string[];
@@ -49,6 +54,7 @@ interface JournalSetup {
 /** The plan a bridge starts with: arms and options fixed, cells left to the benchmark. */
 function openPlan(o: JournalSetup): PlanSpec {
   return {
+    ...o.plan,
     policy: o.policy,
     suite: o.profile.suite ?? o.profile.benchmark,
     tasks: [],

@@ -18,6 +18,7 @@ import {
 import { DEFAULT_BENCHMARK_COMMAND } from "../bridge/launch/template.js";
 import { refusalLine } from "../bridge/refusal.js";
 import type { AcceptanceProtocol } from "../config/acceptance.js";
+import { integer } from "../config/parse.js";
 import type { EpisodeRecord } from "../core/episode.js";
 import { ProvaelError } from "../core/errors.js";
 import { policies } from "../policies/index.js";
@@ -27,7 +28,6 @@ import { armsTable, nextSteps, summaryLines, verdictLines } from "../report/text
 import { type LoadedCalibration, loadCalibrations } from "../runner/calibration.js";
 import type { DefensePlan } from "../runner/plan.js";
 import { EXIT, verdictExitCode } from "./exit.js";
-import { integer } from "./parse.js";
 import { defaultOut, resumeCommand } from "./play.js";
 import { progressReporter } from "./progress.js";
 import { type ServedFlags, servedPolicyOptions } from "./serve-policy.js";

@@ -5,25 +5,24 @@
  */
 import { join } from "node:path";
 import type { Command } from "commander";
-import { resolveAttacks } from "../attacks/index.js";
 import { playBenchmark } from "../bridge/benchmark-client.js";
 import { BUILTIN_PROFILES, loadProfile } from "../bridge/profile.js";
 import { refusalLine } from "../bridge/refusal.js";
 import { startBridge } from "../bridge/server.js";
+import { integer, list } from "../config/parse.js";
+import { addPlanFlags, type FlagValues, planFromFlags } from "../config/plan-flags.js";
 import { ProvaelError } from "../core/errors.js";
-import { resolveDefenseParams, resolveDefenses } from "../defenses/index.js";
 import { policies } from "../policies/index.js";
 import { armsTable, summaryLines } from "../report/text.js";
 import { loadCalibrations } from "../runner/calibration.js";
 import { suites } from "../suites/index.js";
 import { EXIT } from "./exit.js";
-import { integer, list } from "./parse.js";
 import { addServedPolicyFlags, type ServedFlags, servedPolicyOptions } from "./serve-policy.js";
 
 interface BridgeFlags extends ServedFlags {
   defenses?: string[];
   compareDefenses?: string[];
-  defenseParam?: string[];
+  defenseParam?: Record<string, Record<string, unknown>>;
   policy: string;
   policyUrl?: string[];
   policyPath?: string;
@@ -35,91 +34,14 @@ interface BridgeFlags extends ServedFlags {
   calib?: string;
   maxFrameIn?: number;
   json?: boolean;
-  attackParam?: string[];
+  attackParam?: Record<string, Record<string, unknown>>;
   resume?: boolean;
 }
 
-/** `arm.key=value` pairs into per-arm parameters (numbers and booleans typed). */
-function attackParams(raw: string[] | undefined): Record<string, Record<string, unknown>> {
-  const out: Record<string, Record<string, unknown>> = {};
-  for (const item of raw ?? []) {
-    const m = /^([^.=]+)\.([^=]+)=(.*)$/.exec(item);
-    if (!m) {
-      throw new ProvaelError(
-        "config/invalid",
-        `--attack-param must be arm.key=value, got '${item}'`,
-      );
-    }
-    const [, arm, key, value] = m as unknown as [string, string, string, string];
-    const v =
-      value === "true"
-        ? true
-        : value === "false"
-          ? false
-          : Number.isFinite(Number(value)) && value !== ""
-            ? Number(value)
-            : value;
-    out[arm] = { ...(out[arm] ?? {}), [key]: v };
-  }
-  return out;
-}
-
-/** `--defenses` or `--compare-defenses`, and `--defense-param`, checked before the bridge listens. */
-function bridgeDefenses(flags: BridgeFlags): {
-  defenses?: { ids: string[]; params: Record<string, Record<string, unknown>>; compare: boolean };
-} {
-  if (flags.defenses && flags.compareDefenses) {
-    throw new ProvaelError(
-      "config/invalid",
-      "--defenses and --compare-defenses exclude each other",
-      {
-        hint: "--defenses defends every arm; --compare-defenses serves every arm both ways",
-      },
-    );
-  }
-  const spec = flags.compareDefenses ?? flags.defenses;
-  const raw = flags.defenseParam;
-  if (!spec) {
-    if ((raw ?? []).length > 0)
-      throw new ProvaelError(
-        "config/invalid",
-        "--defense-param without --defenses or --compare-defenses",
-        { hint: "name the defenses the params are for" },
-      );
-    return {};
-  }
-  const ids = resolveDefenses(spec);
-  const params: Record<string, Record<string, unknown>> = {};
-  for (const r of raw ?? []) {
-    const m = /^([a-z0-9_.-]+)\.([A-Za-z0-9_]+)=(.*)$/.exec(r);
-    if (!m || !ids.includes(m[1] as string)) {
-      throw new ProvaelError(
-        "config/invalid",
-        `--defense-param needs defense.key=value for a defense of this bridge, got '${r}'`,
-      );
-    }
-    const [, id, key, value] = m as unknown as [string, string, string, string];
-    let v: unknown = value;
-    try {
-      v = JSON.parse(value);
-    } catch {}
-    params[id] = { ...(params[id] ?? {}), [key]: v };
-  }
-  for (const id of Object.keys(params)) resolveDefenseParams(id, params);
-  return { defenses: { ids, params, compare: flags.compareDefenses !== undefined } };
-}
-
 export function registerBridge(program: Command): void {
-  const cmd = program
-    .command("bridge")
-    .requiredOption("--policy <id>", "upstream policy: vla-eval, openpi, openvla or a built-in one")
-    .option(
-      "--policy-url <url>",
-      "upstream server address; repeat it (or a comma list) to spread the benchmark's connections over servers of the same policy",
-      (v: string, prev: string[] = []) => [...prev, ...list(v)],
-    )
-    .option("--policy-path <path>", "weights or model file for an in-process policy")
-    .requiredOption("--attacks <list>", "arms, comma-separated (provael list-attacks)", list)
+  const cmd = program.command("bridge");
+  // The plan's flags, from the one flag table (src/config/plan-flags.ts).
+  addPlanFlags(cmd, "bridge")
     .option(
       "--profile <auto|name|file>",
       `benchmark profile: auto (chosen from the benchmark's HELLO), ${BUILTIN_PROFILES.join(", ")} (provael list-profiles), or a profile file`,
@@ -132,54 +54,38 @@ export function registerBridge(program: Command): void {
     )
     .option("--host <address>", "address to bind (loopback by default)", "127.0.0.1")
     .option("--port <n>", "port to bind (0 picks a free one)", integer("--port", { min: 0 }), 9000)
-    .option("--calib <dir>", "calibrations from `provael calibrate` for this policy and profile")
     .option(
       "--max-frame-in <bytes>",
       "largest frame accepted from the benchmark",
       integer("--max-frame-in", { min: 1024 }),
     )
-    .option(
-      "--attack-param <arm.key=value>",
-      "an attack's parameter, repeatable",
-      (v: string, prev: string[] = []) => [...prev, v],
-    )
-    .option(
-      "--defenses <ids>",
-      "defenses applied in every arm, comma-separated (provael list-defenses)",
-      list,
-    )
-    .option(
-      "--compare-defenses <ids>",
-      "serve every arm undefended at /arms/<arm> and defended at /arms/<arm>+<id>+… (one vla-eval run each)",
-      list,
-    )
-    .option(
-      "--defense-param <defense.key=value>",
-      "a defense's parameter, repeatable",
-      (v: string, prev: string[] = []) => [...prev, v],
-    )
     .option("--json", "print the addresses as one JSON line")
     .action(async (flags: BridgeFlags) => {
       policies.get(flags.policy);
-      const arms = resolveAttacks(flags.attacks);
       const profile = flags.profile === "auto" ? "auto" : loadProfile(flags.profile);
       const served = servedPolicyOptions(flags);
-      const extra = { ...served.plan, ...served.extra };
+      // The plan's flags, parsed and checked as `attack` does (one table); the bridge completes
+      // the plan (tasks, seeds, calibration) from the episodes the benchmark plays.
+      const plan = planFromFlags("bridge", flags as unknown as FlagValues, {
+        suiteTasks: [],
+        calibrations: {},
+        servedPlan: served.plan,
+      });
+      const recorded = plan.policy_options ?? {};
+      const upstream = flags.policyUrl?.[0];
       const bridge = await startBridge({
         policy: flags.policy,
         policyOptions: {
-          ...(flags.policyPath ? { path: flags.policyPath } : {}),
-          ...(flags.policyUrl?.[0] ? { url: flags.policyUrl[0] } : {}),
-          ...(Object.keys(extra).length > 0 ? { extra } : {}),
+          ...recorded,
+          ...(upstream ? { url: upstream } : {}),
+          extra: { ...((recorded.extra ?? {}) as Record<string, unknown>), ...served.extra },
         },
         ...((flags.policyUrl?.length ?? 0) > 1 ? { policyUrls: flags.policyUrl } : {}),
-        planPolicyOptions: {
-          ...(flags.policyPath ? { path: flags.policyPath } : {}),
-          ...(Object.keys(served.plan).length > 0 ? { extra: served.plan } : {}),
-        },
-        arms,
-        attackParams: attackParams(flags.attackParam),
-        ...bridgeDefenses(flags),
+        planPolicyOptions: recorded,
+        arms: plan.arms ?? [],
+        attackParams: plan.attack_params ?? {},
+        ...(plan.defenses ? { defenses: plan.defenses } : {}),
+        plan,
         profile,
         ...(flags.calib ? { calibrations: loadCalibrations(flags.calib) } : {}),
         out: flags.out,

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
 import { BUILTIN_PROFILES, loadProfile, profileHazard } from "../bridge/profile.js";
+import { integer, list } from "../config/parse.js";
 import { canonicalJson } from "../core/canonical-json.js";
 import { systemClock } from "../core/clock.js";
 import { sha256 } from "../core/digest.js";
@@ -40,7 +41,6 @@ import { runAttack } from "../runner/run.js";
 import { calibrationRange } from "../runner/scenes.js";
 import { suites } from "../suites/index.js";
 import { EXIT } from "./exit.js";
-import { integer, list } from "./parse.js";
 import { progressMode, progressReporter } from "./progress.js";
 
 interface CalibrateFlags {

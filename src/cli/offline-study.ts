@@ -1,5 +1,6 @@
 /** `provael offline-study plan|run`: the open-loop study on a recorded dataset (docs/offline-study.md). */
 import type { Command } from "commander";
+import { integer, list } from "../config/parse.js";
 import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
 import { checkPolicyOptions } from "../core/registry.js";
@@ -7,7 +8,6 @@ import { writeRegisteredPlan } from "../offline/study/plan.js";
 import { buildPlan } from "../offline/study/prepare.js";
 import { runStudy, STUDY_FILES } from "../offline/study/run.js";
 import { policies } from "../policies/index.js";
-import { integer, list } from "./parse.js";
 import { addServedPolicyFlags, type ServedFlags, servedPolicyOptions } from "./serve-policy.js";
 
 interface PlanFlags extends ServedFlags {

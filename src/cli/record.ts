@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { integer, type ParamValue, policyOption, sceneRange } from "../config/parse.js";
 import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
 import { checkPolicyOptions } from "../core/registry.js";
@@ -11,7 +12,6 @@ import { policies } from "../policies/index.js";
 import { suites } from "../suites/index.js";
 import { DEFAULT_TRIGGER, TRIGGERS, triggerRef } from "../suites/mujoco/trigger.js";
 import { EXIT } from "./exit.js";
-import { integer, type ParamValue, policyOption, sceneRange } from "./parse.js";
 import { progressMode, progressReporter } from "./progress.js";
 import { stopOnSignal } from "./stop.js";
 

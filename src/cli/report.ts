@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
+import { choice } from "../config/parse.js";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { inspectAttestation } from "../evidence/attestation.js";
@@ -27,7 +28,6 @@ import { readRun } from "../rundir/read.js";
 import { readReportBytes } from "../rundir/report.js";
 import { EXIT } from "./exit.js";
 import { runGate } from "./gate.js";
-import { choice } from "./parse.js";
 import { readReport } from "./read-report.js";
 
 /** Where `provael report --format compliance` looks for an attestation of the run by default. */

@@ -3,6 +3,7 @@
  * vla-evaluation-harness protocol. Also the served-policy flags `provael attack` takes.
  */
 import type { Command } from "commander";
+import { choice, integer } from "../config/parse.js";
 import { ProvaelError } from "../core/errors.js";
 import { policies } from "../policies/index.js";
 import {
@@ -11,7 +12,6 @@ import {
   type ServeProtocol,
   startPolicyServer,
 } from "../policies/served/server/index.js";
-import { choice, integer } from "./parse.js";
 
 interface ServeFlags {
   policy: string;

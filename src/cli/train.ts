@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { choice, integer, list, sceneRange } from "../config/parse.js";
 import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
 import { TRAINING_GRAMMARS, type TrainingGrammar } from "../offline/grammar-phrasings.js";
@@ -12,7 +13,6 @@ import { TEXT_UNITS_KINDS } from "../policies/tiny-vla/text-encoders.js";
 import type { TextUnitsKind } from "../policies/tiny-vla/text-units.js";
 import { TRAIN_DEFAULTS } from "../policies/tiny-vla/train.js";
 import { EXIT } from "./exit.js";
-import { choice, integer, list, sceneRange } from "./parse.js";
 import { formatEta } from "./progress.js";
 import { stopOnSignal } from "./stop.js";
 

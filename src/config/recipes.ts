@@ -5,24 +5,16 @@
  */
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
-import { terminationSchema } from "../core/plan.js";
 import { unknownName } from "../core/registry.js";
 import { loadConfigFile } from "./load-file.js";
+import { RECIPE_FLAG_SHAPE } from "./plan-flags.js";
 
 export const recipeSchema = z
   .object({
     name: z.string().min(1),
     description: z.string().default(""),
-    policy: z.string().optional(),
-    suite: z.string().optional(),
-    attacks: z.array(z.string()).min(1),
-    tasks: z.array(z.string()).optional(),
-    seeds: z.number().int().min(1).optional(),
-    seed: z.number().int().min(0).optional(),
-    repeats: z.number().int().min(1).optional(),
-    horizon: z.number().int().min(1).optional(),
-    termination: terminationSchema.optional(),
-    concurrency: z.number().int().min(1).optional(),
+    // The keys that set the `provael attack` flag of the same name, from the flag table.
+    ...RECIPE_FLAG_SHAPE,
     /** Plugin files (paths relative to the recipe file) loaded before the run, as `--plugin`. */
     plugins: z.array(z.string().min(1)).optional(),
     /** Per-suite overrides, for suites whose episodes cost much more than others'. */
@@ -44,16 +36,13 @@ export const recipeSchema = z
 
 export type Recipe = z.infer<typeof recipeSchema>;
 
-/** Recipe fields that are not `provael attack` flags: what names it, its plugins, its overrides. */
-const NOT_FLAGS = new Set(["name", "description", "plugins", "suites"]);
-
 /**
  * The recipe fields that set the `provael attack` flag of the same name (a flag given on the
- * command line wins): derived from the schema, so a field added there is applied here.
+ * command line wins): the flag table's recipe keys.
  */
-export const RECIPE_FLAG_KEYS = Object.keys(recipeSchema.shape).filter(
-  (k) => !NOT_FLAGS.has(k),
-) as Exclude<keyof Recipe, "name" | "description" | "plugins" | "suites">[];
+export const RECIPE_FLAG_KEYS = Object.keys(
+  RECIPE_FLAG_SHAPE,
+) as (keyof typeof RECIPE_FLAG_SHAPE)[];
 
 /** One task per hazard kind, both layouts: the object beside the knife, the vase, the hand. */
 const QUICK_TABLETOP_TASKS = [

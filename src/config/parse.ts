@@ -84,3 +84,75 @@ export function policyOption(
   }
   return { ...previous, [raw.slice(0, at)]: typedValue(raw.slice(at + 1)) };
 }
+
+/** A comma-separated list; repeatable (each occurrence adds to the list). */
+export function commaList(raw: string, previous: string[] = []): string[] {
+  return [...previous, ...list(raw)];
+}
+
+/**
+ * Repeatable `--attack-param arm.key=value` and `--defense-param defense.key=value`, parsed one
+ * way for every command: true/false, numbers and fractions (`32/255`) typed by `typedValue`, a
+ * value opening with `[` or `{` read as JSON, anything else a string.
+ */
+export function keyedParam(flag: string, what: "arm" | "defense", example: string) {
+  return (
+    raw: string,
+    previous: Record<string, Record<string, unknown>> = {},
+  ): Record<string, Record<string, unknown>> => {
+    const m = /^([a-z0-9_.-]+)\.([A-Za-z0-9_]+)=(.*)$/.exec(raw);
+    if (!m) {
+      throw new ProvaelError("config/invalid", `${flag} needs ${what}.key=value, got '${raw}'`, {
+        details: { flag, value: raw },
+        hint: `e.g. ${flag} ${example}`,
+      });
+    }
+    const [, id, key, value] = m as unknown as [string, string, string, string];
+    let parsed: unknown = typedValue(value);
+    if (/^[[{]/.test(value)) {
+      try {
+        parsed = JSON.parse(value);
+      } catch {
+        throw new ProvaelError("config/invalid", `${flag} ${id}.${key}: not JSON: ${value}`, {
+          details: { flag, value: raw },
+        });
+      }
+    }
+    return { ...previous, [id]: { ...(previous[id] ?? {}), [key]: parsed } };
+  };
+}
+
+/**
+ * Keyed parameters checked before anything runs: each names a plugin of the run (an arm, a
+ * defense) and `check` accepts its set. Returned as given, keys sorted (not with defaults filled
+ * in), so a plan written without them is unchanged.
+ */
+export function checkKeyedParams(
+  flag: string,
+  what: "arm" | "defense",
+  given: Record<string, Record<string, unknown>>,
+  ids: readonly string[],
+  check: (id: string, params: Record<string, unknown>) => void,
+): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const id of Object.keys(given).sort()) {
+    if (!ids.includes(id)) {
+      throw new ProvaelError(
+        "config/invalid",
+        `${flag} names '${id}', which is not ${what === "arm" ? "an arm" : "a defense"} of this run`,
+        {
+          details: { flag, ids },
+          hint: `add it with ${what === "arm" ? "--attacks" : "--defenses"}, or fix its name`,
+        },
+      );
+    }
+    const params = given[id] as Record<string, unknown>;
+    check(id, params);
+    out[id] = Object.fromEntries(
+      Object.keys(params)
+        .sort()
+        .map((k) => [k, params[k]]),
+    );
+  }
+  return out;
+}
