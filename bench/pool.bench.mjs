@@ -62,9 +62,9 @@ const plan = (s) => ({
   repeats: 1,
   horizon: 4,
   termination: "fixed-horizon",
-  scenePin: 0,
-  policyOptions: {},
-  attackParams: {},
+  scene_pin: 0,
+  policy_options: {},
+  attack_params: {},
   calibration: {},
 });
 
