@@ -18,6 +18,7 @@ import {
   terminationSchema,
   type Waiver,
 } from "../core/plan.js";
+import { redactUrl } from "../core/redact.js";
 import { describeIssues } from "../core/zod-issues.js";
 import { resolveDefenseParams, resolveDefenses } from "../defenses/index.js";
 import { DEFAULTS } from "./defaults.js";
@@ -76,6 +77,12 @@ export interface PlanFlag {
 }
 
 const str = (v: unknown) => v as string;
+
+/** The plan's `policy_url`: one server's address, secrets redacted; none for a pool. */
+const recordedUrl = (f: FlagValues): Partial<PlanSpec> => {
+  const urls = (f.policyUrl ?? []) as string[];
+  return urls.length === 1 ? { policy_url: redactUrl(urls[0] as string) } : {};
+};
 
 /** A waiver flag adds its waiver (waivers are absent when none, so older plans keep digests). */
 const waive = (given: unknown, waiver: Waiver, plan: Partial<PlanSpec>) =>
@@ -296,8 +303,12 @@ export const PLAN_FLAGS = {
     },
     parse: commaList,
     commands: ["attack", "bridge"],
-    // Operational: the run connects to it, the plan does not record it.
+    // One server's address is recorded with its secrets redacted (user, password, secret query
+    // values), so a resume against another server is refused; a pool of servers is operational
+    // (the execution manifest's policy_pool). A report does not carry it: --from takes it again.
     replay: "flag",
+    plan: (f) => recordedUrl(f),
+    onReplay: (f) => recordedUrl(f),
   },
   policyOption: {
     flag: "--policy-option <key=value>",

@@ -55,6 +55,11 @@ export const planSchema = z
     scene_pin: z.number().int(),
     /** Policy options that change behaviour (path, replan, …); recorded so a resume must match. */
     policy_options: z.record(z.string(), z.unknown()),
+    /**
+     * A served policy's address (one server; a pool is operational, in the execution manifest),
+     * its secrets redacted: a resume against another server is refused.
+     */
+    policy_url: z.string().exactOptional(),
     /** Per-arm attack parameters that differ from the defaults (budgets, bounds). */
     attack_params: paramsById,
     /** Per task, the digest of the calibration file that scores it (absent: suite defaults). */
