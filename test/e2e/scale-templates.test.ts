@@ -31,8 +31,9 @@ function unsharded(): string {
   return whole;
 }
 
-/** Each test plays 3 shards, a merge and at most one unsharded run: about 15 s on 2 quiet cores. */
-const TIMEOUT = 120_000;
+/** Each test plays 3 shards, a merge and at most one unsharded run: about 15 s on 2 quiet cores,
+ * several times that under a full suite on a shared machine. */
+const TIMEOUT = 300_000;
 
 const sh = (script: string, env: Record<string, string>, cwd: string) =>
   execFileSync("/bin/sh", ["-c", script], {
