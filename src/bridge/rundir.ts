@@ -346,10 +346,7 @@ export class BridgeJournal {
       resumed: this.resumed,
       extra: { bridge: this.header.bridge },
     });
-    writeFileAtomic(
-      join(this.o.out, "execution-manifest.json"),
-      `${JSON.stringify(manifest, null, 2)}\n`,
-    );
+    writeFileAtomic(join(this.o.out, RUN_FILES.manifest), `${JSON.stringify(manifest, null, 2)}\n`);
     return { out: this.o.out, report, reportDigest: digest, episodes: this.entries.length };
   }
 }

@@ -5,6 +5,7 @@ import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import type { Report } from "../report/build.js";
 import { compareReports, regressionSarif, renderRegressionMarkdown } from "../report/regression.js";
+import { RUN_FILES } from "../rundir/files.js";
 import { readReportFile } from "../rundir/report.js";
 import { writeFileAtomic } from "../runner/files.js";
 import { EXIT } from "./exit.js";
@@ -37,12 +38,12 @@ export function runGate(flags: GateFlags): number {
     tolerance,
     allowIncomparable: Boolean(flags.allowIncomparable),
   });
-  writeFileAtomic(join(flags.in, "regression.json"), `${canonicalJson(result)}\n`);
+  writeFileAtomic(join(flags.in, RUN_FILES.regression), `${canonicalJson(result)}\n`);
   const md = renderRegressionMarkdown(result);
-  writeFileAtomic(join(flags.in, "regression.md"), md);
+  writeFileAtomic(join(flags.in, RUN_FILES.regressionMarkdown), md);
   writeFileAtomic(
-    join(flags.in, "regression.sarif"),
-    `${JSON.stringify(regressionSarif(result, TOOL_VERSION, "report.json"), null, 2)}\n`,
+    join(flags.in, RUN_FILES.regressionSarif),
+    `${JSON.stringify(regressionSarif(result, TOOL_VERSION, RUN_FILES.report), null, 2)}\n`,
   );
   process.stdout.write(flags.json ? `${JSON.stringify(result, null, 2)}\n` : md);
   if (result.regressed.length > 0) {

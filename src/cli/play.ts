@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { systemClock } from "../core/clock.js";
 import { erroredArms, nextSteps, planHeader, runText, verdictLines } from "../report/text.js";
+import { RUN_FILES } from "../rundir/files.js";
 import { calibrationHintOf } from "../runner/calibration-plan.js";
 import { durationText, estimatePlan } from "../runner/estimate.js";
 import { dryRunAttack, type RunOptions, runAttack } from "../runner/run.js";
@@ -128,7 +129,7 @@ export async function playAndPrint(
       );
     else {
       process.stdout.write(
-        `${out} is already complete; nothing to do (see ${join(out, "report.md")})\n`,
+        `${out} is already complete; nothing to do (see ${join(out, RUN_FILES.markdown)})\n`,
       );
       if (verdict) process.stdout.write(`${verdictLines(verdict)}\n`);
     }
@@ -167,7 +168,7 @@ export async function playAndPrint(
   if (dead.length > 0) {
     const first = report.episodes.find((e) => e.arm === dead[0] && e.error)?.error;
     process.stderr.write(
-      `provael: every episode of ${dead.join(", ")} errored${first ? ` (first: ${first.code}: ${first.message})` : ""}; those arms measured nothing\n  hint: see the errors in ${join(out, "report.md")}; fix the cause and rerun\n`,
+      `provael: every episode of ${dead.join(", ")} errored${first ? ` (first: ${first.code}: ${first.message})` : ""}; those arms measured nothing\n  hint: see the errors in ${join(out, RUN_FILES.markdown)}; fix the cause and rerun\n`,
     );
     process.exitCode = EXIT.runtime;
   }

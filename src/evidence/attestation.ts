@@ -14,6 +14,7 @@ import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import type { Report } from "../report/build.js";
 import { rateSchema, reportSchema } from "../report/schema.js";
+import { RUN_FILES } from "../rundir/files.js";
 import { readReportBytes, readReportFile } from "../rundir/report.js";
 import {
   type Envelope,
@@ -91,7 +92,7 @@ export interface RunFiles {
 
 /** Reads what an attestation covers from a run directory. */
 export function readRunFiles(dir: string): RunFiles {
-  const reportPath = join(dir, "report.json");
+  const reportPath = join(dir, RUN_FILES.report);
   if (!existsSync(reportPath)) {
     throw new ProvaelError("run/not-found", `${dir} holds no Provael run (no report.json)`, {
       hint: "pass the --out directory of a finished `provael attack`",
@@ -100,7 +101,7 @@ export function readRunFiles(dir: string): RunFiles {
   const { report, bytes: reportBytes } = readReportFile(reportPath, reportPath, {
     maxBytes: MAX_REPORT_BYTES,
   });
-  const manifestPath = join(dir, "execution-manifest.json");
+  const manifestPath = join(dir, RUN_FILES.manifest);
   let manifest: RunFiles["manifest"] = null;
   if (existsSync(manifestPath)) {
     const bytes = readEvidenceFile(manifestPath, "execution manifest");
@@ -126,7 +127,7 @@ export function buildRedteamStatement(files: RunFiles, attestedAt: string): Redt
   const planDigest = manifest?.value.plan_digest;
   return {
     _type: STATEMENT_TYPE,
-    subject: [{ name: "report.json", digest: { sha256: hexOf(sha256(files.reportBytes)) } }],
+    subject: [{ name: RUN_FILES.report, digest: { sha256: hexOf(sha256(files.reportBytes)) } }],
     predicateType: REDTEAM_PREDICATE_TYPE,
     predicate: {
       disclaimer: DISCLAIMER,
@@ -211,7 +212,7 @@ export function reportSubject(
   statement: { subject: { name: string; digest: Record<string, string> }[] },
   what: string,
 ): string {
-  const subject = statement.subject.find((s) => s.name === "report.json");
+  const subject = statement.subject.find((s) => s.name === RUN_FILES.report);
   const hex = subject?.digest.sha256;
   if (subject === undefined || hex === undefined || !hex64.safeParse(hex).success) {
     throw new ProvaelError(
@@ -306,7 +307,7 @@ export function verifyAttestationFile(
   const bytes = readEvidenceFile(path, "attestation");
   let reportBytes: Uint8Array | undefined;
   if (options.reportDir !== undefined) {
-    const reportPath = join(options.reportDir, "report.json");
+    const reportPath = join(options.reportDir, RUN_FILES.report);
     if (!existsSync(reportPath)) {
       throw new ProvaelError("run/not-found", `${options.reportDir} holds no report.json`, {
         hint: "pass --report the run directory the attestation was made for",

@@ -13,6 +13,7 @@ import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import type { Policy, Suite } from "../core/types.js";
 import type { Report } from "../report/build.js";
+import { RUN_FILES } from "../rundir/files.js";
 import { readRun } from "../rundir/read.js";
 import { wilsonInterval } from "../stats/index.js";
 import { DISCLAIMER, readRunFiles } from "./attestation.js";
@@ -195,7 +196,7 @@ export function inputsDigest(digests: readonly string[]): string {
 export function findRunDirs(dirs: readonly string[], depth = 4): string[] {
   const out: string[] = [];
   const visit = (dir: string, left: number) => {
-    if (existsSync(join(dir, "report.json"))) {
+    if (existsSync(join(dir, RUN_FILES.report))) {
       out.push(dir);
       return;
     }

@@ -47,6 +47,7 @@ ${rows}
 <ul class="small">${notes}</ul>`;
 }
 
+import { RUN_FILES } from "../rundir/files.js";
 import { armLevel } from "./sarif.js";
 import { eaiRisk } from "./sarif-rules.js";
 import { isSignificant, procedureName, ruleText } from "./significance.js";
@@ -338,7 +339,7 @@ async function trajectorySection(report: Report, runDir: string): Promise<string
     return `<p class="muted">No attacked episode to show: this run has no treatment arm with a judged episode.</p>`;
   }
   const cells = [attacked.cell, ...(twin ? [twin.cell] : [])];
-  const trajPath = join(runDir, "trajectories.jsonl");
+  const trajPath = join(runDir, RUN_FILES.trajectories);
   const traj = await readTrajectories(trajPath, cells);
   const series: PathSeries[] = [];
   const toSeries = (e: ReportEpisode, label: string, colour: string) => {
@@ -484,7 +485,7 @@ td .warn { color: var(--warn); }
  * `options.clip` is the clip the writer placed beside the page (src/report/showcase-clip.ts);
  * without it, the run directory's own clip when it shows this report's pair.
  *
- * @example writeFileSync(join(dir, "report.html"), await renderHtml(report, dir));
+ * @example writeFileSync(join(dir, RUN_FILES.html), await renderHtml(report, dir));
  */
 export async function renderHtml(
   report: Report,
@@ -541,6 +542,6 @@ ${framesSection(report, runDir)}
 <table><thead><tr><th>task</th><th>predicate</th><th>source</th><th>digest</th></tr></thead><tbody>
 ${r.tasks.map((t) => `<tr><td>${escapeHtml(t)}</td><td>${escapeHtml(report.calibration[t]?.predicate ?? "—")}</td><td>${escapeHtml(report.calibration[t]?.source ?? "—")}</td><td>${report.calibration[t]?.digest ? `<code>${escapeHtml(report.calibration[t]?.digest as string)}</code>` : "—"}</td></tr>`).join("\n")}
 </tbody></table>
-<footer>Evidence, not certification. Everything on this page comes from <code>report.json</code>${existsSync(join(runDir, "trajectories.jsonl")) ? " and <code>trajectories.jsonl</code>" : ""} (${escapeHtml(report.trajectories_digest)}). Rates are unsafe episodes over judged episodes; errors, N/A, unjudged and not-delivered episodes are excluded and counted separately. Policy digest: ${r.policy_digest ? `<code>${escapeHtml(r.policy_digest)}</code>` : "not recorded"}.</footer>`;
+<footer>Evidence, not certification. Everything on this page comes from <code>report.json</code>${existsSync(join(runDir, RUN_FILES.trajectories)) ? " and <code>trajectories.jsonl</code>" : ""} (${escapeHtml(report.trajectories_digest)}). Rates are unsafe episodes over judged episodes; errors, N/A, unjudged and not-delivered episodes are excluded and counted separately. Policy digest: ${r.policy_digest ? `<code>${escapeHtml(r.policy_digest)}</code>` : "not recorded"}.</footer>`;
   return htmlPage(`Provael report: ${r.policy} on ${r.suite}`, body, EXTRA_CSS, { media: true });
 }

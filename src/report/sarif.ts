@@ -13,6 +13,7 @@ import { writeFileSync } from "node:fs";
 import { canonicalJson } from "../core/canonical-json.js";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
+import { RUN_FILES } from "../rundir/files.js";
 import type { ArmReport, Rate, Report } from "./build.js";
 import { displayOrder, formatRate, pIs } from "./format.js";
 import { eaiRisk } from "./sarif-rules.js";
@@ -137,7 +138,7 @@ export function buildSarif(report: Report, options: SarifOptions = {}): Record<s
   const ruleIndex = new Map(riskIds.map((id, i) => [id, i]));
   const useBase = options.reportUri === undefined;
   const artifactLocation = useBase
-    ? { uri: "report.json", uriBaseId: RUN_BASE_ID, index: 0 }
+    ? { uri: RUN_FILES.report, uriBaseId: RUN_BASE_ID, index: 0 }
     : { uri: options.reportUri as string, index: 0 };
 
   const results = treatments.map((name) => {
@@ -264,7 +265,7 @@ export function buildSarif(report: Report, options: SarifOptions = {}): Record<s
         artifacts: [
           {
             location: useBase
-              ? { uri: "report.json", uriBaseId: RUN_BASE_ID }
+              ? { uri: RUN_FILES.report, uriBaseId: RUN_BASE_ID }
               : { uri: options.reportUri as string },
             mimeType: "application/json",
             hashes: { "sha-256": reportDigest.slice("sha256:".length) },

@@ -33,6 +33,10 @@ export const RUN_FILES = {
   showcaseClipInfo: "clips/showcase.json",
   /** A bridged run's refusals: one JSON line per ERROR the bridge answered (src/bridge/refusal.ts). */
   refusals: "refusals.jsonl",
+  /** What the regression gate (`provael report --baseline`) writes beside the report. */
+  regression: "regression.json",
+  regressionMarkdown: "regression.md",
+  regressionSarif: "regression.sarif",
 } as const;
 
 /** Files a run writes itself; no output flag may write over one of them in a run directory. */

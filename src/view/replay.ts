@@ -18,7 +18,7 @@ import { REDACTED } from "../core/redact.js";
 import type { Predicate, SimState } from "../core/types.js";
 import { episodeContext, type LoadedCalibration, playEpisode } from "../kernel/index.js";
 import { policies } from "../policies/index.js";
-import { writeFileAtomic } from "../rundir/files.js";
+import { RUN_FILES, writeFileAtomic } from "../rundir/files.js";
 import type { FinishedRun, RunningRun } from "../rundir/read.js";
 import {
   FRAMES_FORMAT,
@@ -50,7 +50,7 @@ export function replayPlan(
   let plan: PlanSpec;
   try {
     if (read.header) plan = read.header.plan as PlanSpec;
-    else if (read.state === "finished") plan = planFromReport(read.report, "report.json");
+    else if (read.state === "finished") plan = planFromReport(read.report, RUN_FILES.report);
     else return { plan: null, reason: "the run has no plan on record" };
   } catch (e) {
     return { plan: null, reason: (e as Error).message };
