@@ -15,7 +15,7 @@ import { createHash } from "node:crypto";
 import { createReadStream, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { displayOrder } from "../dist/report/markdown.js";
+import { displayOrder } from "../dist/report/format.js";
 import { mcnemarExact } from "../dist/stats/mcnemar.js";
 import { exitWithError, parseScriptCommand, usageError } from "../research/script-args.mjs";
 import { formatP } from "./table-format.mjs";

@@ -18,7 +18,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { displayOrder } from "../dist/report/markdown.js";
+import { displayOrder } from "../dist/report/format.js";
 import { mcnemarExact } from "../dist/stats/mcnemar.js";
 import { wilsonInterval } from "../dist/stats/wilson.js";
 import { parseScriptCommand, usageError } from "../research/script-args.mjs";

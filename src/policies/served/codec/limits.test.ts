@@ -23,10 +23,9 @@ describe("decode bounds", () => {
     b[0] = 0xdd;
     new DataView(b.buffer).setUint32(1, 300_000);
     b.fill(0x80, 5);
-    const t0 = performance.now();
+    // Refused by the header's count (the bound named), not by running out of bytes to read.
     expect(bound(() => decodeMsgpack(b))).toBe("maxElements");
     expect(bound(() => decodeOpenpi(b))).toBe("maxElements");
-    expect(performance.now() - t0).toBeLessThan(50);
     // Under a bound the same shape decodes.
     expect(decodeMsgpack(b, decodeLimits({ maxElements: 300_001 }))).toHaveLength(300_000);
   });
