@@ -23,8 +23,13 @@ const PLAN = [
 
 /** The arms table and the summary lines (everything before the "wrote …" line). */
 /** The arms table as printed, less the plan header's policy id (the one thing a served run changes). */
+// The caveats name the policy id in their calibrate command, which differs by design between a
+// served and an in-process run; the table and the rates above them must not.
 const armsTable = (stdout: string) =>
-  (stdout.split("\nwrote ")[0]?.trim() ?? "").replace(/^\S+ on (\S+):/m, "POLICY on $1:");
+  (stdout.split("\nwrote ")[0]?.split("\ncaveats:")[0]?.trim() ?? "").replace(
+    /^\S+ on (\S+):/m,
+    "POLICY on $1:",
+  );
 
 let local: ReturnType<typeof runCli> | null = null;
 /** The in-process stub's output, played once for every protocol. */
