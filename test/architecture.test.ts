@@ -58,6 +58,7 @@ const ALLOWED: Record<string, string[]> = {
     "policies",
     "defenses",
   ],
+  // The runner's peer, not its client: both drive the episode kernel and end a run in report.
   bridge: [
     "rundir",
     "core",
@@ -69,7 +70,6 @@ const ALLOWED: Record<string, string[]> = {
     "attacks",
     "judges",
     "report",
-    "runner",
     "config",
     "defenses",
   ],

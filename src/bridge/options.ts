@@ -11,7 +11,6 @@ import type { BenchmarkProfile } from "./profile.js";
 import type { Refusal } from "./refusal.js";
 import type { BridgeRunResult } from "./rundir.js";
 
-export const VLA_EVAL_PROTOCOL_VERSION = 1;
 export const ARM_PATH = "/arms/";
 
 export interface BridgeOptions {

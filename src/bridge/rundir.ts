@@ -10,10 +10,14 @@ import type { Clock } from "../core/clock.js";
 import type { EpisodeRecord, TrajectoryStep } from "../core/episode.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
+import { type PlanSpec, planDifferences } from "../core/plan.js";
+import type { LoadedCalibration } from "../kernel/index.js";
 import type { Report } from "../report/build.js";
+import { finalize } from "../report/finalize.js";
 import { buildManifest } from "../report/manifest.js";
-import { RUN_FILES, removeTempFiles } from "../rundir/files.js";
+import { RUN_FILES, removeTempFiles, writeFileAtomic } from "../rundir/files.js";
 import {
+  type FinishedCell,
   type JournalEntry,
   type JournalHeader,
   JournalWriter,
@@ -21,10 +25,6 @@ import {
   scanJournal,
 } from "../rundir/journal.js";
 import { claimRunDir, type RunLock } from "../rundir/lock.js";
-import type { LoadedCalibration } from "../runner/calibration.js";
-import { writeFileAtomic } from "../runner/files.js";
-import { type PlanSpec, planDifferences } from "../runner/plan.js";
-import { type FinishedCell, finalize } from "../runner/run.js";
 import { type BenchmarkProfile, loadProfile, taskProvenance } from "./profile.js";
 import type { Refusal } from "./refusal.js";
 

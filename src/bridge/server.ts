@@ -55,9 +55,7 @@ export {
   type BridgeOptions,
   type RunningBridge,
   routeName,
-  VLA_EVAL_PROTOCOL_VERSION,
 } from "./options.js";
-export { actionSpec7 } from "./session.js";
 
 /**
  * A pool of upstreams must serve one policy: every server's weights digest and reported model

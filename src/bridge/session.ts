@@ -23,28 +23,14 @@ import type { DefenseChain } from "../defenses/chain.js";
 import { cellId, type EpisodeSteps, notApplicableReason } from "../kernel/index.js";
 import { policies } from "../policies/index.js";
 import { isWireMap, type WireMap, type WireValue, wireMap } from "../policies/served/codec/tree.js";
+import { actionSpec7, VLA_EVAL_PROTOCOL_VERSION } from "../policies/served/codec/vla-eval.js";
 import { suites } from "../suites/index.js";
 import type { BridgeOptions } from "./options.js";
-import { routeName, VLA_EVAL_PROTOCOL_VERSION } from "./options.js";
+import { routeName } from "./options.js";
 import { type BenchmarkProfile, policyCamera } from "./profile.js";
 import { type Refusal, refusalText } from "./refusal.js";
 import { appendRefusal, BridgeJournal, type ClaimedDir } from "./rundir.js";
 import { UpstreamPool } from "./upstream.js";
-
-/** The 7-D action spec of our suites (and LIBERO's), in vla-eval's vocabulary. */
-export function actionSpec7(): WireMap {
-  return {
-    position: { name: "position", dims: 3, format: "delta_xyz", range: [-1, 1] },
-    rotation: { name: "rotation", dims: 3, format: "delta_rpy", range: [-1, 1] },
-    gripper: {
-      name: "gripper",
-      dims: 1,
-      format: "binary_close_positive",
-      range: [-1, 1],
-      description: "-1 open, +1 close",
-    },
-  } as unknown as WireMap;
-}
 
 const DEFAULT_ACTION_SPACE: ActionSpace = {
   dim: 7,

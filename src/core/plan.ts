@@ -119,3 +119,14 @@ export function differingFields(a: Record<string, string>, b: Record<string, str
 export function planDigest(spec: PlanSpec): string {
   return digestJson(spec);
 }
+
+/** Field-by-field differences between two plans, for resume and merge errors. */
+export function planDifferences(a: PlanSpec, b: PlanSpec): string[] {
+  const diffs: string[] = [];
+  for (const key of Object.keys(a) as (keyof PlanSpec)[]) {
+    if (digestJson(a[key] ?? null) !== digestJson(b[key] ?? null)) {
+      diffs.push(`${key}: ${JSON.stringify(a[key])} vs ${JSON.stringify(b[key])}`);
+    }
+  }
+  return diffs;
+}

@@ -70,6 +70,9 @@ export interface JournalEntry {
   lineDigest: string;
 }
 
+/** A finished cell: its record, and where its journal line (with the trajectory) sits. */
+export type FinishedCell = Pick<JournalEntry, "record" | "path" | "offset" | "length">;
+
 /**
  * The line that stands for each cell: the first finished one, or the last errored one while none
  * has finished (a later line for a cell is a retry of an errored one).

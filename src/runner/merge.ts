@@ -13,12 +13,14 @@ import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import type { Report } from "../report/build.js";
+import { finalize } from "../report/finalize.js";
 import { renderHtml } from "../report/html.js";
 import { buildManifest } from "../report/manifest.js";
 import { renderMarkdown } from "../report/markdown.js";
 import { mergedShowcaseClip } from "../report/showcase-clip.js";
 import { isCommitted, outputDigests } from "../rundir/commit.js";
 import { RUN_FILES, writeFileAtomic } from "../rundir/files.js";
+import type { FinishedCell } from "../rundir/journal.js";
 import {
   type JournalEntry,
   type JournalHeader,
@@ -29,7 +31,6 @@ import {
 } from "../rundir/journal.js";
 import { claimRunDir, LOCK_FILE } from "../rundir/lock.js";
 import { readReportFile } from "../rundir/report.js";
-import { type FinishedCell, finalize } from "./outputs.js";
 import { planCells, planDifferences } from "./plan.js";
 
 export interface MergeResult {

@@ -2,12 +2,11 @@
  * A plan is tasks × arms × seeds × repeats. Cells have stable ids (a digest of their fields), so
  * a cell means the same thing in every process, shard and resume.
  */
-import { digestJson } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { unknownName } from "../core/registry.js";
 
 export type { Cell, DefensePlan, PlanSpec, Termination, Waiver } from "../core/plan.js";
-export { planDigest, WAIVERS } from "../core/plan.js";
+export { planDifferences, planDigest, WAIVERS } from "../core/plan.js";
 
 import { type Cell, type PlanSpec, planSchema, WAIVERS } from "../core/plan.js";
 import { describeIssues } from "../core/zod-issues.js";
@@ -123,15 +122,4 @@ export function validatePlan(spec: PlanSpec, suiteTasks: string[]): void {
   if (new Set(spec.tasks).size !== spec.tasks.length) {
     throw new ProvaelError("config/invalid", "a task is listed twice in --tasks");
   }
-}
-
-/** Field-by-field differences between two plans, for resume and merge errors. */
-export function planDifferences(a: PlanSpec, b: PlanSpec): string[] {
-  const diffs: string[] = [];
-  for (const key of Object.keys(a) as (keyof PlanSpec)[]) {
-    if (digestJson(a[key] ?? null) !== digestJson(b[key] ?? null)) {
-      diffs.push(`${key}: ${JSON.stringify(a[key])} vs ${JSON.stringify(b[key])}`);
-    }
-  }
-  return diffs;
 }

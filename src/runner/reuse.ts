@@ -14,6 +14,7 @@ import { join, resolve } from "node:path";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import { RUN_FILES } from "../rundir/files.js";
+import type { FinishedCell } from "../rundir/journal.js";
 import {
   type JournalScan,
   type JournalWriter,
@@ -21,7 +22,6 @@ import {
   readTrajectory,
   scanJournal,
 } from "../rundir/journal.js";
-import type { FinishedCell } from "./outputs.js";
 import { type Cell, isRecordOf, type PlanSpec, planDifferences, planDigest } from "./plan.js";
 
 export interface ReusedRun {

@@ -38,7 +38,9 @@ import { checkPairing, notApplicableReason } from "./preflight.js";
 
 export { notApplicableReason } from "./preflight.js";
 
+import { checkFinishOptions, type FinishOptions } from "../report/finalize.js";
 import {
+  type FinishedCell,
   type JournalEntry,
   JournalWriter,
   journalHeader,
@@ -52,12 +54,7 @@ import {
   probePolicy,
   workerExecutor,
 } from "./executor.js";
-import {
-  checkFinishOptions,
-  type FinishedCell,
-  type FinishOptions,
-  writeRunOutputs,
-} from "./outputs.js";
+import { writeRunOutputs } from "./outputs.js";
 import {
   type Cell,
   isRecordOf,
@@ -138,8 +135,6 @@ export interface RunResult {
    */
   verdict: Verdict | null;
 }
-
-export { checkSceneDigests, type FinishedCell, finalize } from "./outputs.js";
 
 /** Refuses to touch a directory that holds results, unless resuming a matching plan. */
 function prepareOut(
@@ -287,19 +282,10 @@ export async function runAttack(options: RunOptions): Promise<RunResult> {
 }
 
 /** What `prepare` hands on: the checked plan, the directory's state and the cells left. */
-interface Prepared {
+interface Prepared extends CheckedPlan {
   clock: Clock;
   startedAt: number;
-  pluginSources: PluginSource[];
-  /** Values never written (API keys, secret options, URL passwords). */
-  secrets: string[];
-  plan: PlanSpec;
-  suite: Suite;
-  policy: Policy;
-  armAttacks: Attack<unknown>[];
-  calibrations: Record<string, LoadedCalibration>;
   shard: Shard | null;
-  finish: FinishOptions;
   existing: ReturnType<typeof scanJournal> | null;
   /** This process's hold on the run directory, let go once the run is finalised. */
   lock: RunLock;
@@ -330,6 +316,7 @@ interface Played {
 /** What `checkPlan` hands on: the plan as it will be recorded, and what it names, loaded. */
 export interface CheckedPlan {
   pluginSources: PluginSource[];
+  /** Values never written (API keys, secret options, URL passwords). */
   secrets: string[];
   plan: PlanSpec;
   suite: Suite;
@@ -393,8 +380,8 @@ export async function checkPlan(options: RunOptions): Promise<CheckedPlan> {
 async function prepare(options: RunOptions): Promise<Prepared | RunResult> {
   const clock = options.clock ?? systemClock;
   const startedAt = clock.now();
-  const { pluginSources, secrets, plan, suite, policy, armAttacks, calibrations, finish } =
-    await checkPlan(options);
+  const checked = await checkPlan(options);
+  const { plan, finish } = checked;
   const shard = options.shard ?? null;
 
   const { existing, lock } = prepareOut(options.out, plan, options.resume, shardLabel(shard));
@@ -430,17 +417,10 @@ async function prepare(options: RunOptions): Promise<Prepared | RunResult> {
       };
     }
     return {
+      ...checked,
       clock,
       startedAt,
-      pluginSources,
-      secrets,
-      plan,
-      suite,
-      policy,
-      armAttacks,
-      calibrations,
       shard,
-      finish,
       existing,
       cells,
       journalPath,

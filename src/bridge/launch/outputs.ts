@@ -7,13 +7,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Report } from "../../report/build.js";
+import type { FinishOptions } from "../../report/finalize.js";
 import { renderHtml } from "../../report/html.js";
 import { renderMarkdown } from "../../report/markdown.js";
 import { buildSarif } from "../../report/sarif.js";
 import { decide, renderVerdict, type Verdict } from "../../report/verdict.js";
 import { outputDigests } from "../../rundir/commit.js";
 import { checkOutputFile, RUN_FILES, writeFileAtomic } from "../../rundir/files.js";
-import type { FinishOptions } from "../../runner/outputs.js";
 
 export async function completeOutputs(
   out: string,

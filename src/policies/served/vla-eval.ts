@@ -27,6 +27,7 @@ import {
   decodeEnvelope,
   type Envelope,
   encodeEnvelope,
+  VLA_EVAL_PROTOCOL_VERSION,
   type VlaEvalType,
 } from "./codec/vla-eval.js";
 import { newEpisodeId, refineCapabilities, servedCapabilities, servedModelOf } from "./common.js";
@@ -46,8 +47,6 @@ import {
   withRetries,
 } from "./options.js";
 import { type Frame, WsConnection } from "./transport.js";
-
-export const VLA_EVAL_PROTOCOL = 1;
 
 class VlaEvalClient {
   private conn: WsConnection | null = null;
@@ -135,15 +134,15 @@ class VlaEvalClient {
     });
     const p = wireMap();
     p.harness_version = `provael ${TOOL_VERSION}`;
-    p.protocol_version = VLA_EVAL_PROTOCOL;
+    p.protocol_version = VLA_EVAL_PROTOCOL_VERSION;
     p.benchmark = "provael";
     try {
       const env = await this.reply(this.send("hello", p), "hello", this.o.connectTimeoutMs);
       const version = env.payload.protocol_version;
-      if (version !== VLA_EVAL_PROTOCOL) {
+      if (version !== VLA_EVAL_PROTOCOL_VERSION) {
         throw new ProvaelError(
           "policy/protocol",
-          `the server speaks protocol version ${String(version)}, we speak ${VLA_EVAL_PROTOCOL}`,
+          `the server speaks protocol version ${String(version)}, we speak ${VLA_EVAL_PROTOCOL_VERSION}`,
         );
       }
       this.hello = env.payload;

@@ -23,6 +23,24 @@ import {
 import { NdArray, parseDtype, uint8Array, validateNdArray } from "./ndarray.js";
 import { isWireMap, type WireMap, type WireValue, wireMap } from "./tree.js";
 
+/** The protocol version our client, model server and bridge speak and expect in HELLO. */
+export const VLA_EVAL_PROTOCOL_VERSION = 1;
+
+/** The 7-D action spec of our suites (and LIBERO's), in vla-eval's vocabulary. */
+export function actionSpec7(): WireMap {
+  return {
+    position: { name: "position", dims: 3, format: "delta_xyz", range: [-1, 1] },
+    rotation: { name: "rotation", dims: 3, format: "delta_rpy", range: [-1, 1] },
+    gripper: {
+      name: "gripper",
+      dims: 1,
+      format: "binary_close_positive",
+      range: [-1, 1],
+      description: "-1 open, +1 close",
+    },
+  } as unknown as WireMap;
+}
+
 export const VLA_EVAL_TYPES = [
   "hello",
   "observation",

@@ -10,9 +10,11 @@ import { TOOL_VERSION } from "../../../core/package-root.js";
 import { float32Array } from "../codec/ndarray.js";
 import { isWireMap, type WireMap, wireMap } from "../codec/tree.js";
 import {
+  actionSpec7,
   decodeEnvelope,
   type Envelope,
   encodeEnvelope,
+  VLA_EVAL_PROTOCOL_VERSION,
   type VlaEvalType,
 } from "../codec/vla-eval.js";
 import { readEpisode } from "../layouts.js";
@@ -28,22 +30,10 @@ import {
 } from "./http.js";
 import { type Inflow, watchWebSocket } from "./intake.js";
 
-export const VLA_EVAL_PROTOCOL_VERSION = 1;
-
 /** The action and observation specs our 7-D suites follow, in vla-eval's vocabulary. */
 function specs(host: PolicyHost): WireMap {
   const m = wireMap();
-  m.action_spec = {
-    position: { name: "position", dims: 3, format: "delta_xyz", range: [-1, 1] },
-    rotation: { name: "rotation", dims: 3, format: "delta_rpy", range: [-1, 1] },
-    gripper: {
-      name: "gripper",
-      dims: 1,
-      format: "binary_close_positive",
-      range: [-1, 1],
-      description: "-1 open, +1 close",
-    },
-  } as unknown as WireMap;
+  m.action_spec = actionSpec7();
   const obs: WireMap = wireMap();
   for (const cam of host.policy.capabilities.cameras)
     obs[cam] = { name: cam, dims: 3, format: "rgb_hwc_uint8" } as unknown as WireMap;
