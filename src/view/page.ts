@@ -1,7 +1,8 @@
 /**
- * The viewer's one page: HTML, inline CSS and the inline app script (src/view/client, built to
- * dist/view/client/app.js). Inline so that a bundle opens from file:// (module scripts and fetch
- * are refused there) and the server needs no static folder. No CDN, no network.
+ * The viewer's one page: HTML, inline CSS and the inline app script (src/view/client/app.ts and
+ * the pages it imports, bundled by rolldown at `npm run build` into dist/view/client/app.js, a
+ * classic script). Inline so that a bundle opens from file:// (module scripts and fetch are
+ * refused there) and the server needs no static folder. No CDN, no network.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -9,7 +10,7 @@ import { ProvaelError } from "../core/errors.js";
 import { PACKAGE_ROOT } from "../core/package-root.js";
 import { VIEW_CSS } from "./style.js";
 
-/** The built app script; tests running from src/ use the build too (see test/support). */
+/** The bundled app script; tests running from src/ use the build too (see test/support). */
 export const APP_FILE = join(PACKAGE_ROOT, "dist", "view", "client", "app.js");
 
 let script: string | null = null;
@@ -25,11 +26,8 @@ function appScript(): string {
       hint: "run `npm run build`",
     });
   }
-  // A classic script: the module marker tsc adds and the source map line go.
-  script = text
-    .replace(/^export \{\};\s*$/m, "")
-    .replace(/^\/\/# sourceMappingURL=.*$/m, "")
-    .replace(/<\/script/gi, "<\\/script");
+  // Inside a <script> element: no text may close it.
+  script = text.replace(/<\/script/gi, "<\\/script");
   return script;
 }
 
