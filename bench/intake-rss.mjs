@@ -5,7 +5,8 @@
  * own process with the default 64 MiB frame limit (so the default 192 MiB intake budget) and a
  * 5 s frame deadline: 24 peers each send a whole 60 MB frame (or body) at once, then 10 peers each
  * send 30 MB of a 60 MB frame and stall. The server's RSS is sampled every 20 ms; a good request
- * is sent every 250 ms throughout and must be answered.
+ * is sent every 250 ms throughout (connect timeout 5 s, no retry) and must be answered; why any
+ * was not is listed under `lost`.
  *
  *   npm run build && node bench/intake-rss.mjs [openpi,vla-eval,openvla,bridge]
  */
@@ -154,14 +155,17 @@ async function measure(kind) {
   }, 20);
   let answered = 0;
   let tried = 0;
+  /** Why each good request that was not answered failed (an honest count names the cause). */
+  const lost = [];
   let goodRunning = true;
   const good = (async () => {
     while (goodRunning) {
       tried += 1;
       try {
         if (await goodRequest(kind, url)) answered += 1;
-      } catch {
-        // counted as not answered
+        else lost.push("wrong reply");
+      } catch (e) {
+        lost.push(e instanceof Error ? e.message.slice(0, 200) : String(e));
       }
       await new Promise((r) => setTimeout(r, 250));
     }
@@ -196,6 +200,7 @@ async function measure(kind) {
     stalled_all_closed_after_s: stalled.stillOpen === 0 ? stalled.seconds : null,
     rss_end_mb: mb(after),
     good_requests: `${answered}/${tried} answered`,
+    ...(lost.length > 0 ? { lost } : {}),
   };
 }
 

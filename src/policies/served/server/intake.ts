@@ -7,6 +7,14 @@
  * budget, the connection with the most bytes of an unfinished frame is cut (the flood, not the
  * small request that arrived last); a frame or body not finished within the deadline from its
  * first byte is cut too. Used by the `serve-policy` servers and the bridge.
+ *
+ * Within the budget, a flood still costs time: Node accepts at most one new connection per
+ * event-loop turn, and a turn that reads every flooding connection's whole socket buffer (up to
+ * 2 MiB each) lasts hundreds of milliseconds, so a good client queued behind 24 flooding
+ * connections waited over 5 s for its upgrade. Each connection therefore reads at most
+ * `TURN_BYTES` per turn: past it, its socket is paused until the turn's check phase. Turns stay
+ * short, new connections are accepted promptly, and a request smaller than the share is never
+ * slowed.
  */
 import type { Duplex } from "node:stream";
 import type { WebSocket } from "ws";
@@ -34,6 +42,19 @@ export const defaultBudget = (maxFrameBytes: number): number => 3 * maxFrameByte
  */
 const SLACK_BYTES = 1024;
 
+/**
+ * What one connection may read in one event-loop turn before it yields to the others (a turn's
+ * cost grows with the bytes read in it). One frame of 256 KiB needs no second turn; a 60 MB frame
+ * needs about 230, each a pause and a resume of its socket.
+ */
+export const TURN_BYTES = 256 * 1024;
+
+/** How a connection's reading is paused and resumed when it has had its share of a turn. */
+export interface Yielding {
+  pause(): void;
+  resume(): void;
+}
+
 /** Why an inflow was cut. */
 export type CutReason = "budget" | "deadline";
 
@@ -42,19 +63,54 @@ export class IntakeBudget {
   private total = 0;
   /** Connections cut so far, by reason (for logs and tests). */
   readonly cuts: Record<CutReason, number> = { budget: 0, deadline: 0 };
+  /** Times a connection was paused for having read its share of a turn (for tests). */
+  yields = 0;
+  /** Connections paused in this turn, resumed at its check phase. */
+  private readonly yielded = new Set<Inflow>();
+  /** Connections that read in this turn (their count restarts at the turn's end). */
+  private readonly reading = new Set<Inflow>();
+  private turnEnd: NodeJS.Immediate | null = null;
 
-  constructor(readonly limits: IntakeLimits) {}
+  constructor(
+    readonly limits: IntakeLimits,
+    /** Bytes a connection reads per turn before it yields (`TURN_BYTES`). */
+    readonly turnBytes: number = TURN_BYTES,
+  ) {}
 
   /** Request bytes held now. */
   get bytes(): number {
     return this.total;
   }
 
-  /** A new stream of request bytes (one connection); `cut` ends it when it must go. */
-  open(cut: (why: CutReason) => void): Inflow {
-    const flow = new Inflow(this, cut);
+  /**
+   * A new stream of request bytes (one connection); `cut` ends it when it must go. With
+   * `yielding`, the connection is paused for the rest of a turn once it has read its share.
+   */
+  open(cut: (why: CutReason) => void, yielding?: Yielding): Inflow {
+    const flow = new Inflow(this, cut, yielding ?? null);
     this.flows.add(flow);
     return flow;
+  }
+
+  /** @internal `flow` read in this turn: the turn's end restarts every count. */
+  reads(flow: Inflow): void {
+    this.reading.add(flow);
+    this.turnEnd ??= setImmediate(() => this.endTurn());
+  }
+
+  /** @internal `flow` has had its share of this turn. */
+  yield(flow: Inflow): void {
+    this.yields += 1;
+    this.yielded.add(flow);
+  }
+
+  private endTurn(): void {
+    this.turnEnd = null;
+    for (const f of this.reading) f.turnRead = 0;
+    this.reading.clear();
+    const paused = [...this.yielded];
+    this.yielded.clear();
+    for (const f of paused) f.resumeTurn();
   }
 
   /** @internal */
@@ -65,6 +121,8 @@ export class IntakeBudget {
   /** @internal */
   forget(flow: Inflow): void {
     this.flows.delete(flow);
+    this.reading.delete(flow);
+    this.yielded.delete(flow);
   }
 
   /** @internal Cuts the largest unfinished frames until the total fits. */
@@ -82,6 +140,8 @@ export class IntakeBudget {
 /** One connection's request bytes: those of its unfinished frame, and those it holds. */
 export class Inflow {
   pending = 0;
+  /** Bytes read in this event-loop turn. */
+  turnRead = 0;
   private held = 0;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
@@ -89,6 +149,7 @@ export class Inflow {
   constructor(
     private readonly budget: IntakeBudget,
     private readonly onCut: (why: CutReason) => void,
+    private readonly yielding: Yielding | null,
   ) {}
 
   /** Bytes of a frame or body arrived. */
@@ -98,6 +159,19 @@ export class Inflow {
     this.pending += bytes;
     this.budget.change(bytes);
     this.budget.enforce();
+    if (this.closed || !this.yielding) return;
+    const before = this.turnRead;
+    this.turnRead += bytes;
+    this.budget.reads(this);
+    if (before <= this.budget.turnBytes && this.turnRead > this.budget.turnBytes) {
+      this.budget.yield(this);
+      this.yielding.pause();
+    }
+  }
+
+  /** @internal The turn this connection yielded in is over. */
+  resumeTurn(): void {
+    if (!this.closed) this.yielding?.resume();
   }
 
   /**
@@ -173,16 +247,26 @@ const CUT_CLOSE: Record<CutReason, [number, string]> = {
  * so each chunk is counted before the frame it completes is delivered.
  */
 export function watchWebSocket(budget: IntakeBudget, ws: WebSocket, socket: Duplex): Inflow {
-  const flow = budget.open((why) => {
-    const [code, reason] = CUT_CLOSE[why];
-    try {
-      ws.close(code, reason);
-    } catch {
-      // Already closing.
-    }
-    // The close frame gets its turn to leave; the socket (and the partial frame) go now after.
-    setImmediate(() => ws.terminate());
-  });
+  const flow = budget.open(
+    (why) => {
+      const [code, reason] = CUT_CLOSE[why];
+      try {
+        ws.close(code, reason);
+      } catch {
+        // Already closing.
+      }
+      // The close frame gets its turn to leave; the socket (and the partial frame) go now after.
+      setImmediate(() => ws.terminate());
+    },
+    {
+      // The socket itself, not `ws.pause()`: a connection the server paused for its backlog
+      // (http.ts `Backlog`) stays paused when its turn ends.
+      pause: () => socket.pause(),
+      resume: () => {
+        if (!ws.isPaused) socket.resume();
+      },
+    },
+  );
   socket.prependListener("data", (chunk: Buffer) => flow.received(chunk.length));
   ws.on("message", (data: Buffer | ArrayBuffer | Buffer[]) => flow.finished(messageBytes(data)));
   // Control frames and their headers: at most 125 bytes of payload and 14 of header each.
