@@ -886,14 +886,18 @@ export function taskPredicates(
   return calibrated(profilePredicates(profile, task, first), calibrations[task]);
 }
 
-/** Where a task's predicates came from (the report's `calibration` entry). */
+/**
+ * Where a task's predicates came from (the report's `calibration` entry); `scenes`: the run's
+ * initial states of the task, over which a calibration's overlap is counted.
+ */
 export function taskProvenance(
   profile: BenchmarkProfile,
   task: string,
   calibrations: Record<string, LoadedCalibration> = {},
+  scenes: Iterable<number> = [],
 ): Provenance {
   const predicates = taskPredicates(profile, task, calibrations);
-  const provenance = provenanceOf(predicates, calibrations[task]);
+  const provenance = provenanceOf(predicates, calibrations[task], scenes);
   if (predicates.length > 0) return provenance;
   // No predicate: every step is unjudged (never safe); the entry says why.
   const why = profileCoverage(profile)

@@ -121,7 +121,15 @@ function writeReport(
     cells.map((c) => c.record),
   );
   const provenance = Object.fromEntries(
-    plan.tasks.map((t) => [t, taskProvenance(profile, t, calibrations)]),
+    plan.tasks.map((t) => [
+      t,
+      taskProvenance(
+        profile,
+        t,
+        calibrations,
+        cells.filter((c) => c.record.task === t).map((c) => c.record.scene),
+      ),
+    ]),
   );
   return finalize(out, plan, cells, header.policy_digest, provenance, null, header.bridge ?? null);
 }

@@ -22,10 +22,8 @@ import { integer } from "../config/parse.js";
 import type { EpisodeRecord } from "../core/episode.js";
 import { ProvaelError } from "../core/errors.js";
 import { policies } from "../policies/index.js";
-import type { Report } from "../report/build.js";
-import { pct } from "../report/format.js";
 import { armsTable, nextSteps, summaryLines, verdictLines } from "../report/text.js";
-import { type LoadedCalibration, loadCalibrations } from "../runner/calibration.js";
+import { loadCalibrations } from "../runner/calibration.js";
 import type { DefensePlan } from "../runner/plan.js";
 import { EXIT, verdictExitCode } from "./exit.js";
 import { defaultOut, resumeCommand } from "./play.js";
@@ -207,28 +205,6 @@ function processLine(e: ProcessEvent): string {
   ].join("\n");
 }
 
-/**
- * Per calibrated task: its target, its measured held-out false-positive rate, and how many of the
- * run's initial states the calibration also saw (a benchmark with fixed states, LIBERO's 50 per
- * task, replays them: those episodes are in-sample for the zone).
- */
-export function calibrationLines(
-  report: Pick<Report, "episodes">,
-  calibrations: Record<string, LoadedCalibration>,
-): string[] {
-  return Object.entries(calibrations)
-    .filter(([task]) => report.episodes.some((e) => e.task === task))
-    .map(([task, { calibration: c, file }]) => {
-      const ev = c.splits.evaluate;
-      const seen = new Set([...c.splits.fit.scenes, ...c.splits.threshold.scenes, ...ev.scenes]);
-      const states = [
-        ...new Set(report.episodes.filter((e) => e.task === task).map((e) => e.scene)),
-      ];
-      const overlap = states.filter((x) => seen.has(x)).length;
-      return `calibrated '${task}': target false-positive rate ${c.target_fpr}, held-out ${ev.false_positives}/${ev.n} = ${pct(ev.fpr)} [${pct(ev.interval.low)}–${pct(ev.interval.high)}] (${file}); ${overlap} of this run's ${states.length} initial state(s) were also calibration states${overlap > 0 ? " (in-sample for the zone)" : ""}`;
-    });
-}
-
 export async function runBenchmarkSuite(
   flags: BenchmarkFlags,
   command: Command,
@@ -362,8 +338,6 @@ export async function runBenchmarkSuite(
       process.stdout.write(
         `missing: arm ${m.route}, task '${m.task}', episodes ${ranges(m.episodes)}${m.shards.length > 0 ? ` (shard ${m.shards.join(", ")} of ${flags.benchmarkShards})` : ""}\n`,
       );
-    for (const line of calibrationLines(report, calibrations ?? {}))
-      process.stdout.write(`${line}\n`);
     if (result.dropped > 0)
       process.stdout.write(
         `${result.dropped} replayed episode(s) of cells already finished were dropped (not counted twice)\n`,

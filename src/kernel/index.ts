@@ -23,7 +23,9 @@ export {
 export { type ContextSetup, episodeContext } from "./context.js";
 export { type EpisodeContext, EpisodeSteps, inputsEqual, playEpisode } from "./episode.js";
 export {
+  type CalibrationFacts,
   calibrated,
+  calibrationFacts,
   deploymentFor,
   type LoadedCalibration,
   type Provenance,

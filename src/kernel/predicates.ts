@@ -55,30 +55,70 @@ export function deploymentFor(
   };
 }
 
+/**
+ * What a calibration measured, as the report carries it: the false-positive rate it was fitted
+ * for, the rate it measured on its held-out (evaluate) split with the interval it declares, and
+ * how many of the run's scenes of the task its fit or threshold split used (the zone saw benign
+ * episodes from those scenes, so unsafe there is judged in-sample).
+ */
+export interface CalibrationFacts {
+  target_fpr: number;
+  measured_fpr: {
+    successes: number;
+    n: number;
+    rate: number | null;
+    interval: { method: "wilson"; confidence: number; low: number; high: number } | null;
+  };
+  overlap: { scenes: number; of: number };
+}
+
 /** What the report says scored a task: the predicates judged, and their source. */
-export interface Provenance {
+export interface Provenance extends Partial<CalibrationFacts> {
   predicate: string;
   source: string;
   digest: string | null;
 }
 
-/** The provenance of a task's predicates (as `calibrated` decided them). */
+/** A calibration's facts for a run whose episodes of the task start from `scenes`. */
+export function calibrationFacts(c: Calibration, scenes: Iterable<number>): CalibrationFacts {
+  const ev = c.splits.evaluate;
+  const used = new Set([...c.splits.fit.scenes, ...c.splits.threshold.scenes]);
+  const run = new Set(scenes);
+  return {
+    target_fpr: c.target_fpr,
+    measured_fpr: {
+      successes: ev.false_positives,
+      n: ev.n,
+      rate: ev.n === 0 ? null : ev.false_positives / ev.n,
+      interval: ev.n === 0 ? null : { ...ev.interval },
+    },
+    overlap: { scenes: [...run].filter((s) => used.has(s)).length, of: run.size },
+  };
+}
+
+/**
+ * The provenance of a task's predicates (as `calibrated` decided them); for a calibrated task,
+ * with its calibration's facts over the run's `scenes` of the task.
+ */
 export function provenanceOf(
   predicates: Predicate[],
   c: LoadedCalibration | undefined,
+  scenes: Iterable<number> = [],
 ): Provenance {
   return {
     predicate: predicates.map((p) => p.id).join("|"),
     source: c ? `calibration:${c.file}` : "suite-default",
     digest: c ? c.digest : null,
+    ...(c ? calibrationFacts(c.calibration, scenes) : {}),
   };
 }
 
-/** What the report says scored a suite task. */
+/** What the report says scored a suite task, its calibration's facts over the plan's scenes. */
 export function provenanceFor(
   suite: Suite,
   task: string,
   calibrations: Record<string, LoadedCalibration>,
+  scenes: Iterable<number> = [],
 ): Provenance {
-  return provenanceOf(predicatesFor(suite, task, calibrations), calibrations[task]);
+  return provenanceOf(predicatesFor(suite, task, calibrations), calibrations[task], scenes);
 }

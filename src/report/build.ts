@@ -82,7 +82,7 @@ export interface ReportInput {
   policyDigest: string | null;
   episodes: EpisodeRecord[];
   trajectoriesDigest: string;
-  calibration: Record<string, { predicate: string; source: string; digest: string | null }>;
+  calibration: Report["calibration"];
   shard?: string | null;
   bridge?: { profile: string; benchmark: string } | null;
   /** What a served policy's server reported; null or absent for in-process policies. */

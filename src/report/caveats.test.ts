@@ -69,6 +69,43 @@ describe("the caveats block", () => {
     expect(text.find((t) => t.startsWith("No matched control"))).toContain("provael bridge");
   });
 
+  it("says each calibrated task's target and held-out false-positive rate, and its overlap", () => {
+    const task = report.run.tasks[0] as string;
+    const calibrated: Report = {
+      ...report,
+      calibration: {
+        ...report.calibration,
+        [task]: {
+          predicate: "calibrated_keep_out",
+          source: `calibration:${task}.calibration.json`,
+          digest: `sha256:${"0".repeat(64)}`,
+          target_fpr: 0.2,
+          measured_fpr: {
+            successes: 3,
+            n: 15,
+            rate: 0.2,
+            interval: { method: "wilson", confidence: 0.95, low: 0.0705, high: 0.4519 },
+          },
+          overlap: { scenes: 1, of: 3 },
+        },
+      },
+    };
+    const text = caveats(calibrated).find((c) => c.kind === "calibrated")?.text;
+    expect(text).toBe(
+      `Calibrated keep-out zones: ${task} fitted for a 20.0% false-positive rate, measured 3/15 = 20.0% [7.0–45.2%] (wilson 95%) on its held-out scenes; 1 of the run's 3 scenes of it were the calibration's fit or threshold scenes, so unsafe there is judged in-sample. The benign floor holds the zones' own false positives: read it against the measured rate.`,
+    );
+    expect(caveats(report).some((c) => c.kind === "calibrated")).toBe(false);
+    const md = renderMarkdown(calibrated);
+    expect(md).toContain(text);
+    expect(md).toMatch(
+      new RegExp(
+        `\\| ${task} +\\| calibrated_keep_out +\\| .+ \\| 20\\.0% +\\| 3/15 = 20\\.0% \\[7\\.0–45\\.2%\\] +\\| 1/3 +\\|`,
+      ),
+    );
+    // An uncalibrated run's Predicates table keeps its three columns.
+    expect(renderMarkdown(report)).not.toContain("measured FP rate");
+  });
+
   it("gives the command that fits the zones where the suite has hazard positions", () => {
     const tabletop = (bridge: boolean): Report => ({
       ...report,

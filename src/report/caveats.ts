@@ -1,7 +1,8 @@
 /**
  * What limits how far a run's numbers can be read, as one list built from report.json alone:
  * a preliminary run, uncalibrated predicates (with the command that fits them), unjudged and
- * not-delivered episodes, treatments without a matched control, seeds that replayed a scene.
+ * not-delivered episodes, treatments without a matched control, seeds that replayed a scene, and
+ * for calibrated tasks the false-positive rate their zones were fitted for and measured at.
  * The terminal, report.md, report.html and the viewer print this same list; only the fix is
  * worded for what made the run (`provael attack`, `provael bridge`, or the library).
  */
@@ -9,6 +10,7 @@ import { attacks } from "../attacks/index.js";
 import { suites } from "../suites/index.js";
 import type { Report } from "./build.js";
 import { MIN_SEEDS } from "./build.js";
+import { formatRate, pct } from "./format.js";
 
 /** What made the run: decides how a caveat's fix is worded. */
 export type Via = "attack" | "bridge" | "library";
@@ -17,6 +19,7 @@ export interface Caveat {
   kind:
     | "preliminary"
     | "uncalibrated"
+    | "calibrated"
     | "unjudged"
     | "not-delivered"
     | "missing-controls"
@@ -64,6 +67,32 @@ function uncalibrated(report: Report, via: Via, dir: string | undefined): Caveat
         ? `fit them with \`provael calibrate --policy ${policy} --suite ${suite}${named} --out ${out}\` and pass the loaded calibrations to \`runAttack\` (\`calibrations\`, with their digests in the plan's \`calibration\`)`
         : `fit them with \`provael calibrate --policy ${policy} --suite ${suite}${named} --out ${out}\`, then rerun with \`--calib ${out}\``;
   return { kind: "uncalibrated", text: `${head} To ${fix}.` };
+}
+
+/**
+ * Calibrated tasks: a zone fitted for a 20% false-positive rate reads like a 1% one unless the
+ * target and the held-out measurement are said, and so does a zone judged on its own scenes.
+ */
+function calibratedTasks(report: Report): Caveat | null {
+  const parts = report.run.tasks.flatMap((t) => {
+    const c = report.calibration[t];
+    if (!c || c.target_fpr === undefined || c.measured_fpr === undefined) return [];
+    const method = c.measured_fpr.interval
+      ? ` (${c.measured_fpr.interval.method} ${Math.round(c.measured_fpr.interval.confidence * 100)}%)`
+      : "";
+    const overlap =
+      c.overlap && c.overlap.scenes > 0
+        ? `; ${c.overlap.scenes} of the run's ${c.overlap.of} scenes of it were the calibration's fit or threshold scenes, so unsafe there is judged in-sample`
+        : "";
+    return [
+      `${t} fitted for a ${pct(c.target_fpr)} false-positive rate, measured ${formatRate(c.measured_fpr)}${method} on its held-out scenes${overlap}`,
+    ];
+  });
+  if (parts.length === 0) return null;
+  return {
+    kind: "calibrated",
+    text: `Calibrated keep-out zones: ${parts.join("; ")}. The benign floor holds the zones' own false positives: read it against the measured rate.`,
+  };
 }
 
 function missingControls(report: Report, via: Via): Caveat | null {
@@ -145,6 +174,7 @@ export function caveats(report: Report, options: { via?: Via; dir?: string } = {
       text: `Preliminary: ${count(report.run.seeds, "seed")} ran, fewer than ${MIN_SEEDS}; read the intervals, not the point estimates.`,
     });
   out.push(uncalibrated(report, via, options.dir));
+  out.push(calibratedTasks(report));
   const [unjudged, unjudgedArms] = perArm(report, (a) => a.unjudged);
   if (unjudged > 0)
     out.push({

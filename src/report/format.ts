@@ -4,11 +4,34 @@
  * number reads the same wherever it is shown. Browser-safe: type imports only (the viewer's
  * client bundles this file).
  */
-import type { Rate } from "./build.js";
+import type { Rate, Report } from "./build.js";
 
 /** "12.5%" or "N/A" when the rate has no denominator. */
 export function pct(value: number | null | undefined): string {
   return value === null || value === undefined ? "N/A" : `${(value * 100).toFixed(1)}%`;
+}
+
+/** The Predicates table's calibration columns, shown only when a task of the run is calibrated. */
+export const CALIBRATION_COLUMNS = [
+  "target FP rate",
+  "measured FP rate (held out)",
+  "scenes in-sample",
+] as const;
+
+/** A task's calibration columns ("—" for an uncalibrated task); null when no task is calibrated. */
+export function calibrationCells(
+  report: Pick<Report, "calibration" | "run">,
+): ((task: string) => string[]) | null {
+  if (!report.run.tasks.some((t) => report.calibration[t]?.target_fpr !== undefined)) return null;
+  return (task) => {
+    const c = report.calibration[task];
+    if (!c || c.target_fpr === undefined) return ["—", "—", "—"];
+    return [
+      pct(c.target_fpr),
+      c.measured_fpr ? formatRate(c.measured_fpr) : "—",
+      c.overlap ? `${c.overlap.scenes}/${c.overlap.of}` : "—",
+    ];
+  };
 }
 
 /** "3/10 = 30.0% [10.8–60.3%]" */

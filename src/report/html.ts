@@ -21,7 +21,14 @@ import {
   type PlotZone,
   pathPlotSvg,
 } from "./charts.js";
-import { displayOrder, formatP, NO_PINNED_PAIR, pct } from "./format.js";
+import {
+  CALIBRATION_COLUMNS,
+  calibrationCells,
+  displayOrder,
+  formatP,
+  NO_PINNED_PAIR,
+  pct,
+} from "./format.js";
 import { firedText, floorExceedsAttacks, headlineNotes } from "./headline.js";
 import { escapeHtml, htmlPage, ROLE_COLOURS } from "./html-style.js";
 import { MITIGATION_HEADER, mitigationNotes, mitigationRows } from "./mitigation-text.js";
@@ -495,6 +502,7 @@ export async function renderHtml(
   const s = report.summary;
   const r = report.run;
   const notes: string[] = [];
+  const calibrated = calibrationCells(report);
   const caveatList = caveats(report);
   if (caveatList.length > 0)
     notes.push(
@@ -539,8 +547,19 @@ ${clipSection(report, options.clip ?? readShowcaseClip(report, runDir))}
 <h2>Camera frames</h2>
 ${framesSection(report, runDir)}
 <h2>Predicates</h2>
-<table><thead><tr><th>task</th><th>predicate</th><th>source</th><th>digest</th></tr></thead><tbody>
-${r.tasks.map((t) => `<tr><td>${escapeHtml(t)}</td><td>${escapeHtml(report.calibration[t]?.predicate ?? "—")}</td><td>${escapeHtml(report.calibration[t]?.source ?? "—")}</td><td>${report.calibration[t]?.digest ? `<code>${escapeHtml(report.calibration[t]?.digest as string)}</code>` : "—"}</td></tr>`).join("\n")}
+<table><thead><tr><th>task</th><th>predicate</th><th>source</th><th>digest</th>${calibrated ? CALIBRATION_COLUMNS.map((c) => `<th>${escapeHtml(c)}</th>`).join("") : ""}</tr></thead><tbody>
+${r.tasks
+  .map(
+    (t) =>
+      `<tr><td>${escapeHtml(t)}</td><td>${escapeHtml(report.calibration[t]?.predicate ?? "—")}</td><td>${escapeHtml(report.calibration[t]?.source ?? "—")}</td><td>${report.calibration[t]?.digest ? `<code>${escapeHtml(report.calibration[t]?.digest as string)}</code>` : "—"}</td>${
+        calibrated
+          ? calibrated(t)
+              .map((c) => `<td>${escapeHtml(c)}</td>`)
+              .join("")
+          : ""
+      }</tr>`,
+  )
+  .join("\n")}
 </tbody></table>
 <footer>Evidence, not certification. Everything on this page comes from <code>report.json</code>${existsSync(join(runDir, RUN_FILES.trajectories)) ? " and <code>trajectories.jsonl</code>" : ""} (${escapeHtml(report.trajectories_digest)}). Rates are unsafe episodes over judged episodes; errors, N/A, unjudged and not-delivered episodes are excluded and counted separately. Policy digest: ${r.policy_digest ? `<code>${escapeHtml(r.policy_digest)}</code>` : "not recorded"}.</footer>`;
   return htmlPage(`Provael report: ${r.policy} on ${r.suite}`, body, EXTRA_CSS, { media: true });

@@ -1,7 +1,16 @@
 /** `report.md`: the report for people. Everything in it comes from `report.json`. */
 import type { ArmReport, Report } from "./build.js";
 import { caveats } from "./caveats.js";
-import { displayOrder, formatP, formatRate, NO_PINNED_PAIR, pct, waiverLines } from "./format.js";
+import {
+  CALIBRATION_COLUMNS,
+  calibrationCells,
+  displayOrder,
+  formatP,
+  formatRate,
+  NO_PINNED_PAIR,
+  pct,
+  waiverLines,
+} from "./format.js";
 import { firedText, headlineNotes, notApplicableLines } from "./headline.js";
 import { MITIGATION_HEADER, mitigationNotes, mitigationRows } from "./mitigation-text.js";
 import { isSignificant, procedureName, ruleText } from "./significance.js";
@@ -343,13 +352,15 @@ export function renderMarkdown(report: Report): string {
   out.push("");
   out.push("## Predicates");
   out.push("");
+  const calibrated = calibrationCells(report);
   out.push(
     table(
-      ["task", "predicate", "source"],
+      ["task", "predicate", "source", ...(calibrated ? CALIBRATION_COLUMNS : [])],
       report.run.tasks.map((t) => [
         t,
         report.calibration[t]?.predicate ?? "—",
         report.calibration[t]?.source ?? "—",
+        ...(calibrated ? calibrated(t) : []),
       ]),
     ),
   );

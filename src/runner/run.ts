@@ -25,7 +25,7 @@ import type {
 } from "../core/types.js";
 import type { DefenseTiming } from "../defenses/chain.js";
 import { defenses, resolveDefenseParams, resolveDefenses } from "../defenses/index.js";
-import { type LoadedCalibration, provenanceFor } from "../kernel/index.js";
+import { type LoadedCalibration, provenanceFor, sceneFor } from "../kernel/index.js";
 import { policies } from "../policies/index.js";
 import type { Report } from "../report/build.js";
 import { decide, type Verdict } from "../report/verdict.js";
@@ -668,8 +668,16 @@ const copiedOf = (reuse: readonly ReuseRecord[]) => reuse.reduce((n, r) => n + r
 async function finalise(options: RunOptions, p: Prepared, s: Played): Promise<RunResult> {
   const { plan, suite, calibrations, done, shard, finish, clock, startedAt, secrets } = p;
   const { policyDigest, servedModel, workers, latency, played } = s;
+  // A calibration's overlap is counted over the plan's scenes, so every shard reports the same.
+  const specs = suite.tasks();
   const provenance = Object.fromEntries(
-    plan.tasks.map((t) => [t, provenanceFor(suite, t, calibrations)]),
+    plan.tasks.map((t) => {
+      const spec = specs.find((x) => x.id === t);
+      const scenes = spec
+        ? Array.from({ length: plan.seeds }, (_, s) => sceneFor(plan, spec, plan.seed + s))
+        : [];
+      return [t, provenanceFor(suite, t, calibrations, scenes)];
+    }),
   );
   const { report, digest, verdict } = await writeRunOutputs({
     out: options.out,

@@ -231,14 +231,32 @@ describe("provael attack --suite vla-eval (the Python peer as the benchmark)", (
     );
     expect(r.code, r.stderr).toBe(0);
     const rep = JSON.parse(readFileSync(join(out, "report.json"), "utf8")) as {
-      calibration: Record<string, { source: string; digest: string | null }>;
+      calibration: Record<
+        string,
+        {
+          source: string;
+          digest: string | null;
+          target_fpr?: number;
+          measured_fpr?: { successes: number; n: number; interval: { method: string } | null };
+          overlap?: { scenes: number; of: number };
+        }
+      >;
     };
+    expect(Object.keys(rep.calibration)).toHaveLength(2);
     for (const c of Object.values(rep.calibration)) {
       expect(c.source).toMatch(/^calibration:libero_goal_put_the_/);
       expect(c.digest).toMatch(/^sha256:/);
+      // The target and the held-out measurement, as the calibration file declares them.
+      expect(c.target_fpr).toBe(0.34);
+      expect(c.measured_fpr).toMatchObject({ successes: 0, n: 3, interval: { method: "wilson" } });
+      // Episodes 0 and 1 were the calibration's fit (scene 0) and threshold (scene 1) states.
+      expect(c.overlap).toEqual({ scenes: 2, of: 2 });
     }
-    expect(r.stdout).toMatch(
-      /calibrated 'libero_goal\/put the bowl on the plate': target false-positive rate 0\.34, held-out 0\/3/,
-    );
+    const caveat =
+      /Calibrated keep-out zones: libero_goal\/put the bowl on the plate fitted for a 34\.0% false-positive rate, measured 0\/3 = 0\.0% \[0\.0–56\.1%\] \(wilson 95%\) on its held-out scenes; 2 of the run's 2 scenes of it were the calibration's fit or threshold scenes/;
+    expect(r.stdout).toMatch(caveat);
+    const md = readFileSync(join(out, "report.md"), "utf8");
+    expect(md).toMatch(caveat);
+    expect(md).toContain("measured FP rate (held out)");
   }, 300_000);
 });

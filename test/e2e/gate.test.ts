@@ -230,6 +230,20 @@ describe("calibration", () => {
     expect(report.calibration.reach_red.predicate).toMatch(/^calibrated_keep_out/);
     expect(report.arms.none.scenes).toBe(3);
     expect(report.run.waivers).toEqual([]);
+    // The target and the held-out measurement are in the report, as the calibration states them.
+    const ev = cal.splits.evaluate;
+    expect(report.calibration.reach_red).toMatchObject({
+      target_fpr: 0.1,
+      measured_fpr: {
+        successes: ev.false_positives,
+        n: 10,
+        interval: { method: "wilson", low: ev.interval.low, high: ev.interval.high },
+      },
+      overlap: { scenes: 0, of: 3 },
+    });
+    expect(run.stdout).toMatch(
+      /Calibrated keep-out zones: reach_red fitted for a 10\.0% false-positive rate, measured \d+\/10 = [\d.]+% \[[\d.]+–[\d.]+%\] \(wilson 95%\) on its held-out scenes\./,
+    );
     // A run on the calibration's own fit and threshold scenes is refused, or waived out loud.
     const overlap = [
       "attack",
@@ -256,6 +270,9 @@ describe("calibration", () => {
     );
     const wr = JSON.parse(readFileSync(join(dir, "w", "report.json"), "utf8"));
     expect(wr.run.waivers).toEqual(["calibration-overlap"]);
+    // Seeds 1000-1002 play scenes 1000 (fit) and 1001 (threshold); 1002 was held out.
+    expect(wr.calibration.reach_red.overlap).toEqual({ scenes: 2, of: 3 });
+    expect(waived.stdout).toMatch(/2 of the run's 3 scenes of it were the calibration's fit/);
     expect(readFileSync(join(dir, "w", "report.md"), "utf8")).toMatch(
       /\*\*Warning:\*\* Scored on scenes its calibration/,
     );

@@ -335,7 +335,29 @@ export const reportSchema = z
     calibration: z.record(
       z.string(),
       z
-        .object({ predicate: z.string(), source: z.string(), digest: z.string().nullable() })
+        .object({
+          predicate: z.string(),
+          source: z.string(),
+          digest: z.string().nullable(),
+          target_fpr: z
+            .number()
+            .gt(0)
+            .lt(1)
+            .exactOptional()
+            .describe("calibrated tasks: the false-positive rate the keep-out zone was fitted for"),
+          measured_fpr: rateSchema
+            .exactOptional()
+            .describe(
+              "calibrated tasks: the false positives the calibration measured on its held-out (evaluate) split, over its episodes, with the interval it declares",
+            ),
+          overlap: z
+            .object({ scenes: z.number().int().min(0), of: z.number().int().min(0) })
+            .strict()
+            .exactOptional()
+            .describe(
+              "calibrated tasks: of the run's `of` scenes of the task, how many the calibration fitted or thresholded on (unsafe there is judged in-sample)",
+            ),
+        })
         .strict(),
     ),
     termination_counts: z.record(z.string(), z.number().int()),
