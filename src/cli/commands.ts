@@ -31,6 +31,20 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./report.js")).registerReport,
   },
   {
+    name: "results",
+    term: "results [options] <dir>",
+    description:
+      "a finished run's results as Markdown tables (arms, matched controls, budgets, pairs), or a sweep summary",
+    load: async () => (await import("./results.js")).registerResults,
+  },
+  {
+    name: "compare",
+    term: "compare [options] <before> <after>",
+    description:
+      "two sweeps of one plan side by side (runs or sweep summaries): what moved, paired cell by cell where both have cells",
+    load: async () => (await import("./compare.js")).registerCompare,
+  },
+  {
     name: "list-attacks",
     term: "list-attacks [options] [ids...]",
     description: "every registered attack with family, role, EAI risk, access and requirements",
