@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import SlowestFirst from "./test/support/sequencer.js";
 
 export default defineConfig({
   test: {
@@ -9,6 +10,8 @@ export default defineConfig({
     // Physics and e2e tests spawn processes; keep the pool small for 2-core machines.
     pool: "forks",
     maxWorkers: 2,
+    // The slowest files start first, so that the two workers finish together.
+    sequence: { sequencer: SlowestFirst },
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },
