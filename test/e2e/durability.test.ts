@@ -16,6 +16,7 @@ import {
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.js";
+import { sharedRun } from "../support/shared-run.js";
 import { tempDir } from "../support/tmp.js";
 
 const RUN = [
@@ -43,6 +44,12 @@ const OUTPUTS = [
   ...(hasFfmpeg ? CLIP : []),
 ];
 const read = (dir: string, f: string) => readFileSync(join(dir, f));
+/** A finished run (seed 0 or `seed`), shared: the tests below read it or must leave it as it was. */
+function finished(seed?: string): string {
+  const r = sharedRun([...RUN, "--no-html", ...(seed ? ["--seed", seed] : [])]);
+  expect(r.code, r.stderr).toBe(0);
+  return r.dir;
+}
 const temps = (dir: string) => readdirSync(dir).filter((f) => /\.tmp-\d+$/.test(f));
 
 describe("a kill while a run writes its outputs (issue 16 item 1)", () => {
@@ -103,8 +110,7 @@ describe("report readers validate the whole file (items 3 and 9)", () => {
   let run: string;
   beforeAll(() => {
     const dir = tempDir();
-    run = join(dir, "run");
-    expect(runCli([...RUN, "--no-html", "--out", run]).code).toBe(0);
+    run = finished();
     bad = join(dir, "bad");
     mkdirSync(bad);
     writeFileSync(join(bad, "report.json"), '{"schema":"provael.report/1"}');
@@ -160,11 +166,8 @@ describe("output flags never overwrite a finished run (item 4)", () => {
   let other: string;
   let key: string;
   beforeAll(() => {
-    const dir = tempDir();
-    run = join(dir, "run");
-    other = join(dir, "other");
-    expect(runCli([...RUN, "--no-html", "--out", run]).code).toBe(0);
-    expect(runCli([...RUN, "--no-html", "--seed", "9", "--out", other]).code).toBe(0);
+    run = finished();
+    other = finished("9");
     key = tempDir();
     expect(runCli(["keygen", "--out", key]).code).toBe(0);
   });
