@@ -7,27 +7,46 @@ import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import { unknownName } from "../core/registry.js";
 import { loadConfigFile } from "./load-file.js";
+import { list } from "./parse.js";
 import { RECIPE_FLAG_SHAPE } from "./plan-flags.js";
+
+/** The schema under `.optional()`, if any. */
+const unwrapOptional = (schema: z.ZodType): z.ZodType =>
+  schema instanceof z.ZodOptional ? (schema.unwrap() as z.ZodType) : schema;
+
+/**
+ * A list key also takes one comma-separated string, as its flag does: `attacks: none,control`
+ * reads as `attacks: [none, control]`. Other schemas are returned as they are.
+ */
+export function commaTolerant<S extends z.ZodType>(schema: S): S {
+  if (!(unwrapOptional(schema) instanceof z.ZodArray)) return schema;
+  return z.preprocess((v) => (typeof v === "string" ? list(v) : v), schema) as unknown as S;
+}
+
+const commaTolerantShape = <T extends Record<string, z.ZodType>>(shape: T): T =>
+  Object.fromEntries(Object.entries(shape).map(([k, s]) => [k, commaTolerant(s)])) as T;
 
 export const recipeSchema = z
   .object({
     name: z.string().min(1),
     description: z.string().default(""),
     // The keys that set the `provael attack` flag of the same name, from the flag table.
-    ...RECIPE_FLAG_SHAPE,
+    ...commaTolerantShape(RECIPE_FLAG_SHAPE),
     /** Plugin files (paths relative to the recipe file) loaded before the run, as `--plugin`. */
-    plugins: z.array(z.string().min(1)).optional(),
+    plugins: commaTolerant(z.array(z.string().min(1)).optional()),
     /** Per-suite overrides, for suites whose episodes cost much more than others'. */
     suites: z
       .record(
         z.string(),
         z
-          .object({
-            attacks: z.array(z.string()).min(1).optional(),
-            tasks: z.array(z.string()).optional(),
-            seeds: z.number().int().min(1).optional(),
-            horizon: z.number().int().min(1).optional(),
-          })
+          .object(
+            commaTolerantShape({
+              attacks: z.array(z.string()).min(1).optional(),
+              tasks: z.array(z.string()).optional(),
+              seeds: z.number().int().min(1).optional(),
+              horizon: z.number().int().min(1).optional(),
+            }),
+          )
           .strict(),
       )
       .optional(),
@@ -126,7 +145,7 @@ export function loadRecipe(nameOrFile: string): Recipe {
     nameOrFile,
     recipeSchema,
     "recipe file",
-    "see `provael list-recipes --json` for the fields a recipe takes",
+    "docs/recipes.md lists every key a recipe takes",
   );
   // A recipe names its plugins beside itself, wherever the run is started from.
   return recipe.plugins

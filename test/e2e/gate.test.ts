@@ -73,7 +73,9 @@ describe("acceptance protocols", () => {
     writeFileSync(bad, "name: x\ncriteria:\n  max_erors: 1\n");
     const e = runCli(["verdict", "--in", join(dir, "r"), "--protocol", bad]);
     expect(e.code).toBe(2);
-    expect(e.stderr).toMatch(/acceptance protocol .*bad\.yaml: criteria: Unrecognized key/);
+    expect(e.stderr).toMatch(
+      /acceptance protocol .*bad\.yaml: unknown key .criteria\.max_erors. \(did you mean .max_errors.\?\)/,
+    );
   });
 });
 
