@@ -3,6 +3,7 @@
  * turn. EPISODE_START begins the cell through the episode kernel, every OBSERVATION is checked,
  * perturbed by the arm and forwarded, EPISODE_END latches success and journals the episode.
  */
+
 import { WebSocket } from "ws";
 import type { EpisodeRecord } from "../core/episode.js";
 import { ProvaelError } from "../core/errors.js";
@@ -24,6 +25,7 @@ import {
   encodeEnvelope,
   type VlaEvalType,
 } from "../policies/served/codec/vla-eval.js";
+import { Keyframes } from "./keyframes.js";
 import { judgeState, readObservation } from "./observation.js";
 import {
   profileFits,
@@ -289,6 +291,7 @@ export class Connection {
       callsAtStart: null,
       failed: false,
       pairKey: `${taskId}\u0000${seed}\u0000${repeat}`,
+      keyframes: na === undefined ? new Keyframes() : null,
     };
     this.episode = ep;
     // Which side failed decides the error's code; only a policy failure drops the upstream.
@@ -396,15 +399,20 @@ export class Connection {
         prior = () => steps.judge(step, last.seen, last.action, state, null);
       }
       let action: Action;
+      let seen = obs.images;
       if (ep.steps) {
         const decided = await ep.steps.decide(ep.step, obs, ep.instruction as string, state);
         ep.last = decided;
         action = decided.action;
+        seen = decided.seen.images;
       } else {
         action = Float32Array.from(
           await policy.act({ ...obs, instruction: ep.instruction as string }),
         );
       }
+      // What the policy received, read only after it acted: an untouched frame was forwarded
+      // in its own encoding, and is decoded here at the kept steps alone.
+      ep.keyframes?.offer(ep.step, seen);
       ep.step += 1;
       bridged.steps_forwarded += 1;
       const p = wireMap();
@@ -500,6 +508,8 @@ export class Connection {
       bridged.steps_used = null;
       bridged.chunk = null;
     }
+    // Frames first: a journalled episode has its frames (a killed bridge replays the others).
+    if (this.b.journal?.accepting && ep.keyframes) ep.keyframes.write(this.b.o.out, ep.cell.id);
     this.b.journal?.append(ep.record, ep.steps?.trajectory ?? []);
     this.b.closeRepeat(ep.cell, ep.record.error !== null);
     this.b.o.onEvent?.({ type: "episode", route: this.route, record: ep.record });

@@ -304,6 +304,11 @@ export class BridgeJournal {
     return this.entries.length;
   }
 
+  /** Whether `append` still records episodes (false once the run is closed). */
+  get accepting(): boolean {
+    return !this.closed;
+  }
+
   append(record: EpisodeRecord, trajectory: TrajectoryStep[]): void {
     if (this.closed) return;
     const at = this.writer.append({ type: "episode", record, trajectory });

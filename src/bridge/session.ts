@@ -3,6 +3,7 @@
  * profile it is bound to and the journal, the repeat numbers of each (task, arm, seed), the live
  * pairing check, the HELLO reply and the refusals.
  */
+
 import { attacks } from "../attacks/index.js";
 import type { Clock } from "../core/clock.js";
 import type { EpisodeRecord } from "../core/episode.js";
@@ -25,6 +26,7 @@ import { policies } from "../policies/index.js";
 import { isWireMap, type WireMap, type WireValue, wireMap } from "../policies/served/codec/tree.js";
 import { actionSpec7, VLA_EVAL_PROTOCOL_VERSION } from "../policies/served/codec/vla-eval.js";
 import { suites } from "../suites/index.js";
+import type { Keyframes } from "./keyframes.js";
 import type { BridgeOptions } from "./options.js";
 import { routeName } from "./options.js";
 import { type BenchmarkProfile, policyCamera } from "./profile.js";
@@ -57,6 +59,8 @@ export interface OpenEpisode {
   /** The episode already failed: further observations get an ERROR. */
   failed: boolean;
   pairKey: string;
+  /** The frames kept of what the policy received (null for an N/A arm: nothing is played). */
+  keyframes: Keyframes | null;
 }
 
 /** A live connection, as the shared state knows it (src/bridge/connection.ts). */
