@@ -97,7 +97,10 @@ export function registerVideo(program: Command): void {
   program
     .command("video")
     .requiredOption("--in <dir>", "run directory")
-    .requiredOption("--cell <id>", "the episode's cell id (see `provael view` or report.json)")
+    .requiredOption(
+      "--cell <id>",
+      "the episode's cell id, or any unique prefix of 9 characters or more (as `provael view` shows it)",
+    )
     .requiredOption("--out <file>", "clip.mp4, clip.webm or clip.gif")
     .option("--twin", "stack the benign twin under the episode")
     .option("--fps <n>", "frames (steps) per second", "10")
