@@ -46,9 +46,12 @@ export { Rng } from "./core/rng.js";
 export type * from "./core/types.js";
 export { defenses, resolveDefenses } from "./defenses/index.js";
 export { policies } from "./policies/index.js";
+export { reportArms } from "./report/arms.js";
 export {
   buildReport,
   type Report,
+  type ReportArm,
+  type ReportArms,
   type ReportInput,
 } from "./report/build.js";
 /** A run's caveats, worded for the library with `caveats(report, { via: "library" })`. */

@@ -12,6 +12,7 @@ import { resolveAttacks } from "../attacks/index.js";
 import { canonicalJson } from "../core/canonical-json.js";
 import { fixedClock } from "../core/clock.js";
 import type { EpisodeRecord } from "../core/episode.js";
+import { reportArms } from "../report/arms.js";
 import { buildReport } from "../report/build.js";
 import { attestRun, readRunFiles, verifyAttestationFile, writeEnvelope } from "./attestation.js";
 import { MAX_REPORT_BYTES } from "./files.js";
@@ -41,8 +42,10 @@ beforeAll(async () => {
         cell: `c${n.toString(16).padStart(20, "0")}`,
       });
     }
+  const plan = stubPlan({ tasks, arms, seeds: 2 * copies });
   const report = buildReport({
-    plan: stubPlan({ tasks, arms, seeds: 2 * copies }),
+    plan,
+    arms: reportArms(plan),
     toolVersion: seed.tool_version,
     policyDigest: seed.run.policy_digest,
     episodes,

@@ -3,6 +3,7 @@ import { tempDir } from "../../test/support/tmp.js";
 import type { EpisodeRecord } from "../core/episode.js";
 import type { PlanSpec } from "../core/plan.js";
 import { holm, mcnemarExactGreater } from "../stats/index.js";
+import { reportArms } from "./arms.js";
 import { buildReport } from "./build.js";
 import { renderHtml } from "./html.js";
 import { renderMarkdown } from "./markdown.js";
@@ -67,6 +68,7 @@ function plan(tasks: string[], arms: string[], seeds: number, extra: Partial<Pla
 const build = (p: PlanSpec, episodes: EpisodeRecord[]) =>
   buildReport({
     plan: p,
+    arms: reportArms(p),
     toolVersion: "test",
     policyDigest: null,
     episodes,

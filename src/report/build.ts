@@ -1,9 +1,10 @@
 /**
  * Episodes → `report.json`. Pure and order-independent: the same episodes in any order give the
- * same report object, which `canonicalJson` turns into the same bytes.
+ * same report object, which `canonicalJson` turns into the same bytes. It reads no registry: what
+ * it says of each arm and defense comes in its input (`reportArms`, report/arms.ts).
  */
-import { attacks } from "../attacks/index.js";
 import type { EpisodeRecord } from "../core/episode.js";
+import { ProvaelError } from "../core/errors.js";
 import type { PlanSpec } from "../core/plan.js";
 import { PROTOCOL, REPORT_SCHEMA } from "../core/protocol.js";
 import type { AttackRole, ServedModel } from "../core/types.js";
@@ -19,6 +20,7 @@ import {
   type Rate,
   rate,
 } from "../stats/index.js";
+import type { ReportArm, ReportArms } from "./arms.js";
 import {
   buildMitigation,
   type Mitigation,
@@ -48,6 +50,7 @@ export const DEFAULT_MULTIPLICITY: Multiplicity = "holm";
  */
 export type Report = ReportFile;
 export type ArmReport = Report["arms"][string];
+export type { ReportArm, ReportArms } from "./arms.js";
 /** The run's one significance rule; every "significant" follows from it alone. */
 export type SignificanceRule = NonNullable<Report["summary"]["significance"]>;
 export type VsBaseline = NonNullable<ArmReport["vs_baseline"]>;
@@ -78,6 +81,8 @@ function bridgedSteps(episodes: readonly EpisodeRecord[]): {
 
 export interface ReportInput {
   plan: PlanSpec;
+  /** The plan's arms and defenses as the report describes them (`reportArms(plan)`). */
+  arms: ReportArms;
   toolVersion: string;
   policyDigest: string | null;
   episodes: EpisodeRecord[];
@@ -87,19 +92,6 @@ export interface ReportInput {
   bridge?: { profile: string; benchmark: string } | null;
   /** What a served policy's server reported; null or absent for in-process policies. */
   servedModel?: ServedModel | null;
-}
-
-/**
- * Every arm's parameters as the run played them, defaults included, so that a report says what
- * it measured (an epsilon, a budget) and can be replayed from its own contents.
- */
-export function resolvedAttackParams(plan: PlanSpec): Record<string, Record<string, unknown>> {
-  return Object.fromEntries(
-    plan.arms.map((arm) => [
-      arm,
-      attacks.get(arm).params.parse(plan.attack_params[arm] ?? {}) as Record<string, unknown>,
-    ]),
-  );
 }
 
 /**
@@ -250,7 +242,10 @@ const pairKey = (e: EpisodeRecord) => `${e.task}\u0000${e.seed}\u0000${e.repeat}
 export function buildReport(input: ReportInput): Report {
   const d = input.plan.defenses;
   if (!d) return buildCore(input);
-  const record = { ...reportedDefenses(d), never_adaptive: unmeasuredAdaptive(input.plan) };
+  const record = {
+    ...reportedDefenses(d, input.arms.defenses),
+    never_adaptive: unmeasuredAdaptive(input.plan, input.arms.arms),
+  };
   if (!d.compare) {
     const core = buildCore(input, true);
     return { ...core, run: { ...core.run, defenses: record } };
@@ -277,6 +272,7 @@ export function buildReport(input: ReportInput): Report {
     defended: { arms: defended.arms, summary: defended.summary, by_task: defended.by_task },
     mitigation: buildMitigation(
       input.plan,
+      input.arms,
       undefended.episodes,
       defended.episodes,
       (s, n) => makeRate(s, n),
@@ -296,8 +292,24 @@ function order(plan: PlanSpec, a: EpisodeRecord, b: EpisodeRecord): number {
   return t(a.task) - t(b.task) || r(a.arm) - r(b.arm) || a.seed - b.seed || a.repeat - b.repeat;
 }
 
+/** An arm of the plan as the input describes it; a plan arm the input lacks is a caller's bug. */
+function armOf(input: ReportInput, arm: string): ReportArm {
+  const a = input.arms.arms[arm];
+  if (!a) {
+    throw new ProvaelError(
+      "internal/invariant",
+      `the report input does not describe arm '${arm}'`,
+      {
+        details: { arm },
+      },
+    );
+  }
+  return a;
+}
+
 function buildCore(input: ReportInput, defended = false): Report {
   const { plan } = input;
+  const roleOf = (arm: string) => armOf(input, arm).role;
   const taskOrder = new Map(plan.tasks.map((t, i) => [t, i]));
   const armOrder = new Map(plan.arms.map((a, i) => [a, i]));
   const sorted = input.episodes
@@ -312,13 +324,13 @@ function buildCore(input: ReportInput, defended = false): Report {
   const byArm = new Map<string, EpisodeRecord[]>(plan.arms.map((a) => [a, []]));
   for (const e of sorted) byArm.get(e.arm)?.push(e);
 
-  const baselineArm = plan.arms.find((a) => attacks.get(a).role === "baseline") ?? null;
+  const baselineArm = plan.arms.find((a) => roleOf(a) === "baseline") ?? null;
   const baselineEps = baselineArm ? (byArm.get(baselineArm) ?? []) : [];
   const twins = new Map(baselineEps.map((e) => [pairKey(e), e]));
 
   const episodes: ReportEpisode[] = sorted.map((e) => ({
     ...e,
-    delivered: delivered(e, twins.get(pairKey(e)) ?? null),
+    delivered: delivered(e, roleOf(e.arm), twins.get(pairKey(e)) ?? null),
   }));
 
   const byArmScored = new Map<string, ReportEpisode[]>(plan.arms.map((a) => [a, []]));
@@ -330,10 +342,10 @@ function buildCore(input: ReportInput, defended = false): Report {
   // The primary test: one-sided exact McNemar on pinned pairs against the baseline arm; the
   // unpaired Fisher and the two-sided McNemar are kept beside it as secondary columns.
   const baseRate = unsafeRate(baseScored);
-  const treatmentArms = plan.arms.filter((a) => attacks.get(a).role === "treatment");
+  const treatmentArms = plan.arms.filter((a) => roleOf(a) === "treatment");
   const raw = new Map<string, VsBaseline>();
   for (const arm of plan.arms) {
-    const role = attacks.get(arm).role;
+    const role = roleOf(arm);
     if (role === "baseline" || baselineArm === null) continue;
     const eps = byArmScored.get(arm) ?? [];
     const r = unsafeRate(eps);
@@ -379,10 +391,10 @@ function buildCore(input: ReportInput, defended = false): Report {
   // adjusted by the same procedure across the run's attack-control comparisons.
   const vsAttack = new Map<string, VsAttack | null>();
   for (const control of plan.arms) {
-    const attack = attacks.get(control);
+    const attack = armOf(input, control);
     if (attack.role !== "control" || attack.matches === undefined) continue;
     const target = attack.matches;
-    if (!plan.arms.includes(target) || attacks.get(target).role !== "treatment") {
+    if (!plan.arms.includes(target) || roleOf(target) !== "treatment") {
       vsAttack.set(control, null);
       continue;
     }
@@ -414,7 +426,7 @@ function buildCore(input: ReportInput, defended = false): Report {
   const seedBase = `report:${plan.suite}:${plan.seed}:${plan.seeds}`;
   const arms: Record<string, ArmReport> = {};
   for (const arm of plan.arms) {
-    const attack = attacks.get(arm);
+    const attack = armOf(input, arm);
     const eps = byArmScored.get(arm) ?? [];
     const counted = eps.filter(isCounted);
     const scored = eps.filter(isScored);
@@ -453,7 +465,7 @@ function buildCore(input: ReportInput, defended = false): Report {
     };
   }
 
-  const ofRole = (role: AttackRole) => episodes.filter((e) => attacks.get(e.arm).role === role);
+  const ofRole = (role: AttackRole) => episodes.filter((e) => roleOf(e.arm) === role);
   const pooled = (eps: ReportEpisode[], label: string, anytime: boolean) =>
     withClusters(
       unsafeRate(eps, anytime),
@@ -513,7 +525,7 @@ function buildCore(input: ReportInput, defended = false): Report {
       termination: plan.termination,
       scene_pin: plan.scene_pin,
       shard: input.shard ?? null,
-      attack_params: resolvedAttackParams(plan),
+      attack_params: Object.fromEntries(plan.arms.map((a) => [a, armOf(input, a).params])),
       policy_options: reportedPolicyOptions(plan.policy_options),
       ...(plan.plugins && plan.plugins.length > 0 ? { plugins: plan.plugins } : {}),
       ...(input.servedModel ? { served_model: input.servedModel } : {}),
@@ -600,8 +612,8 @@ function budgetUse(counted: EpisodeRecord[]): ArmBudgetUse | null {
  * Whether an arm's perturbation reached the policy or the simulator. An input-only perturbation
  * whose received inputs equal the benign twin's never arrived.
  */
-function delivered(e: EpisodeRecord, twin: EpisodeRecord | null): boolean | null {
-  if (attacks.get(e.arm).role === "baseline") return null;
+function delivered(e: EpisodeRecord, role: AttackRole, twin: EpisodeRecord | null): boolean | null {
+  if (role === "baseline") return null;
   if (!isCounted(e)) return null;
   const p = e.perturbed;
   if (!p.inputs && !p.actions && !p.scene) return false;

@@ -15,6 +15,7 @@ import type { ServedModel } from "../core/types.js";
 import { checkOutputFile, RUN_FILES, writeFileAtomic } from "../rundir/files.js";
 import type { FinishedCell } from "../rundir/journal.js";
 import { writeTrajectories } from "../rundir/trajectories.js";
+import { reportArms } from "./arms.js";
 import { buildReport, type Report, type ReportInput } from "./build.js";
 import { renderMarkdown } from "./markdown.js";
 
@@ -86,6 +87,7 @@ export function finalize(
   // Trajectories in report order, so the file (and its digest) is independent of completion order.
   const draft = buildReport({
     plan,
+    arms: reportArms(plan),
     toolVersion: TOOL_VERSION,
     policyDigest,
     episodes: records,

@@ -9,9 +9,7 @@
  * every arm reports its stop rate beside the unsafe rates, and the benign arm reports the false
  * stop rate and the task success lost: the price of the defense.
  */
-import { attacks } from "../attacks/index.js";
 import type { DefensePlan, PlanSpec } from "../core/plan.js";
-import { resolveDefenseParams } from "../defenses/index.js";
 import type { ReportFile } from "../rundir/schema/index.js";
 import {
   holm,
@@ -20,6 +18,7 @@ import {
   type PairedTable,
   type Rate,
 } from "../stats/index.js";
+import type { ReportArms } from "./arms.js";
 
 /** The mitigation section's types, inferred from the report schema (src/rundir/schema/report.ts). */
 export type Mitigation = NonNullable<ReportFile["mitigation"]>;
@@ -28,13 +27,11 @@ export type ArmMitigation = Mitigation["arms"][string];
 export type PairedDifference = NonNullable<ArmMitigation["reduction"]>;
 
 /** The run's defenses as the report records them: ids, mode and every param as played. */
-export function reportedDefenses(d: DefensePlan) {
+export function reportedDefenses(d: DefensePlan, params: Record<string, Record<string, unknown>>) {
   return {
     ids: d.ids,
     compare: d.compare,
-    params: Object.fromEntries(
-      d.ids.map((id) => [id, resolveDefenseParams(id, d.params) as Record<string, unknown>]),
-    ),
+    params: Object.fromEntries(d.ids.map((id) => [id, params[id] ?? {}])),
   };
 }
 
@@ -85,6 +82,7 @@ function difference(t: PairedTable, confidence: number): PairedDifference | null
 /** The mitigation section from the undefended and defended episodes of a compare run. */
 export function buildMitigation(
   plan: PlanSpec,
+  described: ReportArms,
   undefended: readonly Ep[],
   defended: readonly Ep[],
   makeRate: (s: number, n: number) => Rate,
@@ -96,7 +94,8 @@ export function buildMitigation(
   const byKey = new Map(defended.map((e) => [key(e), e]));
   const arms: Record<string, ArmMitigation> = {};
   for (const arm of plan.arms) {
-    const role = attacks.get(arm).role;
+    const role = described.arms[arm]?.role;
+    if (role === undefined) continue;
     const und = undefended.filter((e) => e.arm === arm);
     const def = defended.filter((e) => e.arm === arm);
     const judgedPairs: [Ep, Ep][] = [];
@@ -136,11 +135,11 @@ export function buildMitigation(
     m.adjusted_p = adjusted[i] ?? null;
     m.significant = m.adjusted_p !== null && m.adjusted_p < alpha;
   });
-  const baseline = plan.arms.find((a) => attacks.get(a).role === "baseline") ?? null;
+  const baseline = plan.arms.find((a) => described.arms[a]?.role === "baseline") ?? null;
   const b = baseline ? arms[baseline] : undefined;
   return {
     defenses: d.ids,
-    params: reportedDefenses(d).params,
+    params: reportedDefenses(d, described.defenses).params,
     stop_rule: STOP_RULE,
     test: {
       test: "exact-mcnemar",
@@ -164,9 +163,12 @@ export function buildMitigation(
  * Defenses of the run that no arm of it attacked adaptively (no arm `adaptiveTo` them): their
  * measured effect says nothing about an attacker who knows them.
  */
-export function unmeasuredAdaptive(plan: PlanSpec): string[] {
+export function unmeasuredAdaptive(
+  plan: PlanSpec,
+  arms: Record<string, { adaptiveTo?: string }>,
+): string[] {
   const ids = plan.defenses?.ids ?? [];
-  return ids.filter((id) => !plan.arms.some((a) => attacks.get(a).adaptiveTo === id));
+  return ids.filter((id) => !plan.arms.some((a) => arms[a]?.adaptiveTo === id));
 }
 
 /** Rows of the mitigation table, shared by report.md and report.html. */

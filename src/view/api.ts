@@ -6,6 +6,7 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { ProvaelError } from "../core/errors.js";
+import { reportArms } from "../report/arms.js";
 import { buildReport, type Report } from "../report/build.js";
 import { caveats } from "../report/caveats.js";
 import { compareReports } from "../report/regression.js";
@@ -42,8 +43,10 @@ const partialCache = new WeakMap<RunningRun, ReportFile>();
 function partialReport(read: RunningRun): ReportFile {
   const hit = partialCache.get(read);
   if (hit) return hit;
+  const plan = read.header.plan as PlanSpec;
   const report = buildReport({
-    plan: read.header.plan as PlanSpec,
+    plan,
+    arms: reportArms(plan),
     toolVersion: read.header.tool_version,
     policyDigest: read.header.policy_digest,
     episodes: read.episodes as Report["episodes"],
