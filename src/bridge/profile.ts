@@ -72,6 +72,16 @@ export const PROFILE_SCHEMA = "provael.profile/1";
 /** `images.keys: ["*"]`: every image the benchmark sends. */
 const ANY_IMAGE = "*";
 
+/**
+ * The cameras a profile names, as policies read them; none for `images.keys: ["*"]`, whose
+ * names are the benchmark's own, known only from its observations.
+ */
+export function namedCameras(profile: BenchmarkProfile): string[] {
+  return profile.images.keys[0] === ANY_IMAGE
+    ? []
+    : profile.images.keys.map((k) => policyCamera(profile, k));
+}
+
 const finite = z.number().refine(Number.isFinite, "must be a finite number");
 const vec3 = z.tuple([finite, finite, finite]);
 const name = z.string().min(1);

@@ -29,7 +29,7 @@ import { suites } from "../suites/index.js";
 import type { Keyframes } from "./keyframes.js";
 import type { BridgeOptions } from "./options.js";
 import { routeName } from "./options.js";
-import { type BenchmarkProfile, policyCamera } from "./profile.js";
+import { type BenchmarkProfile, namedCameras, policyCamera } from "./profile.js";
 import { type Refusal, refusalText } from "./refusal.js";
 import { appendRefusal, BridgeJournal, type ClaimedDir } from "./rundir.js";
 import { UpstreamPool } from "./upstream.js";
@@ -131,7 +131,8 @@ export class Bridge {
   bind(profile: BenchmarkProfile): void {
     const o = this.o;
     const suite = profile.suite !== undefined ? suites.get(profile.suite) : null;
-    const cameras = profile.images.keys.map((k) => policyCamera(profile, k));
+    // Never `*` as a camera name: an arm that draws into a camera needs one the profile names.
+    const cameras = namedCameras(profile);
     const suiteInfo = {
       id: suite?.id ?? profile.id,
       // The benchmark plays its own scenes: the bridge cannot edit them.
@@ -158,8 +159,16 @@ export class Bridge {
     );
     this.profile = profile;
     this.suiteInfo = suiteInfo;
+    const unnamed =
+      cameras.length === 0 && profile.images.keys.length > 0
+        ? `needs a camera the profile names, and profile '${profile.id}' names none (images.keys: ['*'], every image the benchmark sends, under names known only from its observations); list the camera names in a profile's images.keys (docs/benchmarks.md, profile format)`
+        : null;
     for (const [id, attack] of this.arms) {
-      const why = notApplicableReason(attack, this.capabilities, suiteInfo.capabilities);
+      let why = notApplicableReason(attack, this.capabilities, suiteInfo.capabilities);
+      // Under `*` a camera arm is N/A because no camera is named, not because none is sent.
+      const withNamed = { ...suiteInfo.capabilities, cameras: ["named"] };
+      if (why !== null && unnamed !== null)
+        if (notApplicableReason(attack, this.capabilities, withNamed) === null) why = unnamed;
       this.applicable[id] = why === null;
       if (why !== null) this.notApplicable[id] = why;
     }

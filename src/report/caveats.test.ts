@@ -66,7 +66,12 @@ describe("the caveats block", () => {
       run: { ...report.run, bridge: { profile: "libero", benchmark: "b" } as never },
     };
     const text = caveats(bridged, { dir: "RUN" }).map((c) => c.text);
-    expect(text.find((t) => t.startsWith("No matched control"))).toContain("provael bridge");
+    const controls = text.find((t) => t.startsWith("No matched control"));
+    // `provael bridge` has no --no-controls: the fix names its --attacks, and the one command.
+    expect(controls).toContain(
+      "add the matched controls (scrambled_text, roleplay_no_target) to the arms: `provael bridge --attacks` serves only the arms it names, and `provael attack --suite vla-eval` adds them unless --no-controls",
+    );
+    expect(controls).not.toContain("restart");
   });
 
   it("says each calibrated task's target and held-out false-positive rate, and its overlap", () => {

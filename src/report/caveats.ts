@@ -122,7 +122,7 @@ function missingControls(report: Report, via: Via): Caveat | null {
     via === "library"
       ? `; add ${add} (${controls.join(", ")}) to the plan's arms`
       : via === "bridge"
-        ? `; restart \`provael bridge\` without --no-controls to add ${add} (${controls.join(", ")})`
+        ? `; add ${add} (${controls.join(", ")}) to the arms: \`provael bridge --attacks\` serves only the arms it names, and \`provael attack --suite vla-eval\` adds them unless --no-controls`
         : `; rerun without --no-controls to add ${add} (${controls.join(", ")})`;
   return {
     kind: "missing-controls",

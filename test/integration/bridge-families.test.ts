@@ -5,6 +5,7 @@
  * with their reason, never an error.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { loadProfile } from "../../src/bridge/profile.js";
 import {
   arm,
   bridge,
@@ -60,6 +61,17 @@ describe("attack families through the bridge", () => {
     expect(up.observations.length).toBe(3 * 2 + (search?.budget?.used ?? 0));
     // Queries are not steps: the played steps all reached the model, no more.
     expect(search?.bridge?.steps_used).toBe(2);
+  });
+
+  it("marks camera arms N/A under a profile that names no camera ('*'), saying so", async () => {
+    const up = await recordingUpstream();
+    const { b } = await bridge("vla-eval", ["none", "patch"], {}, up.url, {
+      profile: loadProfile("mikasa"),
+    });
+    // The profile's '*' is never taken for a camera's name (a patch would be drawn into none).
+    expect(b.notApplicable).toEqual({
+      patch: expect.stringMatching(/profile 'mikasa' names none \(images\.keys: \['\*'\]/),
+    });
   });
 
   it("marks the fitted patch attacks N/A behind a benchmark it cannot open, before playing", async () => {
