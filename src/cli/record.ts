@@ -6,7 +6,9 @@ import { checkPolicyOptions } from "../core/registry.js";
 import {
   DEFAULT_DRIVE_SEGMENT,
   type DriveOptions,
+  defaultRecordScenes,
   recordDemonstrations,
+  trainingOverlap,
 } from "../offline/record.js";
 import { policies } from "../policies/index.js";
 import { suites } from "../suites/index.js";
@@ -22,7 +24,7 @@ interface RecordFlags {
   episodes: number;
   out: string;
   tasks?: string;
-  scenes: [number, number];
+  scenes?: [number, number];
   seed: number;
   noise: number;
   tail: number;
@@ -143,10 +145,8 @@ export function registerRecord(program: Command): void {
     .option("--tasks <list>", "tasks to record, comma-separated (default: all of the suite's)")
     .option(
       "--scenes <from:to>",
-      "scene range [from, to) to play (the shipped tiny-vla was trained on tabletop scenes 20:100; 0:20 are its held-out scenes)",
+      "scene range [from, to) to play (default: the suite's first evaluation scenes, tabletop 0:20, held out from the shipped tiny-vla's training; demonstrations to train on: its training scenes, --scenes 20:100)",
       sceneRange("--scenes"),
-      // Clear of the held-out scenes 0-19, where attack runs and evaluations play by default.
-      [20, 60] as [number, number],
     )
     .option(
       "--seed <n>",
@@ -208,6 +208,14 @@ export function registerRecord(program: Command): void {
     .action(async (flags: RecordFlags) => {
       const suite = suites.get(flags.suite);
       const policy = policies.get(flags.policy);
+      const scenes = flags.scenes ?? defaultRecordScenes(suite.sceneRoles);
+      // Scenes a policy trains on make a training set; an offline study of that policy on them
+      // measures its training data. Said before hours of rendering, not after.
+      const overlap = trainingOverlap(suite.sceneRoles, scenes);
+      if (overlap)
+        process.stderr.write(
+          `provael: note: scenes ${overlap[0]}:${overlap[1]} are ${suite.id}'s policy-training scenes (docs/protocol.md, "Scenes and their roles"; the shipped tiny-vla trained on tabletop's): a dataset to train on, not one held out from such a policy; the default, ${defaultRecordScenes(suite.sceneRoles).join(":")}, is held out\n`,
+        );
       checkPolicyOptions(policy, flags.policyOption ?? {});
       const video = videoOption(flags);
       const poison = poisonOption(flags);
@@ -239,7 +247,7 @@ export function registerRecord(program: Command): void {
                   .filter(Boolean),
               }
             : {}),
-          scenes: flags.scenes,
+          scenes,
           episodes: flags.episodes,
           seed: flags.seed,
           noise: flags.noise,

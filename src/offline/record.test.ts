@@ -10,11 +10,17 @@ import type { FrameStore } from "../policies/tiny-vla/frame-store.js";
 import { projectPoint, robotCameraModels } from "../suites/mujoco/camera-model.js";
 import { TABLE_Z } from "../suites/mujoco/objects.js";
 import { rect } from "../suites/mujoco/scene-generator.js";
+import { MUJOCO_SCENE_ROLES } from "../suites/mujoco/scenes.js";
 import { createTabletopSuite, TABLETOP_TASKS, tabletopScenes } from "../suites/mujoco/tabletop.js";
 import { triggerDef, triggerRef } from "../suites/mujoco/trigger.js";
 import { stubSuite } from "../suites/stub.js";
 import { openDataset, validateDataset } from "./lerobot.js";
-import { poisonSlots, recordDemonstrations } from "./record.js";
+import {
+  defaultRecordScenes,
+  poisonSlots,
+  recordDemonstrations,
+  trainingOverlap,
+} from "./record.js";
 import { buildTrainingSet, loadTrainingSet, saveTrainingSet } from "./training-data.js";
 
 /** Every file of a dataset directory and its digest: two recordings compared byte for byte. */
@@ -30,6 +36,24 @@ function files(dir: string): Record<string, string> {
   walk(dir);
   return out;
 }
+
+describe("the scenes record plays by default", () => {
+  it("are held out from the policy-training scenes the suite declares (tabletop 0:20)", () => {
+    const scenes = defaultRecordScenes(MUJOCO_SCENE_ROLES);
+    expect(scenes).toEqual([0, 20]);
+    expect(trainingOverlap(MUJOCO_SCENE_ROLES, scenes)).toBeNull();
+    // The shipped tiny-vla declares the suite's training range as what it was trained on.
+    expect(MUJOCO_SCENE_ROLES.training).toEqual([[20, 100]]);
+  });
+
+  it("say which named scenes are training scenes; a suite without roles reserves none", () => {
+    expect(trainingOverlap(MUJOCO_SCENE_ROLES, [20, 60])).toEqual([20, 60]);
+    expect(trainingOverlap(MUJOCO_SCENE_ROLES, [90, 120])).toEqual([90, 100]);
+    expect(trainingOverlap(MUJOCO_SCENE_ROLES, [100, 140])).toBeNull();
+    expect(defaultRecordScenes(undefined)).toEqual([0, 20]);
+    expect(trainingOverlap(undefined, [0, 20])).toBeNull();
+  });
+});
 
 describe("recording demonstrations", () => {
   it("keeps successful episodes of the given scenes and writes a valid dataset", async () => {

@@ -13,7 +13,15 @@
  */
 import { ProvaelError } from "../core/errors.js";
 import { Rng } from "../core/rng.js";
-import type { Image, Policy, PolicyOptions, Suite, TaskSpec } from "../core/types.js";
+import type {
+  Image,
+  Policy,
+  PolicyOptions,
+  SceneRange,
+  SceneRoles,
+  Suite,
+  TaskSpec,
+} from "../core/types.js";
 import { DEFAULT_TRIGGER, triggerDef, triggerEdit, triggerRef } from "../suites/mujoco/trigger.js";
 import { type DatasetInfo, type Frame, LeRobotWriter, type WriterOptions } from "./lerobot.js";
 
@@ -27,6 +35,31 @@ export const STATE_NAMES = [
   "finger_left",
   "finger_right",
 ];
+
+/**
+ * The scenes `provael record` plays when none are named: the suite's first evaluation range
+ * (tabletop 0:20, the scenes default runs play and tiny-vla never trained on), so a recording
+ * made for an offline study is held out from the shipped policy's training. Demonstrations to
+ * train on are asked for by name (`--scenes 20:100`, the training range). A suite that declares
+ * no roles reserves nothing: its first 20 scenes.
+ */
+export function defaultRecordScenes(roles: SceneRoles | undefined): [number, number] {
+  const [from, to] = roles?.evaluation[0] ?? [0, 20];
+  return [from, to];
+}
+
+/** The part of `scenes` that lies in the suite's policy-training ranges (null: none). */
+export function trainingOverlap(
+  roles: SceneRoles | undefined,
+  scenes: SceneRange,
+): SceneRange | null {
+  for (const [from, to] of roles?.training ?? []) {
+    const lo = Math.max(from, scenes[0]);
+    const hi = Math.min(to, scenes[1]);
+    if (lo < hi) return [lo, hi];
+  }
+  return null;
+}
 
 export interface RecordOptions {
   suite: Suite;

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { openDataset } from "../../src/offline/lerobot.js";
 import { runCli } from "../support/cli.js";
 import { tempDir } from "../support/tmp.js";
 
@@ -55,4 +56,45 @@ describe("provael record --policy-option (built CLI)", () => {
     // The wrist turns less and the fingers close wider: the episode takes a different length.
     expect(nearest.frames).not.toBe(narrow.frames);
   }, 120_000);
+});
+
+/**
+ * `provael record` with no --scenes plays scenes held out from the shipped tiny-vla's training
+ * (it played 20:60, inside tiny-vla's training scenes 20:100), and says so when told training
+ * scenes.
+ */
+describe("provael record's default scenes (built CLI)", () => {
+  const ONE = ["record", "--suite", "tabletop", "--policy", "scripted", "--tasks"];
+
+  it("are held out from tiny-vla's training; named training scenes get a note", async () => {
+    const w = tempDir();
+    const held = runCli([
+      ...ONE,
+      "kitchen_green_box",
+      "--episodes",
+      "1",
+      "--json",
+      "--out",
+      join(w, "a"),
+    ]);
+    expect(held.code, held.stderr).toBe(0);
+    expect(held.stderr).not.toMatch(/policy-training scenes/);
+    const ds = await openDataset(join(w, "a"));
+    expect(ds.episodes.map((e) => e.scene)).toEqual([0]);
+    const trained = runCli([
+      ...ONE,
+      "kitchen_green_box",
+      "--scenes",
+      "21:22",
+      "--episodes",
+      "1",
+      "--json",
+      "--out",
+      join(w, "b"),
+    ]);
+    expect(trained.code, trained.stderr).toBe(0);
+    expect(trained.stderr).toMatch(
+      /note: scenes 21:22 are tabletop's policy-training scenes .* the default, 0:20, is held out/,
+    );
+  }, 300_000);
 });
