@@ -15,7 +15,6 @@ import { float32Array } from "../../src/policies/served/codec/ndarray.js";
 import { decodeOpenpi, encodeOpenpi } from "../../src/policies/served/codec/openpi.js";
 import { decodeEnvelope, encodeEnvelope } from "../../src/policies/served/codec/vla-eval.js";
 import { openpiPolicy } from "../../src/policies/served/openpi.js";
-import { openvlaPolicy } from "../../src/policies/served/openvla.js";
 import {
   type RunningServer,
   type ServeProtocol,
@@ -27,16 +26,8 @@ import { stubPolicy } from "../../src/policies/stub.js";
 import { readJournal } from "../../src/rundir/journal.js";
 import { runAttack } from "../../src/runner/run.js";
 import { emptyMaps, hugeMap } from "../support/hostile-frames.js";
+import { EPISODE, FAST, goodRequest, OBS } from "../support/served-client.js";
 import { tempDir } from "../support/tmp.js";
-
-const FAST = { retries: 0, backoffMs: 10, connectTimeoutMs: 5000, timeoutMs: 10_000 };
-const IMAGE = { width: 32, height: 32, channels: 3, data: new Uint8Array(32 * 32 * 3) };
-const OBS = {
-  images: { agentview: IMAGE },
-  state: new Float32Array(8),
-  instruction: "move to the cup",
-};
-const EPISODE = { task: "fetch_cup", seed: 0, policySeed: 1 };
 
 const servers: RunningServer[] = [];
 afterEach(async () => {
@@ -47,20 +38,6 @@ async function serve(protocol: ServeProtocol): Promise<RunningServer> {
   const s = await startPolicyServer({ policy: stubPolicy, protocol, host: "127.0.0.1", port: 0 });
   servers.push(s);
   return s;
-}
-
-/** One good request through our own client: the server is alive and answers. */
-async function goodRequest(protocol: ServeProtocol, url: string): Promise<number> {
-  const policy = { openpi: openpiPolicy, openvla: openvlaPolicy, "vla-eval": vlaEvalPolicy }[
-    protocol
-  ];
-  const inst = await policy.load({ url, extra: FAST });
-  try {
-    await inst.reset(EPISODE);
-    return (await inst.act(OBS)).length;
-  } finally {
-    await inst.close();
-  }
 }
 
 async function openWs(url: string): Promise<{ ws: WebSocket; frames: Buffer[]; texts: string[] }> {

@@ -6,25 +6,16 @@
  * Before, each connection could hold up to --max-frame for as long as it liked.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { openpiPolicy } from "../../src/policies/served/openpi.js";
-import { openvlaPolicy } from "../../src/policies/served/openvla.js";
 import {
   type RunningServer,
   type ServeProtocol,
   startPolicyServer,
 } from "../../src/policies/served/server/index.js";
-import { vlaEvalPolicy } from "../../src/policies/served/vla-eval.js";
 import { stubPolicy } from "../../src/policies/stub.js";
+import { goodRequest } from "../support/served-client.js";
 import { stalledFrame, stalledUpload } from "../support/stalled-peers.js";
 
 const MiB = 1024 * 1024;
-const FAST = { retries: 0, backoffMs: 10, connectTimeoutMs: 5000, timeoutMs: 10_000 };
-const IMAGE = { width: 32, height: 32, channels: 3, data: new Uint8Array(32 * 32 * 3) };
-const OBS = {
-  images: { agentview: IMAGE },
-  state: new Float32Array(8),
-  instruction: "move to the cup",
-};
 
 const servers: RunningServer[] = [];
 afterEach(async () => {
@@ -44,19 +35,6 @@ async function serve(protocol: ServeProtocol, frameDeadlineMs: number): Promise<
   });
   servers.push(s);
   return s;
-}
-
-async function goodRequest(protocol: ServeProtocol, url: string): Promise<number> {
-  const policy = { openpi: openpiPolicy, openvla: openvlaPolicy, "vla-eval": vlaEvalPolicy }[
-    protocol
-  ];
-  const inst = await policy.load({ url, extra: FAST });
-  try {
-    await inst.reset({ task: "fetch_cup", seed: 0, policySeed: 1 });
-    return (await inst.act(OBS)).length;
-  } finally {
-    await inst.close();
-  }
 }
 
 describe("server-wide intake budget and frame deadline", () => {

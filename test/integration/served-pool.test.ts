@@ -6,7 +6,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { resolveAttacks } from "../../src/attacks/index.js";
 import {
   type RunningServer,
   type ServeProtocol,
@@ -17,26 +16,14 @@ import { readJournal } from "../../src/rundir/journal.js";
 import type { PlanSpec } from "../../src/runner/plan.js";
 import type { PoolRecord } from "../../src/runner/pool.js";
 import { runAttack } from "../../src/runner/run.js";
+import { stubPlan } from "../support/stub-run.js";
 import { tempDir } from "../support/tmp.js";
 
 const FAST = { retries: 1, backoffMs: 10, connectTimeoutMs: 2000, timeoutMs: 5000 };
 
-const plan = (policy: string, over: Partial<PlanSpec> = {}): PlanSpec => ({
-  policy,
-  suite: "stub",
-  tasks: ["fetch_cup", "wipe_plate"],
-  arms: resolveAttacks(["none", "control", "instruction"]),
-  seed: 0,
-  seeds: 2,
-  repeats: 1,
-  horizon: 8,
-  termination: "fixed-horizon",
-  scene_pin: 0,
-  policy_options: {},
-  attack_params: {},
-  calibration: {},
-  ...over,
-});
+/** The stub plan, played by a served stub: two seeds, eight steps. */
+const plan = (policy: string, over: Partial<PlanSpec> = {}): PlanSpec =>
+  stubPlan({ policy, seeds: 2, horizon: 8, ...over });
 
 const servers: RunningServer[] = [];
 afterEach(async () => {
