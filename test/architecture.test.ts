@@ -1,5 +1,5 @@
 /** Layering and determinism rules that hold for the whole of src/. */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -89,7 +89,24 @@ const ALLOWED: Record<string, string[]> = {
     "config",
     "defenses",
   ],
+  // A red-team run in a page: the plan, the checks and the outputs of `attack`, in the browser.
+  playground: [
+    "rundir",
+    "core",
+    "stats",
+    "playground",
+    "kernel",
+    "runner",
+    "report",
+    "config",
+    "suites",
+    "policies",
+    "attacks",
+    "judges",
+    "defenses",
+  ],
   cli: [
+    "playground",
     "rundir",
     "core",
     "stats",
@@ -199,6 +216,85 @@ describe("architecture", () => {
       graph.set(from, edges);
     }
     expect(cycles(graph)).toEqual([]);
+  });
+
+  /**
+   * Two hosts (ARCHITECTURE.md §3): what a page runs is everything the playground's browser
+   * modules reach by value imports, with each host module's browser twin (`x.browser.ts` beside
+   * `x.ts`) in its place, as the bundle resolves it (scripts/build-playground.mjs).
+   */
+  const BROWSER_ENTRIES = [
+    "playground/session.ts",
+    "playground/player.ts",
+    "playground/web/worker.ts",
+    "playground/web/page.ts",
+  ];
+  const NODE_ONLY_PACKAGES = [
+    "piscina",
+    "pngjs",
+    "ws",
+    "undici",
+    "commander",
+    "onnxruntime-node",
+    "cli-progress",
+  ];
+  const twinOf = (f: string) => {
+    const twin = f.replace(/\.ts$/, ".browser.ts");
+    return existsSync(twin) ? twin : f;
+  };
+  function browserClosure(): string[] {
+    const seen = new Set<string>();
+    const queue = BROWSER_ENTRIES.map((e) => join(SRC, e)).filter((f) => existsSync(f));
+    while (queue.length > 0) {
+      const f = twinOf(queue.pop() as string);
+      if (seen.has(f)) continue;
+      seen.add(f);
+      for (const i of imports(f)) if (!i.typeOnly) queue.push(i.target);
+    }
+    return [...seen];
+  }
+
+  it("the browser-safe modules import no node: module, Node-only package or Node global", () => {
+    const closure = browserClosure();
+    expect(closure.length).toBeGreaterThan(100);
+    const offenders: string[] = [];
+    for (const f of closure) {
+      const text = readFileSync(f, "utf8")
+        .replace(/\/\*[\s\S]*?\*\//g, "")
+        .replace(/^\s*\/\/.*$/gm, "");
+      for (const m of text.matchAll(
+        /^(?:import|export)\s+(type\s+)?[^;]*?from\s+"([^".][^"]*)"/gms,
+      )) {
+        const spec = m[2] as string;
+        if (m[1] !== undefined) continue;
+        if (
+          spec.startsWith("node:") ||
+          NODE_ONLY_PACKAGES.some((p) => spec === p || spec.startsWith(`${p}/`))
+        )
+          offenders.push(`${relative(SRC, f)} imports ${spec}`);
+      }
+      for (const g of text.matchAll(/(?<![\w.-])(Buffer\.|process\.|__dirname|require\()/g))
+        offenders.push(`${relative(SRC, f)} uses ${g[1]}`);
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it("each browser twin exports what its Node module exports", () => {
+    const exported = (f: string) =>
+      [
+        ...readFileSync(f, "utf8").matchAll(
+          /^export\s+(?:async\s+)?(?:function|const|class|type|interface)\s+(\w+)/gm,
+        ),
+      ]
+        .map((m) => m[1] as string)
+        .sort();
+    const twins = all.filter((f) => f.endsWith(".browser.ts"));
+    expect(twins.length).toBeGreaterThan(0);
+    for (const twin of twins) {
+      const node = twin.replace(/\.browser\.ts$/, ".ts");
+      const missing = exported(node).filter((n) => !exported(twin).includes(n));
+      expect(missing, relative(SRC, twin)).toEqual([]);
+    }
   });
 
   it("reads randomness and the clock only through core/rng and core/clock", () => {

@@ -5,8 +5,7 @@
  * Everything is read from the suite's own MJCF files, never restated here, and every function
  * answers null when a suite does not provide what it needs, so callers degrade visibly.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { joinPath, listAssets, readAssetText } from "../core/assets.js";
 import type { Rng } from "../core/rng.js";
 import type { Observation, SimState, TaskSpec, Vec3 } from "../core/types.js";
 import { OBJECT_WORDS } from "../suites/mujoco/objects.js";
@@ -41,8 +40,8 @@ const appearanceCache = new Map<string, Appearance | null>();
 export function appearanceOf(body: string): Appearance | null {
   if (appearanceCache.has(body)) return appearanceCache.get(body) ?? null;
   let found: Appearance | null = null;
-  for (const file of readdirSync(MJCF_DIR).filter((f) => f.endsWith(".xml"))) {
-    const xml = readFileSync(join(MJCF_DIR, file), "utf8");
+  for (const file of listAssets(MJCF_DIR).filter((f) => f.endsWith(".xml"))) {
+    const xml = readAssetText(joinPath(MJCF_DIR, file));
     const tag = new RegExp(`<geom\\b[^>]*\\bname="${body}"[^>]*>`).exec(xml)?.[0];
     if (!tag) continue;
     const type = attr(tag, "type");

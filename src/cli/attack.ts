@@ -12,7 +12,12 @@ import {
   replayedPlan,
 } from "../config/plan-flags.js";
 import { loadPlugins, pluginSource } from "../config/plugins.js";
-import { loadRecipe, RECIPE_FLAG_KEYS, RECIPES, type Recipe } from "../config/recipes.js";
+import {
+  applyRecipe as applyRecipeTo,
+  loadRecipe,
+  RECIPES,
+  type Recipe,
+} from "../config/recipes.js";
 import type { Multiplicity } from "../core/plan.js";
 import { checkPolicyOptions } from "../core/registry.js";
 import { policies } from "../policies/index.js";
@@ -252,25 +257,13 @@ function replayPlan(file: string, command: Command, flags: AttackFlags): PlanSpe
   return replayedPlan("attack", flags as unknown as FlagValues, plan);
 }
 
+/** The recipe under the flags given on the command line (config/recipe-rules.ts). */
 function applyRecipe(flags: AttackFlags, recipe: Recipe, command: Command): AttackFlags {
-  const merged: Record<string, unknown> = { ...flags };
-  const explicit = (key: string) => command.getOptionValueSource(key) === "cli";
-  for (const key of RECIPE_FLAG_KEYS) {
-    const value = recipe[key];
-    if (value !== undefined && !explicit(key)) merged[key] = value;
-  }
-  // Then the recipe's overrides for the suite the run ended up on: they shorten the no-flag
-  // default only; a run that names its attacks or tasks plays what it named.
-  const perSuite =
-    explicit("attacks") || explicit("tasks") ? undefined : recipe.suites?.[String(merged.suite)];
-  for (const [key, value] of Object.entries(perSuite ?? {})) {
-    if (value !== undefined && !explicit(key)) merged[key] = value;
-  }
-  // Naming --tasks alone changes the attack set too: say which one and why.
-  const shorter = recipe.suites?.[String(merged.suite)]?.attacks;
-  if (explicit("tasks") && !explicit("attacks") && shorter)
-    process.stderr.write(
-      `provael: --tasks without --attacks: playing recipe ${recipe.name}'s attacks (${recipe.attacks.join(",")}), not its shorter set for ${String(merged.suite)} (${shorter.join(",")}), which applies only when neither --attacks nor --tasks is named; name --attacks to choose\n`,
-    );
-  return merged as unknown as AttackFlags;
+  const applied = applyRecipeTo(
+    flags as unknown as FlagValues,
+    recipe,
+    (key) => command.getOptionValueSource(key) === "cli",
+  );
+  if (applied.note) process.stderr.write(`provael: ${applied.note}\n`);
+  return applied.flags as unknown as AttackFlags;
 }

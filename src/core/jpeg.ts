@@ -28,7 +28,7 @@ export function encodeJpeg(image: Image, quality = 95): Buffer {
     });
   }
   const n = width * height;
-  const rgba = Buffer.alloc(n * 4);
+  const rgba = new Uint8Array(n * 4);
   for (let i = 0; i < n; i++) {
     for (let k = 0; k < 3; k++)
       rgba[4 * i + k] = data[i * channels + (channels === 1 ? 0 : k)] ?? 0;

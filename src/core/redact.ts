@@ -94,7 +94,7 @@ export function urlSecrets(text: string): string[] {
 /** Every secret value among policy options: the URL's user and password, secret-named extras. */
 export function secretValues(
   options: PolicyOptions | Record<string, unknown> | undefined,
-  env = process.env,
+  env: Record<string, string | undefined>,
 ): string[] {
   const out = new Set<string>();
   const add = (v: unknown) => {

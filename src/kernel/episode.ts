@@ -3,6 +3,7 @@
  * what the policy sees and does, step the suite, judge every step, latch endpoints.
  */
 
+import { bytesEqual, bytesOf } from "../core/bytes.js";
 import type { Clock } from "../core/clock.js";
 import { sha256, sha256Stream } from "../core/digest.js";
 import { asProvaelError } from "../core/errors.js";
@@ -103,7 +104,7 @@ function imagesEqual(a: Observation, b: Observation): boolean {
     const x = a.images[k];
     const y = b.images[k];
     if (!x || !y || x.width !== y.width || x.height !== y.height) return false;
-    if (x.data !== y.data && Buffer.compare(x.data, y.data) !== 0) return false;
+    if (!bytesEqual(x.data, y.data)) return false;
   }
   return true;
 }
@@ -111,14 +112,7 @@ function imagesEqual(a: Observation, b: Observation): boolean {
 export function inputsEqual(a: Observation, b: Observation): boolean {
   if (a.instruction !== b.instruction) return false;
   if ((a.context ?? []).join("\u0000") !== (b.context ?? []).join("\u0000")) return false;
-  if (
-    a.state !== b.state &&
-    Buffer.compare(
-      new Uint8Array(a.state.buffer, a.state.byteOffset, a.state.byteLength),
-      new Uint8Array(b.state.buffer, b.state.byteOffset, b.state.byteLength),
-    ) !== 0
-  )
-    return false;
+  if (a.state !== b.state && !bytesEqual(bytesOf(a.state), bytesOf(b.state))) return false;
   return imagesEqual(a, b);
 }
 
@@ -268,12 +262,7 @@ export class EpisodeSteps {
     if (this.hooks.actuate) {
       this.phase = "attack/error";
       action = checkAction(this.hooks.actuate(proposed, step, state), this.dim);
-      if (
-        Buffer.compare(
-          new Uint8Array(action.buffer, action.byteOffset, action.byteLength),
-          new Uint8Array(proposed.buffer, proposed.byteOffset, proposed.byteLength),
-        ) !== 0
-      ) {
+      if (!bytesEqual(bytesOf(action), bytesOf(proposed))) {
         this.record.perturbed.actions = true;
       }
     }

@@ -11,7 +11,8 @@ import { isDeepStrictEqual } from "node:util";
 import type { Digest } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import type { TinyVlaConfig } from "../policies/tiny-vla/model.js";
-import { declaredScenes, loadWeights, saveWeights } from "../policies/tiny-vla/weights.js";
+import { declaredScenes, loadWeights } from "../policies/tiny-vla/weights.js";
+import { saveWeights } from "../policies/tiny-vla/weights-files.js";
 import { unionScenes } from "./trained-scenes.js";
 
 /**

@@ -32,12 +32,8 @@ import {
   trainTinyVla,
 } from "../policies/tiny-vla/train.js";
 import { trainSecondLook } from "../policies/tiny-vla/train-refine.js";
-import {
-  declaredScenes,
-  type LoadedWeights,
-  loadWeights,
-  saveWeights,
-} from "../policies/tiny-vla/weights.js";
+import { declaredScenes, type LoadedWeights, loadWeights } from "../policies/tiny-vla/weights.js";
+import { saveWeights } from "../policies/tiny-vla/weights-files.js";
 import { TABLETOP_TASKS, tabletopScenes } from "../suites/mujoco/tabletop.js";
 import {
   episodeGoals,

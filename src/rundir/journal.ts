@@ -20,13 +20,13 @@ import { z } from "zod";
 import { sha256 } from "../core/digest.js";
 import type { EpisodeRecord, TrajectoryStep } from "../core/episode.js";
 import { ProvaelError } from "../core/errors.js";
-import { TOOL_VERSION } from "../core/package-root.js";
-import { differingFields, type PlanSpec, planDigest, planFields } from "../core/plan.js";
+import { differingFields, type PlanSpec, planFields } from "../core/plan.js";
 import { JOURNAL_FORMAT, REFUSED_JOURNAL_FORMATS } from "../core/protocol.js";
 import { describeIssues } from "../core/zod-issues.js";
+import { journalHeader, journalLine } from "./journal-lines.js";
 import { type JournalEpisodeLine, type JournalHeaderFile, lineSum } from "./schema/journal.js";
 
-export { JOURNAL_FORMAT, lineSum };
+export { JOURNAL_FORMAT, journalHeader, journalLine, lineSum };
 
 /**
  * A journal's header and episode lines as the runner writes them (before `sum` is added): the
@@ -38,27 +38,6 @@ export type BridgeRun = NonNullable<JournalHeader["bridge"]>;
 export type JournalEpisode = Omit<JournalEpisodeLine, "sum">;
 /** An episode as a writer is given it: the writer stamps the plan it plays under. */
 export type JournalEpisodeEntry = Omit<JournalEpisode, "plan_fields">;
-
-/**
- * The header a new journal opens with, for a played run and a bridged one alike: the plan, its
- * digest and this build's version, which resume and merge compare, beside who ran it.
- */
-export function journalHeader(
-  plan: PlanSpec,
-  run: Pick<JournalHeader, "shard" | "policy_digest" | "served_model" | "bridge">,
-): JournalHeader {
-  return {
-    type: "header",
-    format: JOURNAL_FORMAT,
-    tool_version: TOOL_VERSION,
-    plan,
-    plan_digest: planDigest(plan),
-    shard: run.shard,
-    policy_digest: run.policy_digest,
-    ...(run.served_model ? { served_model: run.served_model } : {}),
-    ...(run.bridge ? { bridge: run.bridge } : {}),
-  };
-}
 
 /** Where one episode's line sits in a journal file, and what it says (minus its trajectory). */
 export interface JournalEntry {
@@ -440,8 +419,7 @@ export class JournalWriter {
 
   private writeLine(value: JournalHeader | JournalEpisode): { offset: number; length: number } {
     // A header copied from a scanned journal (merge) carries no stale sum: the content is summed.
-    const { sum: _, ...content } = value as typeof value & { sum?: unknown };
-    const line = Buffer.from(`${JSON.stringify({ ...content, sum: lineSum(content) })}\n`);
+    const line = Buffer.from(journalLine(value));
     writeSync(this.fd, line);
     const offset = this.position;
     this.position += line.length;

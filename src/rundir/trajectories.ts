@@ -1,9 +1,9 @@
 /** trajectories.jsonl: written once per finished run, from the journal's lines, in report order. */
 import { closeSync, fsyncSync, openSync, renameSync, writeSync } from "node:fs";
-import { canonicalJson } from "../core/canonical-json.js";
 import { sha256Stream } from "../core/digest.js";
 import { faultPoint, tempName } from "./files.js";
 import { type FinishedCell, readTrajectory } from "./journal.js";
+import { trajectoryLines } from "./journal-lines.js";
 
 /** Streams trajectories to a file atomically, hashing as it goes; returns the file's digest. */
 export function writeTrajectories(path: string, cells: (FinishedCell | undefined)[]): string {
@@ -13,9 +13,9 @@ export function writeTrajectories(path: string, cells: (FinishedCell | undefined
   try {
     for (const cell of cells) {
       if (!cell) continue;
-      const steps = readTrajectory(cell);
-      if (steps.length === 0) continue;
-      const chunk = Buffer.from(`${steps.map((st) => canonicalJson(st)).join("\n")}\n`);
+      const text = trajectoryLines(readTrajectory(cell));
+      if (text === "") continue;
+      const chunk = Buffer.from(text);
       writeSync(fd, chunk);
       hash.update(chunk);
     }

@@ -7,9 +7,6 @@
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { Piscina } from "piscina";
-import type { PluginSource } from "../config/plugins.js";
-import { systemClock } from "../core/clock.js";
-import type { EpisodeRecord, TrajectoryStep } from "../core/episode.js";
 import { PACKAGE_ROOT } from "../core/package-root.js";
 import type {
   PolicyCapabilities,
@@ -18,30 +15,12 @@ import type {
   ServedModel,
   SuiteInstance,
 } from "../core/types.js";
-import type { DefenseTiming } from "../defenses/chain.js";
-import { episodeContext, type LoadedCalibration, playEpisode } from "../kernel/index.js";
 import { policies } from "../policies/index.js";
 import { suites } from "../suites/index.js";
 import type { Cell, PlanSpec } from "./plan.js";
+import { type CellResult, type ExecutorSetup, playCell } from "./play-cell.js";
 
-export interface CellResult {
-  record: EpisodeRecord;
-  trajectory: TrajectoryStep[];
-  /** Defended cells: wall-clock time in the defenses' hooks (manifest only, never the report). */
-  timing?: DefenseTiming;
-}
-
-export interface ExecutorSetup {
-  plan: PlanSpec;
-  policyOptions: PolicyOptions;
-  calibrations: Record<string, LoadedCalibration>;
-  /** Per arm: whether its requirements hold (N/A arms are recorded, not played). */
-  applicable: Record<string, boolean>;
-  /** Plugin files to load before playing (worker threads register them too). */
-  plugins?: PluginSource[];
-  /** Per N/A arm: why (from the attack's `requires` and the pair's capabilities). */
-  notApplicable?: Record<string, string>;
-}
+export { type CellResult, type ExecutorSetup, playCell } from "./play-cell.js";
 
 export interface Executor {
   /** How many cells may be in flight at once. */
@@ -50,29 +29,6 @@ export interface Executor {
   /** What the execution manifest records of this executor (a pool: who played which cell). */
   manifest?(): Record<string, unknown>;
   close(): Promise<void>;
-}
-
-/** Plays one cell with an open suite instance and policy instance. */
-export function playCell(
-  setup: ExecutorSetup,
-  cell: Cell,
-  instance: SuiteInstance,
-  policy: PolicyInstance,
-): Promise<CellResult> {
-  const na = setup.notApplicable?.[cell.arm];
-  return playEpisode(
-    cell,
-    episodeContext(cell, {
-      plan: setup.plan,
-      suite: suites.get(setup.plan.suite),
-      instance,
-      policy,
-      calibrations: setup.calibrations,
-      applicable: setup.applicable[cell.arm] ?? false,
-      ...(na === undefined ? {} : { notApplicableReason: na }),
-      clock: systemClock,
-    }),
-  );
 }
 
 interface Slot {

@@ -14,17 +14,9 @@ import { type Clock, systemClock } from "../core/clock.js";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { redactPolicyOptions, redactText, secretValues } from "../core/redact.js";
-import type {
-  Attack,
-  Policy,
-  PolicyCapabilities,
-  PolicyOptions,
-  ServedModel,
-  Suite,
-  SuiteCapabilities,
-} from "../core/types.js";
+import type { Attack, Policy, PolicyOptions, ServedModel, Suite } from "../core/types.js";
 import type { DefenseTiming } from "../defenses/chain.js";
-import { defenses, resolveDefenseParams, resolveDefenses } from "../defenses/index.js";
+import { resolveDefenseParams, resolveDefenses } from "../defenses/index.js";
 import { type LoadedCalibration, provenanceFor, sceneFor } from "../kernel/index.js";
 import { policies } from "../policies/index.js";
 import type { Report } from "../report/build.js";
@@ -34,9 +26,9 @@ import { checkOutputDir, RUN_FILES, removeTempFiles } from "../rundir/files.js";
 import { claimRunDir, LOCK_FILE, type RunLock } from "../rundir/lock.js";
 import { readReportFile } from "../rundir/report.js";
 import { suites } from "../suites/index.js";
-import { checkPairing, notApplicableReason } from "./preflight.js";
+import { checkWithPolicy, notApplicableReason } from "./preflight.js";
 
-export { notApplicableReason } from "./preflight.js";
+export { checkWithPolicy, notApplicableReason } from "./preflight.js";
 
 import { checkFinishOptions, type FinishOptions } from "../report/finalize.js";
 import {
@@ -73,7 +65,6 @@ import {
   type ReuseRecord,
   reusableCells,
 } from "./reuse.js";
-import { checkCalibrationOverlap, checkSceneReuse, checkTrainingScenes } from "./scenes.js";
 
 export interface RunOptions {
   plan: PlanSpec;
@@ -336,8 +327,8 @@ export async function checkPlan(options: RunOptions): Promise<CheckedPlan> {
   // Secrets (API keys, secret options, URL passwords) are used to play, never written: the plan
   // is recorded with them redacted, and episode errors are scrubbed of them.
   const secrets = [
-    ...secretValues(options.policyOptions),
-    ...secretValues(options.plan.policy_options),
+    ...secretValues(options.policyOptions, process.env),
+    ...secretValues(options.plan.policy_options, process.env),
   ];
   const given = withPlugins(options.plan, plugins);
   const plan: PlanSpec = {
@@ -433,46 +424,6 @@ async function prepare(options: RunOptions): Promise<Prepared | RunResult> {
     lock.release();
     throw e;
   }
-}
-
-/**
- * The checks that need the loaded policy (its digest and capabilities): calibrations fitted on
- * these weights, the pairing, the defenses' requirements, and the scenes (no replayed scene for
- * a deterministic policy, no training scenes, no calibration scenes), all before any episode.
- * `--dry-run` makes the same ones after the same probe.
- */
-export function checkWithPolicy(
-  options: Pick<RunOptions, "policyOptions">,
-  c: Pick<CheckedPlan, "plan" | "suite" | "policy" | "calibrations">,
-  probe: Awaited<ReturnType<typeof probePolicy>>,
-): void {
-  const { plan, suite, policy, calibrations } = c;
-  const policyDigest = probe.digest;
-  for (const [task, c] of Object.entries(calibrations)) {
-    if (c.calibration.policy_digest !== policyDigest) {
-      throw new ProvaelError(
-        "config/calibration-mismatch",
-        `calibration ${c.file} was fitted on weights ${c.calibration.policy_digest ?? "(none)"}, but the loaded policy has ${policyDigest ?? "(none)"} (task '${task}')`,
-        {
-          hint: "recalibrate for these weights with `provael calibrate`",
-        },
-      );
-    }
-  }
-  checkPairing(plan.policy, probe.capabilities, suite, policy.suites);
-  checkDefenseRequirements(plan, probe.capabilities, suite.capabilities);
-  // Scenes: no replayed scene for a deterministic policy, no training scenes, no calibration
-  // scenes, all before any episode (each can be waived in the plan, except replay).
-  const taskSpecs = suite.tasks();
-  const stochastic = probe.capabilities.stochastic;
-  checkSceneReuse(plan, taskSpecs, stochastic);
-  checkTrainingScenes(plan, taskSpecs, policy.trainingScenes?.(options.policyOptions));
-  checkCalibrationOverlap(
-    plan,
-    taskSpecs,
-    Object.fromEntries(Object.entries(calibrations).map(([t, c]) => [t, c.calibration])),
-    stochastic,
-  );
 }
 
 /** What `--dry-run` found: the plan as a run would record it, and the cells it would play. */
@@ -803,35 +754,6 @@ function checkDefensePlan(plan: PlanSpec): void {
       );
   }
   for (const id of ids) resolveDefenseParams(id, d.params);
-}
-
-/** A defense the policy or suite cannot serve is refused before anything plays. */
-function checkDefenseRequirements(
-  plan: PlanSpec,
-  policy: PolicyCapabilities,
-  suite: SuiteCapabilities,
-): void {
-  for (const id of plan.defenses?.ids ?? []) {
-    const req = defenses.get(id).requires;
-    const missing = [
-      ...(req.policy ?? [])
-        .filter((r) => (r === "cameras" ? policy.cameras.length === 0 : !policy[r]))
-        .map((r) => `policy:${r}`),
-      ...(req.suite ?? [])
-        .filter((r) => (r === "cameras" ? suite.cameras.length === 0 : !suite[r]))
-        .map((r) => `suite:${r}`),
-    ];
-    if (missing.length > 0) {
-      throw new ProvaelError(
-        "config/incompatible",
-        `defense '${id}' needs ${missing.join(", ")}, which ${plan.policy} on ${plan.suite} lacks`,
-        {
-          details: { defense: id, missing },
-          hint: "drop the defense from --defenses, or pair a policy and suite that provide it",
-        },
-      );
-    }
-  }
 }
 
 /** Wall-clock time spent in one arm's defenses. */

@@ -5,4 +5,5 @@ export { SubwordEncoder } from "./subword.js";
 export type { TextUnits } from "./text-units.js";
 export { Tokenizer } from "./tokenizer.js";
 export { type LossRecord, type TrainingSet, type TrainOptions, trainTinyVla } from "./train.js";
-export { loadWeights, type Manifest, SHIPPED_WEIGHTS_DIR, saveWeights } from "./weights.js";
+export { loadWeights, type Manifest, SHIPPED_WEIGHTS_DIR } from "./weights.js";
+export { saveWeights } from "./weights-files.js";

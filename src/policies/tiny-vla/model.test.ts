@@ -44,7 +44,8 @@ import { emptyInputs, inputInto } from "./text-units.js";
 import { Tokenizer } from "./tokenizer.js";
 import { heatmapTarget, textLayoutOf, trainLocator, trainTinyVla } from "./train.js";
 import { trainSecondLook } from "./train-refine.js";
-import { loadWeights, saveWeights } from "./weights.js";
+import { loadWeights } from "./weights.js";
+import { saveWeights } from "./weights-files.js";
 
 const STATS = {
   stateMean: [0, 0, 1, 0, 0, 0, 0, 0, 0, 0.04, 0.04],

@@ -22,7 +22,8 @@ import { textUnitsFromJson } from "./text-encoders.js";
 import { bagInto, encodeAll, type TextUnits, unitsLayout } from "./text-units.js";
 import { Tokenizer, UNK_ID } from "./tokenizer.js";
 import { type TrainingSet, trainTinyVla } from "./train.js";
-import { loadWeights, saveWeights } from "./weights.js";
+import { loadWeights } from "./weights.js";
+import { saveWeights } from "./weights-files.js";
 
 const STATS = {
   stateMean: new Array(11).fill(0),

@@ -9,12 +9,11 @@
  * manifest without `textUnits` is a v1 word model.
  *
  * @example
- *   saveWeights(dir, { config, text: tokenizer, weights, training: { seed: 0 } });
+ *   saveWeights(dir, { config, text: tokenizer, weights, training: { seed: 0 } }); // weights-files.ts
  *   const loaded = loadWeights(dir); // checks shapes and the digest
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { z } from "zod";
+import { assetExists, joinPath as join, readAsset, readAssetText } from "../../core/assets.js";
 import { type Digest, sha256 } from "../../core/digest.js";
 import { ProvaelError } from "../../core/errors.js";
 import { PACKAGE_ROOT } from "../../core/package-root.js";
@@ -91,42 +90,11 @@ export function weightBytes(
   return { bytes, entries };
 }
 
-/** Writes weights.bin and manifest.json into `dir`; returns the digest. */
-export function saveWeights(
-  dir: string,
-  model: {
-    config: TinyVlaConfig;
-    text: TextUnits;
-    weights: Weights;
-    training?: Record<string, unknown>;
-  },
-): Digest {
-  const { bytes, entries } = weightBytes(model.config, model.weights);
-  const digest = sha256(bytes);
-  const units = model.text.toJson();
-  const manifest: Manifest = {
-    schema: MANIFEST_SCHEMA,
-    digest,
-    parameters: bytes.byteLength / 4,
-    config: model.config,
-    // Word models keep v1's manifest exactly, so older readers load them.
-    ...(units.kind === "words"
-      ? { tokenizer: { vocabulary: units.vocabulary, maxLength: units.maxLength } }
-      : { textUnits: units }),
-    weights: entries,
-    training: model.training ?? {},
-  };
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, WEIGHTS_FILE), bytes);
-  writeFileSync(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
-  return digest;
-}
-
 /** Reads a weight directory, checking every shape against the config and the digest. */
 export function loadWeights(dir: string): LoadedWeights {
   const mPath = join(dir, MANIFEST_FILE);
   const bPath = join(dir, WEIGHTS_FILE);
-  if (!existsSync(mPath) || !existsSync(bPath)) {
+  if (!assetExists(mPath) || !assetExists(bPath)) {
     throw new ProvaelError("policy/load", `no tiny-vla weights in ${dir}`, {
       details: { dir },
       hint: `expected ${MANIFEST_FILE} and ${WEIGHTS_FILE}; train some with \`provael train tiny-vla\``,
@@ -134,15 +102,14 @@ export function loadWeights(dir: string): LoadedWeights {
   }
   let manifest: Manifest;
   try {
-    manifest = JSON.parse(readFileSync(mPath, "utf8")) as Manifest;
+    manifest = JSON.parse(readAssetText(mPath)) as Manifest;
   } catch (e) {
     throw new ProvaelError("policy/load", `cannot parse ${mPath}`, { cause: e });
   }
   if (manifest.schema !== MANIFEST_SCHEMA) {
     throw new ProvaelError("policy/load", `${mPath} is not a ${MANIFEST_SCHEMA} manifest`);
   }
-  const file = readFileSync(bPath);
-  const bytes = new Uint8Array(file.buffer, file.byteOffset, file.byteLength);
+  const bytes = readAsset(bPath);
   const digest = sha256(bytes);
   if (digest !== manifest.digest) {
     throw new ProvaelError("policy/load", `${bPath} does not match its manifest's digest`, {
@@ -218,7 +185,7 @@ export function declaredScenes(training: Record<string, unknown>): TrainingScene
  */
 export function manifestScenes(dir: string): TrainingScenes[] | null {
   try {
-    const m = JSON.parse(readFileSync(join(dir, MANIFEST_FILE), "utf8")) as { training?: unknown };
+    const m = JSON.parse(readAssetText(join(dir, MANIFEST_FILE))) as { training?: unknown };
     const t = m.training;
     return t !== null && typeof t === "object"
       ? (declaredScenes(t as Record<string, unknown>) ?? null)

@@ -3,8 +3,7 @@
  * and the pixel a world point lands on. Used by attacks that place things in view and by the
  * tiny-vla locator's training targets.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { joinPath, readAssetText } from "../../core/assets.js";
 import type { CameraModel, SimState, Vec3 } from "../../core/types.js";
 import { defaultAssetsDir } from "./engine.js";
 
@@ -90,7 +89,7 @@ let robotCameras: CameraModel[] | null = null;
  * on: what those suites declare as their `cameraModels`.
  */
 export function robotCameraModels(): CameraModel[] {
-  robotCameras ??= parseCameras(readFileSync(join(MJCF_DIR, "robot.xml"), "utf8"));
+  robotCameras ??= parseCameras(readAssetText(joinPath(MJCF_DIR, "robot.xml")));
   return robotCameras;
 }
 

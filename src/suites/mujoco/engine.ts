@@ -12,10 +12,8 @@
  *   const digest = engine.stateDigest();
  *   engine.close();
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { DoubleBuffer, MainModule, MjData, MjModel } from "mujoco-js";
+import { folderFrom, joinPath, listAssets, readAssetText } from "../../core/assets.js";
 import { type Digest, sha256 } from "../../core/digest.js";
 import { ProvaelError } from "../../core/errors.js";
 
@@ -38,15 +36,16 @@ export function mujocoModule(): Promise<MainModule> {
 
 /**
  * The package root. This file sits three folders below it both as `src/suites/mujoco/engine.ts`
- * (vitest) and as `dist/suites/mujoco/engine.js` (after the build).
+ * (vitest) and as `dist/suites/mujoco/engine.js` (after the build); in a page, "" (the page's
+ * files are package-relative).
  */
 export function packageRoot(): string {
-  return fileURLToPath(new URL("../../../", import.meta.url));
+  return folderFrom(import.meta.url, "../../../");
 }
 
 /** Folder holding the MJCF files. */
 export function defaultAssetsDir(): string {
-  return join(packageRoot(), "assets", "mujoco");
+  return joinPath(packageRoot(), "assets", "mujoco");
 }
 
 /** MJCF folders already copied into the module's virtual file system, by host path. */
@@ -58,7 +57,7 @@ function mountAssets(mj: MainModule, dir: string): string {
   const virtual = `/provael-mjcf-${mountedDirs.size}`;
   let files: string[];
   try {
-    files = readdirSync(dir).filter((f) => f.endsWith(".xml"));
+    files = listAssets(dir).filter((f) => f.endsWith(".xml"));
   } catch (e) {
     throw new ProvaelError("suite/load", `cannot read the MuJoCo assets folder ${dir}`, {
       cause: e,
@@ -66,7 +65,7 @@ function mountAssets(mj: MainModule, dir: string): string {
     });
   }
   mj.FS.mkdir(virtual);
-  for (const f of files) mj.FS.writeFile(`${virtual}/${f}`, readFileSync(join(dir, f), "utf8"));
+  for (const f of files) mj.FS.writeFile(`${virtual}/${f}`, readAssetText(joinPath(dir, f)));
   mountedDirs.set(dir, virtual);
   return virtual;
 }
