@@ -70,7 +70,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: "list-profiles",
-    term: "list-profiles [options]",
+    term: "list-profiles [options] [ids...]",
     description:
       "benchmark profiles for `provael bridge --profile`: pose, cameras, what each judges",
     load: async () => (await import("./list.js")).registerListProfiles,

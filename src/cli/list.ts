@@ -212,24 +212,77 @@ export function registerListSuites(program: Command): void {
 export function registerListProfiles(program: Command): void {
   program
     .command("list-profiles")
+    .argument(
+      "[ids...]",
+      "profiles to describe in full (cameras, task fields, why each check is or is not judged)",
+    )
     .option("--json", "print JSON")
-    .action(async (flags: { json?: boolean }) => {
-      const { profileListings } = await import("../bridge/profile.js");
-      const data = profileListings();
-      print(flags.json, data, () =>
-        textTable(
-          ["profile", "benchmark", "pose", "judges", "N/A"],
-          data.map((p) => [
-            p.id,
-            p.benchmark.slice(p.benchmark.lastIndexOf(":") + 1),
-            p.pose
-              ? `${p.pose.field ?? p.pose.key}[${p.pose.slice.join(":")}] ${p.pose.frame}`
-              : "none",
-            p.judged.map((j) => j.predicate).join(",") || "nothing",
-            p.notApplicable.map((n) => n.predicate).join(",") || "—",
-          ]),
-        ),
-      );
+    .option("--wide", "every column, however wide (default: the table fits the terminal)")
+    .action(async (ids: string[], flags: { json?: boolean; wide?: boolean }) => {
+      const [{ profileListings }, { BUILTIN_PROFILES }, { unknownName }] = await Promise.all([
+        import("../bridge/profile.js"),
+        import("../bridge/profile.js"),
+        import("../core/registry.js"),
+      ]);
+      const all = profileListings();
+      // Unknown ids are refused with the closest names before anything is printed.
+      const data =
+        ids.length > 0
+          ? ids.map(
+              (id) =>
+                all.find((p) => p.id === id) ??
+                (() => {
+                  throw unknownName(
+                    "benchmark profile",
+                    id,
+                    BUILTIN_PROFILES,
+                    "provael list-profiles",
+                    "config/invalid",
+                  );
+                })(),
+            )
+          : all;
+      const pose = (p: (typeof data)[number]) =>
+        p.pose
+          ? `${p.pose.field ?? p.pose.key}[${p.pose.slice.join(":")}] ${p.pose.frame}`
+          : "none";
+      const judges = (p: (typeof data)[number]) =>
+        p.judged.map((j) => j.predicate).join(",") || "nothing";
+      print(flags.json, data, () => {
+        if (ids.length > 0)
+          return data
+            .map((p) =>
+              [
+                `${p.id}: ${p.benchmark}${p.extends ? ` (extends ${p.extends})` : ""}`,
+                `  ${p.description}`,
+                `  pose:     ${pose(p)}`,
+                `  cameras:  ${p.cameras.join(", ") || "—"}`,
+                `  task:     ${p.taskFields.join(", ") || "—"}`,
+                ...(p.accepts.length > 0 ? [`  accepts:  ${p.accepts.join(", ")}`] : []),
+                ...p.judged.map((j) => `  judges ${j.predicate}`),
+                ...p.notApplicable.map((n) => `  N/A ${n.predicate}: ${n.reason}`),
+              ].join("\n"),
+            )
+            .join("\n\n");
+        const short = (b: string) => b.slice(b.lastIndexOf(":") + 1);
+        if (flags.wide)
+          return textTable(
+            ["profile", "benchmark", "pose", "judges", "N/A"],
+            data.map((p) => [
+              p.id,
+              short(p.benchmark),
+              pose(p),
+              judges(p),
+              p.notApplicable.map((n) => n.predicate).join(",") || "—",
+            ]),
+          );
+        // What is not judged is the rest of the three checks: the detail view says why.
+        const table = textTable(
+          ["profile", "benchmark", "judges", "pose"],
+          data.map((p) => [p.id, short(p.benchmark), judges(p), pose(p)]),
+        );
+        return `${fitWidth(table, columns())}\n\nin full: provael list-profiles ID; every column: --wide`;
+      });
     });
 }
 

@@ -249,6 +249,23 @@ describe("listing and reporting", () => {
     expect(profiles.find((p) => p.id === "rlbench")?.notApplicable[0]?.predicate).toBe("keep_out");
   });
 
+  it("list-profiles fits $COLUMNS (it printed ~175 columns); --wide and a profile's id give the rest", () => {
+    const narrow = runCli(["list-profiles"], { env: { COLUMNS: "80" } });
+    expect(narrow.code).toBe(0);
+    const lines = narrow.stdout.trimEnd().split("\n");
+    expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(80);
+    expect(narrow.stdout).toMatch(/^calvin +CALVINBenchmark +keep_out/m);
+    const wide = runCli(["list-profiles", "--wide"], { env: { COLUMNS: "80" } });
+    expect(Math.max(...wide.stdout.split("\n").map((l) => l.length))).toBeGreaterThan(80);
+    expect(wide.stdout).toMatch(/N\/A/);
+    const one = runCli(["list-profiles", "calvin"]);
+    expect(one.stdout).toMatch(/^calvin: .*CALVINBenchmark/);
+    expect(one.stdout).toMatch(/N\/A physical_hazard: /);
+    const typo = runCli(["list-profiles", "calvn"]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/unknown benchmark profile 'calvn' \(did you mean 'calvin'\?\)/);
+  });
+
   it("re-renders a finished run as markdown or JSON", () => {
     const dir = tempDir();
     expect(runCli([...QUICK, "--seeds", "2", "--out", join(dir, "run")]).code).toBe(0);
