@@ -18,7 +18,6 @@ import {
   mcnemarExact,
   mcnemarExactGreater,
   type Rate,
-  rate,
 } from "../stats/index.js";
 import type { ReportArm, ReportArms } from "./arms.js";
 import {
@@ -28,12 +27,10 @@ import {
   unmeasuredAdaptive,
 } from "./mitigation.js";
 
-export { PROTOCOL, REPORT_SCHEMA };
-export const CONFIDENCE = 0.95;
-export const ALPHA = 0.05;
+import { ALPHA, CONFIDENCE, MIN_SEEDS, makeRate } from "./rate.js";
+
+export { ALPHA, CONFIDENCE, MIN_SEEDS, makeRate, PROTOCOL, REPORT_SCHEMA };
 export const BOOTSTRAP_RESAMPLES = 2000;
-/** Fewer seeds than this make a run preliminary (protocol v2). */
-export const MIN_SEEDS = 5;
 /**
  * Fewer clusters than this and a cluster bootstrap is not computed: with 2-4 tasks there are only
  * a handful of distinct resamples, and the interval can come out narrower than Wilson's.
@@ -109,11 +106,6 @@ export const multiplicityOf = (plan: PlanSpec): Multiplicity =>
 
 function adjust(ps: number[], how: Multiplicity): number[] {
   return how === "bh" ? benjaminiHochberg(ps) : holm(ps);
-}
-
-/** A RATE: counts, the point estimate (null when n = 0) and its Wilson interval. */
-export function makeRate(successes: number, n: number, withAnytime = false): Rate {
-  return rate(successes, n, { confidence: CONFIDENCE, anytime: withAnytime, alpha: ALPHA });
 }
 
 function unsafeRate(eps: ReportEpisode[], withAnytime = false): Rate {

@@ -7,9 +7,11 @@
 import { canonicalJson } from "../core/canonical-json.js";
 import { ProvaelError } from "../core/errors.js";
 import { REGRESSION_SCHEMA } from "../core/protocol.js";
-import { fisherExactGreater, holm } from "../stats/index.js";
-import { makeRate, type Rate, type Report } from "./build.js";
+import { fisherExactGreater } from "../stats/fisher.js";
+import { holm } from "../stats/holm.js";
+import type { Rate, Report } from "./build.js";
 import { formatP, formatRate, pct, pIs } from "./format.js";
+import { makeRate } from "./rate.js";
 
 export interface RegressionSlice {
   slice: string;

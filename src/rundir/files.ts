@@ -18,26 +18,9 @@ import {
 } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { ProvaelError } from "../core/errors.js";
+import { CELL_ID, RUN_FILES } from "./names.js";
 
-export const RUN_FILES = {
-  journal: "journal.jsonl",
-  report: "report.json",
-  markdown: "report.md",
-  html: "report.html",
-  trajectories: "trajectories.jsonl",
-  manifest: "execution-manifest.json",
-  frames: "frames",
-  /** The clip report.html embeds, and what it shows (src/report/showcase-clip.ts). */
-  clips: "clips",
-  showcaseClip: "clips/showcase.webm",
-  showcaseClipInfo: "clips/showcase.json",
-  /** A bridged run's refusals: one JSON line per ERROR the bridge answered (src/bridge/refusal.ts). */
-  refusals: "refusals.jsonl",
-  /** What the regression gate (`provael report --baseline`) writes beside the report. */
-  regression: "regression.json",
-  regressionMarkdown: "regression.md",
-  regressionSarif: "regression.sarif",
-} as const;
+export { CELL_ID, RUN_FILES };
 
 /** Files a run writes itself; no output flag may write over one of them in a run directory. */
 const OWN_FILES = new Set<string>([
@@ -49,9 +32,6 @@ const OWN_FILES = new Set<string>([
   RUN_FILES.manifest,
   RUN_FILES.refusals,
 ]);
-
-/** A cell id as `cellId` makes it: `c` and 20 hex digits. Anything else never names a path. */
-export const CELL_ID = /^c[0-9a-f]{20}$/;
 
 const TEMP = /\.tmp-\d+$/;
 

@@ -1,7 +1,8 @@
 /**
  * The viewer's answers, built from `readRun`: the runs list, one run (its report without the
  * episodes, and one compact row per episode), one episode beside its benign twin, and the
- * comparison of two runs under the regression gate. The server and the bundle both use these.
+ * comparison of two runs under the regression gate. The server and the bundle both use these;
+ * they are assembled by ./answers.ts, which the page reading dropped files uses as well.
  */
 import { statSync } from "node:fs";
 import { join } from "node:path";
@@ -9,25 +10,30 @@ import { ProvaelError } from "../core/errors.js";
 import { reportArms } from "../report/arms.js";
 import { buildReport, type Report } from "../report/build.js";
 import { caveats } from "../report/caveats.js";
-import { compareReports } from "../report/regression.js";
 import { readShowcaseClip } from "../report/showcase-clip.js";
 import { CELL_ID, RUN_FILES } from "../rundir/files.js";
 import { type FinishedRun, type RunningRun, type RunRead, readSteps } from "../rundir/read.js";
-import type { JournalRecord, ReportFile } from "../rundir/schema/index.js";
+import type { ReportFile } from "../rundir/schema/index.js";
 import type { PlanSpec } from "../runner/plan.js";
-import { suites } from "../suites/index.js";
+import {
+  compareAnswer,
+  episodeAnswer,
+  findPair,
+  runAnswer,
+  summarize as summarizeRead,
+} from "./answers.js";
 import type { Catalog, CatalogEntry } from "./catalog.js";
+import { zonesFor } from "./facts.js";
 import type {
   ComparePayload,
   EpisodePayload,
   EpisodeRecordPayload,
-  EpisodeRow,
-  Rate,
   RunPayload,
   RunSummary,
-  ZonePayload,
 } from "./payloads.js";
 import { replayPlan } from "./replay.js";
+
+export { findPair };
 
 const NO_DIGEST = `sha256:${"0".repeat(64)}`;
 
@@ -60,93 +66,23 @@ function partialReport(read: RunningRun): ReportFile {
 }
 
 export function summarize(entry: CatalogEntry, read: RunRead): RunSummary {
-  const base: RunSummary = {
-    id: entry.id,
-    label: entry.label,
-    state: read.state,
-    policy: read.header?.plan.policy ?? null,
-    suite: read.header?.plan.suite ?? null,
-    protocol: null,
-    tool_version: read.header?.tool_version ?? null,
-    arms: read.header?.plan.arms ?? [],
-    tasks: read.header?.plan.tasks ?? [],
-    episodes: 0,
-    planned: null,
-    partial: false,
-    headline: null,
-    finished_at: null,
-    digest: null,
-    plan_digest: read.header?.plan_digest ?? null,
-    problem: null,
-  };
-  if (read.state === "broken") return { ...base, problem: read.problem.message };
-  const got = reportOf(read);
-  if (!got) return base;
-  const { report, partial } = got;
-  const s = report.summary;
-  return {
-    ...base,
-    policy: report.run.policy,
-    suite: report.run.suite,
-    protocol: report.protocol,
-    tool_version: report.tool_version,
-    arms: report.run.arms,
-    tasks: report.run.tasks,
-    episodes: report.episodes.length,
-    planned: read.state === "in-progress" ? read.planned : report.episodes.length,
-    partial,
-    headline: {
-      treatment_unsafe: s.treatment_unsafe,
-      baseline_unsafe: s.baseline_unsafe,
-      control_unsafe: s.control_unsafe,
-      clean_task_success: s.clean_task_success,
-    },
-    finished_at: read.state === "finished" ? (read.manifest?.finished_at ?? null) : null,
-    digest: read.state === "finished" ? read.digest : null,
-    plan_digest:
-      read.state === "finished"
-        ? (read.manifest?.plan_digest ?? base.plan_digest)
-        : base.plan_digest,
-  };
+  return summarizeRead(entry, read, reportOf(read));
 }
 
 export function runsPayload(catalog: Catalog): RunSummary[] {
   return catalog.refresh().map((e) => summarize(e, catalog.read(e.id)));
 }
 
-function row(e: EpisodeRecordPayload): EpisodeRow {
-  return {
-    cell: e.cell,
-    task: e.task,
-    arm: e.arm,
-    seed: e.seed,
-    repeat: e.repeat,
-    scene: e.scene,
-    unsafe: e.unsafe,
-    task_success: e.task_success,
-    error: e.error?.code ?? null,
-    delivered: "delivered" in e ? (e.delivered ?? null) : null,
-    judged_steps: e.judged_steps,
-    first_unsafe_step: e.first_unsafe_step,
-    instruction: e.instruction.received ?? e.instruction.original,
-    not_applicable: e.termination === "not_applicable",
-  };
-}
-
 export function runPayload(catalog: Catalog, id: string): RunPayload {
   const entry = catalog.entry(id);
   const read = catalog.read(id);
-  const summary = summarize(entry, read);
   const got = reportOf(read);
-  if (!got) return { summary, report: null, episodes: [], saved_frames: [], caveats: [] };
-  const { episodes, ...head } = got.report;
-  return {
-    summary,
-    report: head,
-    episodes: episodes.map(row),
-    saved_frames: read.state === "finished" ? Object.keys(read.frames) : [],
-    caveats: caveats(got.report, { dir: entry.dir }).map((c) => c.text),
-  };
+  return runAnswer(
+    summarizeRead(entry, read, got),
+    got,
+    read.state === "finished" ? Object.keys(read.frames) : [],
+    () => (got ? caveats(got.report, { dir: entry.dir }).map((c) => c.text) : []),
+  );
 }
 
 /** A run that can be read (finished or in progress), or a usage error naming its problem. */
@@ -216,50 +152,6 @@ export function resolveCell(report: ReportFile, given: string): string {
   );
 }
 
-/** The twin plays the same task, seed, repeat and defenses. */
-const pairKey = (e: {
-  task: string;
-  seed: number;
-  repeat: number;
-  defenses?: string[] | undefined;
-}) => `${e.task}\u0000${e.seed}\u0000${e.repeat}\u0000${(e.defenses ?? []).join(",")}`;
-
-/** The episode of a cell and its benign twin (same task, seed and repeat in the baseline arm). */
-export function findPair(
-  report: ReportFile,
-  cell: string,
-): { episode: EpisodeRecordPayload; twin: EpisodeRecordPayload | null } {
-  const episode = report.episodes.find((e) => e.cell === cell);
-  if (!episode) {
-    throw new ProvaelError("run/not-found", `the run has no episode ${cell}`, {
-      hint: "open the run page and pick an episode from its table",
-    });
-  }
-  const base = report.tests.baseline_arm;
-  const twin =
-    base === null || episode.arm === base
-      ? null
-      : (report.episodes.find((e) => e.arm === base && pairKey(e) === pairKey(episode)) ?? null);
-  return { episode, twin };
-}
-
-function zonesFor(suiteId: string, task: string): ZonePayload[] {
-  try {
-    const spec = suites
-      .get(suiteId)
-      .tasks()
-      .find((t) => t.id === task);
-    return (spec?.hazard.zones ?? []).map((z) => ({
-      id: z.id,
-      label: z.label,
-      min: z.min,
-      max: z.max,
-    }));
-  } catch {
-    return [];
-  }
-}
-
 export function episodePayload(
   catalog: Catalog,
   id: string,
@@ -279,29 +171,16 @@ export function episodePayload(
     known && cells.every((c) => known.has(c))
       ? known
       : readSteps(read.dir, cells, read.state === "finished" ? "trajectories" : "journal");
-  const arm = report.arms[episode.arm];
   const replay = replayPlan(read);
-  return {
+  return episodeAnswer({
     run: summarize(entry, read),
-    episode,
-    twin,
-    arm: {
-      name: episode.arm,
-      family: arm?.family ?? null,
-      role: arm?.role ?? null,
-      eai: arm?.eai ?? null,
-      access: arm?.access ?? null,
-      matches: arm?.matches ?? null,
-      params: report.run.attack_params?.[episode.arm] ?? null,
-    },
-    steps: {
-      episode: steps.get(episode.cell) ?? [],
-      twin: twin ? (steps.get(twin.cell) ?? []) : [],
-    },
+    report,
+    pair: { episode, twin },
+    steps,
     zones: zonesFor(report.run.suite, episode.task),
     replay: { possible: replay.plan !== null, reason: replay.reason },
-    showcase_clip: read.state === "finished" ? showcaseClipOf(read, cells) : null,
-  };
+    showcaseClip: read.state === "finished" ? showcaseClipOf(read, cells) : null,
+  });
 }
 
 /** The run's showcase clip when it shows one of `cells` (and its bytes are the ones named). */
@@ -328,53 +207,12 @@ const clipChecks = new Map<string, EpisodePayload["showcase_clip"]>();
 
 /** Two runs side by side: per-arm deltas, the gate (b against a) and the pairs that changed. */
 export function comparePayload(catalog: Catalog, a: string, b: string): ComparePayload {
-  const ra = readable(catalog, a);
-  const rb = readable(catalog, b);
-  const A = reportOf(ra)?.report as ReportFile;
-  const B = reportOf(rb)?.report as ReportFile;
-  let gate: ComparePayload["gate"] = null;
-  let gateError: string | null = null;
-  try {
-    gate = compareReports(B, A, {
-      allowIncomparable: true,
-    });
-  } catch (e) {
-    gateError = (e as Error).message;
-  }
-  const armNames = [...new Set([...A.run.arms, ...B.run.arms])];
-  const arms = armNames.map((arm) => {
-    const x: Rate | null = A.arms[arm]?.unsafe ?? null;
-    const y: Rate | null = B.arms[arm]?.unsafe ?? null;
+  const side = (id: string) => {
+    const read = readable(catalog, id);
     return {
-      arm,
-      role: (B.arms[arm] ?? A.arms[arm])?.role ?? "treatment",
-      a: x,
-      b: y,
-      delta: x?.rate != null && y?.rate != null ? y.rate - x.rate : null,
+      summary: summarize(catalog.entry(id), read),
+      report: reportOf(read)?.report as ReportFile,
     };
-  });
-  const inA = new Map<string, JournalRecord>(A.episodes.map((e) => [e.cell, e]));
-  const changed = B.episodes.flatMap((e) => {
-    const o = inA.get(e.cell);
-    if (!o || o.unsafe === e.unsafe) return [];
-    return [
-      {
-        cell: e.cell,
-        task: e.task,
-        arm: e.arm,
-        seed: e.seed,
-        repeat: e.repeat,
-        a: o.unsafe,
-        b: e.unsafe,
-      },
-    ];
-  });
-  return {
-    a: summarize(catalog.entry(a), ra),
-    b: summarize(catalog.entry(b), rb),
-    gate,
-    gate_error: gateError,
-    arms,
-    changed,
   };
+  return compareAnswer(side(a), side(b));
 }

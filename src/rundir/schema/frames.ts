@@ -7,14 +7,9 @@
 import { z } from "zod";
 
 import { FRAME_SCENE_SCHEMA, FRAMES_FORMAT } from "../../core/protocol.js";
+import { FRAME_FILE, frameName } from "../names.js";
 
-export { FRAME_SCENE_SCHEMA, FRAMES_FORMAT };
-
-/** `<camera>-<step>.png`, the step zero-padded to four digits. */
-export const FRAME_FILE = /^([A-Za-z0-9_]+)-(\d{4,})\.png$/;
-
-export const frameName = (camera: string, step: number) =>
-  `${camera}-${String(step).padStart(4, "0")}.png`;
+export { FRAME_FILE, FRAME_SCENE_SCHEMA, FRAMES_FORMAT, frameName };
 
 const judgement = z.object({ unsafe: z.boolean(), judged: z.boolean() }).strict();
 

@@ -3,6 +3,7 @@
  * One side of an episode page (the episode, or its benign twin): its summary box and its
  * players, one image per camera, filled once its frames arrive (a replay can take seconds).
  */
+import { frameName } from "../../rundir/names.js";
 import type { EpisodePayload, EpisodeRecordPayload, FramesPayload } from "../payloads.js";
 import { type Child, h } from "./dom.js";
 import type { Source } from "./source.js";
@@ -90,7 +91,7 @@ export function showFrames(source: Source, id: string, sd: Side, step: number): 
   sd.imgs.forEach((img, k) => {
     const camera = idx.cameras[k] as string;
     if (at === null) return;
-    const src = source.frameUrl(id, sd.record.cell, `${camera}-${String(at).padStart(4, "0")}.png`);
+    const src = source.frameUrl(id, sd.record.cell, frameName(camera, at));
     if (img.getAttribute("src") !== src) img.setAttribute("src", src);
     img.dataset.step = String(at);
     img.classList.toggle(
