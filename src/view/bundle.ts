@@ -26,6 +26,7 @@ import {
 } from "./api.js";
 import { Catalog } from "./catalog.js";
 import { type FrameSource, frameFile, framesPayload } from "./frames.js";
+import { writeOpenPage } from "./open-page.js";
 import { appPage } from "./page.js";
 
 export interface BundleOptions {
@@ -82,6 +83,8 @@ export async function writeBundle(options: BundleOptions): Promise<BundleResult>
   const maxEpisodes = options.maxEpisodes ?? 200;
   const maxFrames = options.maxFrames ?? 24;
   writeFileAtomic(join(out, "index.html"), appPage({ mode: "bundle", version: TOOL_VERSION }));
+  // The page that opens run directories in the browser rides along (open.html, open.js).
+  writeOpenPage(out);
   const runs = runsPayload(catalog);
   writeData(out, "runs", runs);
   const readableRuns = runs.filter((r) => r.state !== "broken");

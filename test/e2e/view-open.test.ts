@@ -1,0 +1,212 @@
+/**
+ * The page that opens run directories in the browser (open.html), served as static files from
+ * 127.0.0.1 and driven in headless Chromium: a CLI run directory picked with its directory
+ * input shows its arms table and an episode beside its benign twin, a second run is compared with
+ * the first, and a `provael view --bundle` zip opens too. Every request the page makes is
+ * recorded: none leaves 127.0.0.1, and the server is asked for the page's own files only.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeOpenPage } from "../../src/view/open-page.js";
+import { runCli } from "../support/cli.js";
+import { tempDir } from "../support/tmp.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const hasChromium = existsSync(CHROMIUM);
+const hasZip = spawnSync("zip", ["-v"]).status === 0;
+/** Set to a folder (docs/images) to keep a screenshot of each page. */
+const SHOTS = process.env.PROVAEL_SCREENSHOTS;
+
+interface Ep {
+  cell: string;
+  arm: string;
+  task: string;
+  seed: number;
+  unsafe: boolean | null;
+}
+
+const root = tempDir("provael-view-open-");
+const A = join(root, "runs", "a");
+const B = join(root, "runs", "b");
+const site = join(root, "site");
+
+const report = (dir: string) =>
+  JSON.parse(readFileSync(join(dir, "report.json"), "utf8")) as {
+    run: { arms: string[] };
+    episodes: Ep[];
+  };
+
+function play(out: string, extra: string[] = []) {
+  const r = runCli([
+    "attack",
+    "--policy",
+    "stub",
+    "--suite",
+    "stub",
+    "--attacks",
+    "none,control,instruction",
+    "--seeds",
+    "3",
+    "--no-html",
+    "--out",
+    out,
+    ...extra,
+  ]);
+  if (r.code !== 0) throw new Error(r.stderr);
+}
+
+/** A static file server for `site/` that records every request it gets. */
+function staticServer(dir: string, seen: string[]): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    const name = (req.url ?? "/").split("?")[0]?.replace(/^\/+/, "") || "open.html";
+    const path = join(dir, name);
+    if (req.method !== "GET" || !/^[\w.-]+$/.test(name) || !existsSync(path)) {
+      res.writeHead(404).end();
+      return;
+    }
+    const type = name.endsWith(".html") ? "text/html" : "text/javascript";
+    res.writeHead(200, { "Content-Type": `${type}; charset=utf-8` }).end(readFileSync(path));
+  });
+  return new Promise((ok) =>
+    server.listen(0, "127.0.0.1", () =>
+      ok({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` }),
+    ),
+  );
+}
+
+describe.skipIf(!hasChromium)(
+  `open.html in Chromium${hasChromium ? "" : ` (skipped: no browser at ${CHROMIUM}; apt-get install chromium)`}`,
+  () => {
+    type Browser = import("playwright-core").Browser;
+    type Page = import("playwright-core").Page;
+    let browser: Browser;
+    let served: { server: Server; url: string };
+    const seen: string[] = [];
+
+    beforeAll(async () => {
+      play(A);
+      play(B, ["--policy-option", "susceptibility=3"]);
+      mkdirSync(site, { recursive: true });
+      expect(writeOpenPage(site)).toEqual(["open.html", "open.js"]);
+      served = await staticServer(site, seen);
+      const { chromium } = await import("playwright-core");
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ["--no-sandbox", "--headless", "--disable-gpu", "--no-first-run"],
+      });
+    }, 120_000);
+
+    afterAll(async () => {
+      await browser?.close();
+      await new Promise((ok) => served?.server.close(ok));
+    });
+
+    async function open(): Promise<{ page: Page; requests: string[]; problems: string[] }> {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      const requests: string[] = [];
+      const problems: string[] = [];
+      page.on("request", (r) => requests.push(`${r.method()} ${r.url()}`));
+      page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+      page.on("console", (m) => {
+        if (m.type() === "error") problems.push(`console: ${m.text()}`);
+      });
+      await page.goto(`${served.url}open.html`);
+      return { page, requests, problems };
+    }
+
+    /** Every request stays on this machine: the page's own two files, or the dropped files. */
+    function local(requests: string[]) {
+      for (const r of requests) {
+        const [method, url] = r.split(" ") as [string, string];
+        expect(method, r).toBe("GET");
+        const own = url === `${served.url}open.html` || url === `${served.url}open.js`;
+        expect(own || url.startsWith("blob:http://127.0.0.1:") || url.startsWith("data:"), r).toBe(
+          true,
+        );
+      }
+      expect(seen).toContain("GET /open.js");
+      // The server was asked for nothing else (no upload, no query carrying run data).
+      expect(
+        seen.every((s) => s === "GET /open.html" || s === "GET /open.js"),
+        seen.join("\n"),
+      ).toBe(true);
+    }
+
+    it("opens a dropped run directory: its arms table, then an episode beside its benign twin", async () => {
+      const { page, requests, problems } = await open();
+      await page.locator("#open-dir").setInputFiles(A);
+      await page.waitForSelector("#runs tr.run-row");
+      expect(await page.locator("#runs tr.run-row").count()).toBe(1);
+      await page.locator("#runs a.run-link").click();
+      await page.waitForSelector("#arms");
+      const rep = report(A);
+      expect(await page.locator("#arms tbody tr").count()).toBe(rep.run.arms.length);
+      expect(await page.locator("#episodes tr.ep-row").count()).toBe(rep.episodes.length);
+      expect(await page.locator("#caveats").textContent()).toContain("Preliminary");
+      if (SHOTS) await page.screenshot({ path: join(SHOTS, "view-open-run.png"), fullPage: true });
+      // An attacked unsafe episode and its twin in the benign arm.
+      const ep = rep.episodes.find((e) => e.arm !== "none" && e.unsafe === true) as Ep;
+      const twin = rep.episodes.find(
+        (e) => e.arm === "none" && e.task === ep.task && e.seed === ep.seed,
+      ) as Ep;
+      await page.locator(`tr[data-cell="${ep.cell}"] a.ep-link`).click();
+      await page.waitForSelector('#app[data-frames-ready="1"]');
+      expect(await page.locator("#side-episode h2").textContent()).toContain(ep.arm);
+      expect(await page.locator("#side-twin h2").textContent()).toContain("none");
+      expect(await page.locator("#side-twin .small.muted").first().textContent()).toContain(
+        twin.cell,
+      );
+      // The recorded steps drive the timeline and actions; frames say why they are not replayed.
+      expect(
+        await page.locator('#timeline [data-track="0-combined"] span').count(),
+      ).toBeGreaterThan(0);
+      expect(await page.locator("#actions tbody tr").count()).toBe(2);
+      expect(await page.locator("#players-0").textContent()).toContain("provael view");
+      if (SHOTS)
+        await page.screenshot({ path: join(SHOTS, "view-open-episode.png"), fullPage: true });
+      // A second run of the plan: the two compared under the regression gate.
+      await page.locator("#open-dir").setInputFiles(B);
+      await page.waitForFunction(() => document.querySelectorAll("#runs tr.run-row").length === 2);
+      await page.locator("input.pick").nth(0).check();
+      await page.locator("input.pick").nth(1).check();
+      await page.locator("#compare-btn").click();
+      await page.waitForSelector("#changed");
+      expect(await page.locator("#gate").textContent()).toContain("Regression gate");
+      expect(problems, problems.join("\n")).toEqual([]);
+      local(requests);
+      await page.close();
+    });
+
+    it.skipIf(!hasZip)("opens a provael view --bundle zip with its frames", async () => {
+      const bundle = join(root, "bundle");
+      const r = runCli(["view", A, "--bundle", bundle, "--cache", join(root, "cache")]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(existsSync(join(bundle, "open.html"))).toBe(true);
+      const zip = join(root, "bundle.zip");
+      expect(spawnSync("zip", ["-qr", zip, "."], { cwd: bundle }).status).toBe(0);
+      const { page, requests, problems } = await open();
+      await page.locator("#open-files").setInputFiles(zip);
+      await page.waitForSelector("#runs tr.run-row");
+      await page.locator("#runs a.run-link").click();
+      await page.waitForSelector("#arms");
+      const ep = report(A).episodes.find((e) => e.arm !== "none" && e.unsafe === true) as Ep;
+      await page.locator(`tr[data-cell="${ep.cell}"] a.ep-link`).click();
+      await page.waitForSelector('#app[data-frames-ready="1"]');
+      await page.waitForFunction(() => {
+        const i = document.querySelector("#players-0 img.frame") as HTMLImageElement | null;
+        return Boolean(i?.complete) && (i?.naturalWidth ?? 0) > 0;
+      });
+      expect(await page.locator("#players-0 img.frame").first().getAttribute("src")).toMatch(
+        /^blob:/,
+      );
+      expect(problems, problems.join("\n")).toEqual([]);
+      local(requests);
+      await page.close();
+    });
+  },
+);
