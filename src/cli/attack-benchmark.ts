@@ -8,6 +8,7 @@ import type { Command } from "commander";
 import { resolveAttacks, withMatchedControls } from "../attacks/index.js";
 import { profileFor, readBenchmarkConfig } from "../bridge/launch/config.js";
 import {
+  type BenchmarkRunOptions,
   type BenchmarkRunResult,
   checkBenchmarkCommand,
   LAUNCH_DIR,
@@ -24,9 +25,11 @@ import { ProvaelError } from "../core/errors.js";
 import { policies } from "../policies/index.js";
 import { armsTable, nextSteps, summaryLines, verdictLines } from "../report/text.js";
 import { loadCalibrations } from "../runner/calibration.js";
+import { probeVariants } from "../runner/conventions.js";
 import type { DefensePlan } from "../runner/plan.js";
 import { EXIT, verdictExitCode } from "./exit.js";
 import { defaultOut, resumeCommand } from "./play.js";
+import { printProbe } from "./probe.js";
 import { progressReporter } from "./progress.js";
 import { type ServedFlags, servedPolicyOptions } from "./serve-policy.js";
 import { stopOnSignal } from "./stop.js";
@@ -62,6 +65,7 @@ export interface BenchmarkFlags extends ServedFlags {
   profile?: string;
   preflight: number;
   minCleanSuccess: number;
+  probeConventions?: boolean;
 }
 
 /** The flags only a launched benchmark reads; `attack` declares them once, here. */
@@ -106,7 +110,7 @@ export function addBenchmarkFlags(cmd: Command): Command {
     )
     .option(
       "--probe-conventions",
-      "play only the benign arm under each candidate convention of a served policy's layout (as given, images rotated 180°, gripper sign flipped, both) and print clean success per convention with the layout that selects the best",
+      "play only the benign arm under each candidate convention of a served policy's layout (as given, images rotated 180°, gripper sign flipped, both) and print clean success per convention with the layout that selects the best; --suite vla-eval launches the benchmark once per convention, playing its config's episodes",
     );
 }
 
@@ -136,7 +140,6 @@ const SUITE_ONLY = [
   "allowCalibrationOverlap",
   "allowTrainingScenes",
   "requireCalibrated",
-  "probeConventions",
 ] as const;
 
 const BENCHMARK_ONLY = [
@@ -205,6 +208,60 @@ function processLine(e: ProcessEvent): string {
   ].join("\n");
 }
 
+/**
+ * `--probe-conventions` with `--suite vla-eval`: the benchmark launched for the benign arm once
+ * per candidate convention of the served policy's key layout (src/runner/conventions.ts), each
+ * into `<out>/probe/<variant>`, then clean success per convention, best first. The benchmark
+ * plays its config's episodes each time: point --benchmark at a small config.
+ */
+async function probeBenchmark(
+  flags: BenchmarkFlags,
+  out: string,
+  extra: Record<string, unknown>,
+  launch: (o: {
+    arms: string[];
+    dir: string;
+    layout?: string;
+    probe?: boolean;
+    resume: boolean;
+    preflight: BenchmarkRunOptions["preflight"];
+    finish: BenchmarkRunOptions["finish"];
+  }) => Promise<BenchmarkRunResult>,
+): Promise<void> {
+  if (flags.resume)
+    throw new ProvaelError("config/invalid", "--probe-conventions does not resume", {
+      hint: "probe into a new --out; each convention's run is written under <out>/probe/",
+    });
+  const failed: string[] = [];
+  const r = await probeVariants(flags.policy, extra, out, async (v, layout, dir) => {
+    const got = await launch({
+      arms: ["none"],
+      dir,
+      layout,
+      probe: true,
+      resume: false,
+      preflight: { episodes: 0, minCleanSuccess: 0 },
+      finish: { html: false },
+    });
+    if (got.interrupted)
+      throw new ProvaelError("run/incomplete", `the probe of '${v.label}' was stopped`, {
+        hint: `its episodes so far are in ${dir}`,
+      });
+    if (got.processes.some((p) => p.code !== 0)) failed.push(v.label);
+    return {
+      cleanSuccess: got.report.summary.clean_task_success,
+      errors: got.report.arms.none?.errors ?? 0,
+    };
+  });
+  printProbe(r, out, Boolean(flags.json));
+  if (failed.length > 0) {
+    process.stderr.write(
+      `provael: a benchmark process did not finish under ${failed.join(", ")}; its logs are under ${join(out, "probe")}\n`,
+    );
+    process.exitCode = EXIT.incomplete;
+  }
+}
+
 export async function runBenchmarkSuite(
   flags: BenchmarkFlags,
   command: Command,
@@ -240,41 +297,48 @@ export async function runBenchmarkSuite(
     abandoned: () => `interrupted; continue with: ${resumeCommand(out)}\n`,
   });
   const calibrations = flags.calib ? loadCalibrations(flags.calib) : undefined;
-  let result: BenchmarkRunResult;
-  try {
-    result = await runBenchmarkAttack({
+  /** One launch of the benchmark per arm address into `dir`, under a key layout if given. */
+  const launch = (o: {
+    arms: string[];
+    dir: string;
+    layout?: string;
+    probe?: boolean;
+    resume: boolean;
+    preflight: BenchmarkRunOptions["preflight"];
+    finish: BenchmarkRunOptions["finish"];
+  }): Promise<BenchmarkRunResult> => {
+    const withLayout = (x: Record<string, unknown>) => (o.layout ? { ...x, layout: o.layout } : x);
+    const ex = withLayout(extra);
+    const planEx = withLayout(planExtra);
+    return runBenchmarkAttack({
       bridge: {
         policy: flags.policy,
         policyOptions: {
           ...(flags.policyPath ? { path: flags.policyPath } : {}),
           ...(policyUrl ? { url: policyUrl } : {}),
-          ...(Object.keys(extra).length > 0 ? { extra } : {}),
+          ...(Object.keys(ex).length > 0 ? { extra: ex } : {}),
         },
         ...((flags.policyUrl?.length ?? 0) > 1 ? { policyUrls: flags.policyUrl } : {}),
         planPolicyOptions: {
           ...(flags.policyPath ? { path: flags.policyPath } : {}),
-          ...(Object.keys(planExtra).length > 0 ? { extra: planExtra } : {}),
+          ...(Object.keys(planEx).length > 0 ? { extra: planEx } : {}),
         },
-        arms,
-        attackParams: t.checkAttackParams(flags.attackParam ?? {}, arms),
-        ...(t.defenses ? { defenses: t.defenses } : {}),
+        arms: o.arms,
+        attackParams: t.checkAttackParams(flags.attackParam ?? {}, o.arms),
+        // The probe asks how the policy does the benign task, undefended (as on a built-in suite).
+        ...(t.defenses && !o.probe ? { defenses: t.defenses } : {}),
         profile,
         ...(calibrations ? { calibrations } : {}),
       },
-      out,
-      resume: Boolean(flags.resume),
+      out: o.dir,
+      resume: o.resume,
       repeats: flags.repeats,
       command: flags.benchmarkCommand,
       ...(flags.benchmark ? { config: flags.benchmark } : {}),
       concurrency: flags.benchmarkConcurrency,
       shards: flags.benchmarkShards,
-      preflight: { episodes: flags.preflight, minCleanSuccess: flags.minCleanSuccess },
-      finish: {
-        html: flags.html !== false,
-        protocol: t.protocol,
-        ...(flags.sarifOut === undefined ? {} : { sarifOut: flags.sarifOut }),
-        recipe: t.recipe,
-      },
+      preflight: o.preflight,
+      finish: o.finish,
       commandLine: process.argv.slice(1),
       signal: stop.signal,
       onEpisode: (r, p) => {
@@ -292,6 +356,30 @@ export async function runBenchmarkSuite(
         if (e.kind === "exit" && e.exit.code !== 0 && !e.exit.stopped)
           process.stderr.write(`provael: ${processLine(e)}\n`);
         else if (e.kind === "preflight" || tty) process.stderr.write(`${processLine(e)}\n`);
+      },
+    });
+  };
+  if (flags.probeConventions) {
+    try {
+      await probeBenchmark(flags, out, extra, launch);
+    } finally {
+      bar.stop();
+      stop.release();
+    }
+    return;
+  }
+  let result: BenchmarkRunResult;
+  try {
+    result = await launch({
+      arms,
+      dir: out,
+      resume: Boolean(flags.resume),
+      preflight: { episodes: flags.preflight, minCleanSuccess: flags.minCleanSuccess },
+      finish: {
+        html: flags.html !== false,
+        protocol: t.protocol,
+        ...(flags.sarifOut === undefined ? {} : { sarifOut: flags.sarifOut }),
+        recipe: t.recipe,
       },
     });
   } finally {
@@ -353,7 +441,7 @@ export async function runBenchmarkSuite(
   if (result.verdict) process.exitCode = verdictExitCode(result.verdict);
   if (stoppedEarly) {
     process.stderr.write(
-      `provael: pre-flight: clean success ${result.preflight?.successes}/${result.preflight?.episodes} is below --min-clean-success ${flags.minCleanSuccess}; no attack was played\n  hint: check the policy's conventions (image orientation, gripper sign, state layout, absolute or delta actions; \`provael attack --probe-conventions\` on a built-in suite probes a served policy's layout), or lower --min-clean-success\n`,
+      `provael: pre-flight: clean success ${result.preflight?.successes}/${result.preflight?.episodes} is below --min-clean-success ${flags.minCleanSuccess}; no attack was played\n  hint: check the policy's conventions (image orientation, gripper sign, state layout, absolute or delta actions; rerun with \`--probe-conventions\` (and a small --benchmark config) to probe a served policy's layout), or lower --min-clean-success\n`,
     );
     process.exitCode = EXIT.incomplete;
   } else if (result.interrupted || failed.length > 0 || result.missing.length > 0) {

@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import type { Command } from "commander";
 import { formatRate, textTable } from "../report/format.js";
-import { probeConventions } from "../runner/conventions.js";
+import { type ProbeResult, probeConventions } from "../runner/conventions.js";
 import type { PlanSpec } from "../runner/plan.js";
 import type { RunOptions } from "../runner/run.js";
 
@@ -32,7 +32,11 @@ export async function probeAndPrint(
   json: boolean,
 ): Promise<void> {
   const { out, ...base } = options;
-  const r = await probeConventions(base, out);
+  printProbe(await probeConventions(base, out), out, json);
+}
+
+/** The probe's table, best first, with the change that selects the best (or its JSON). */
+export function printProbe(r: ProbeResult, out: string, json: boolean): void {
   if (json) {
     process.stdout.write(
       `${JSON.stringify({ out, base: r.base, best: r.best.variant.id, variants: r.rows.map((x) => ({ id: x.variant.id, layout: x.layout, clean_success: x.cleanSuccess, errors: x.errors })) }, null, 2)}\n`,

@@ -108,16 +108,24 @@ export function probedLayout(policy: string, extra: Record<string, unknown>): st
   return preset;
 }
 
+/** What one variant's benign episodes gave. */
+export interface VariantOutcome {
+  cleanSuccess: Rate;
+  errors: number;
+}
+
 /**
- * Plays the benign arm under every variant (one run directory each under `<out>/probe/`) and
- * writes `<out>/probe/probe.json`.
+ * The probe, whoever plays the episodes: writes each variant's layout file under `<out>/probe/`,
+ * has `play` run the benign arm with it into `<out>/probe/<variant>`, and writes
+ * `<out>/probe/probe.json`, best first.
  */
-export async function probeConventions(
-  base: Omit<RunOptions, "out">,
+export async function probeVariants(
+  policy: string,
+  extra: Record<string, unknown>,
   out: string,
+  play: (v: ConventionVariant, layoutFile: string, dir: string) => Promise<VariantOutcome>,
 ): Promise<ProbeResult> {
-  const extra = (base.plan.policy_options.extra ?? {}) as Record<string, unknown>;
-  const baseName = probedLayout(base.plan.policy, extra);
+  const baseName = probedLayout(policy, extra);
   const layout = resolveLayout(baseName);
   const dir = join(out, "probe");
   mkdirSync(dir, { recursive: true });
@@ -125,32 +133,8 @@ export async function probeConventions(
   for (const v of CONVENTION_VARIANTS) {
     const file = join(dir, `${v.id}.layout.json`);
     writeFileAtomic(file, `${JSON.stringify(variantLayoutFile(layout, v), null, 2)}\n`);
-    const planExtra = { ...extra, layout: file };
-    const { defenses: _defenses, ...plan } = base.plan;
-    const result = await runAttack({
-      ...base,
-      plan: {
-        ...plan,
-        arms: ["none"],
-        attack_params: {},
-        policy_options: { ...base.plan.policy_options, extra: planExtra },
-      },
-      policyOptions: {
-        ...base.policyOptions,
-        extra: { ...(base.policyOptions.extra ?? {}), layout: file },
-      },
-      out: join(dir, v.id),
-      resume: false,
-      finish: { html: false },
-    });
-    if (!result.report)
-      throw new ProvaelError("run/incomplete", `the probe of '${v.label}' stopped`);
-    rows.push({
-      variant: v,
-      layout: file,
-      cleanSuccess: result.report.summary.clean_task_success,
-      errors: result.report.arms.none?.errors ?? 0,
-    });
+    const got = await play(v, file, join(dir, v.id));
+    rows.push({ variant: v, layout: file, cleanSuccess: got.cleanSuccess, errors: got.errors });
   }
   const ranked = [...rows].sort((a, b) => b.cleanSuccess.successes - a.cleanSuccess.successes);
   const result: ProbeResult = { base: baseName, rows: ranked, best: ranked[0] as ProbeRow };
@@ -174,4 +158,41 @@ export async function probeConventions(
     )}\n`,
   );
   return result;
+}
+
+/**
+ * Plays the benign arm under every variant (one run directory each under `<out>/probe/`) and
+ * writes `<out>/probe/probe.json`.
+ */
+export async function probeConventions(
+  base: Omit<RunOptions, "out">,
+  out: string,
+): Promise<ProbeResult> {
+  const extra = (base.plan.policy_options.extra ?? {}) as Record<string, unknown>;
+  return probeVariants(base.plan.policy, extra, out, async (v, file, dir) => {
+    const planExtra = { ...extra, layout: file };
+    const { defenses: _defenses, ...plan } = base.plan;
+    const result = await runAttack({
+      ...base,
+      plan: {
+        ...plan,
+        arms: ["none"],
+        attack_params: {},
+        policy_options: { ...base.plan.policy_options, extra: planExtra },
+      },
+      policyOptions: {
+        ...base.policyOptions,
+        extra: { ...(base.policyOptions.extra ?? {}), layout: file },
+      },
+      out: dir,
+      resume: false,
+      finish: { html: false },
+    });
+    if (!result.report)
+      throw new ProvaelError("run/incomplete", `the probe of '${v.label}' stopped`);
+    return {
+      cleanSuccess: result.report.summary.clean_task_success,
+      errors: result.report.arms.none?.errors ?? 0,
+    };
+  });
 }

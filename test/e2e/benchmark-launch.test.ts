@@ -172,6 +172,42 @@ describe("provael attack --suite vla-eval (the Python peer as the benchmark)", (
     expect(existsSync(join(out, "benchmark", "freeze.log"))).toBe(false);
   }, 300_000);
 
+  it("--probe-conventions launches the benign arm once per convention of the layout", () => {
+    const out = join(tempDir(), "probe");
+    const r = runCli(
+      launch(out, ["--probe-conventions"], PEER_CMD.replace("--tasks 2", "--tasks 1")),
+      { timeoutMs: 240_000 },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const probe = JSON.parse(readFileSync(join(out, "probe", "probe.json"), "utf8")) as {
+      base: string;
+      variants: { id: string; layout: string; clean_success: { n: number } }[];
+      best: string;
+    };
+    expect(probe.base).toBe("vla-eval");
+    expect(probe.variants.map((v) => v.id).sort()).toEqual([
+      "as-given",
+      "gripper-flip",
+      "rotate180",
+      "rotate180-gripper-flip",
+    ]);
+    for (const v of probe.variants) {
+      // Each convention's run: the benign arm alone, played with that convention's layout.
+      const rep = report(join(out, "probe", v.id)) as unknown as {
+        run: { arms: string[]; policy_options: { extra?: { layout?: string } } };
+        episodes: Episode[];
+      };
+      expect(rep.run.arms).toEqual(["none"]);
+      expect(rep.episodes).toHaveLength(2);
+      expect(rep.run.policy_options.extra?.layout).toBe(v.layout);
+      expect(v.clean_success.n).toBe(2);
+    }
+    expect(r.stdout).toContain("convention probe of layout 'vla-eval'");
+    expect(r.stdout).toMatch(/best: .+, or pass --layout .+\.layout\.json/);
+    // Nothing but the probe was played.
+    expect(existsSync(join(out, "report.json"))).toBe(false);
+  }, 300_000);
+
   it("calibrate --from a benign launched run writes a calibration per task; --calib uses it", () => {
     const dir = tempDir();
     const benign = join(dir, "benign");
