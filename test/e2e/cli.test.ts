@@ -229,18 +229,20 @@ describe("bad input", () => {
 
 describe("listing and reporting", () => {
   it("lists attacks, policies and suites as JSON", () => {
+    const listed: Record<string, string> = {};
     for (const cmd of ["list-attacks", "list-policies", "list-suites", "list-profiles"]) {
       const r = runCli([cmd, "--json"]);
       expect(r.code, cmd).toBe(0);
       expect(Array.isArray(JSON.parse(r.stdout)), cmd).toBe(true);
+      listed[cmd] = r.stdout;
     }
-    const attacks = JSON.parse(runCli(["list-attacks", "--json"]).stdout) as {
+    const attacks = JSON.parse(listed["list-attacks"] as string) as {
       id: string;
       matches: string | null;
       role: string;
     }[];
     expect(attacks.find((a) => a.id === "benign_reword")?.matches).toBe("paraphrase");
-    const profiles = JSON.parse(runCli(["list-profiles", "--json"]).stdout) as {
+    const profiles = JSON.parse(listed["list-profiles"] as string) as {
       id: string;
       pose: { frame: string } | null;
       notApplicable: { predicate: string; reason: string }[];
