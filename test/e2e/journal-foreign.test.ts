@@ -10,7 +10,11 @@ import { runCli } from "../support/cli.js";
 import { tempDir } from "../support/tmp.js";
 
 const root = tempDir("provael-journal-foreign-");
-const base = ["attack", "--policy", "stub", "--suite", "stub", "--attacks", "none", "--seeds", "3"];
+// No report.html: the tests read journals and reports only.
+const base = [
+  ...["attack", "--policy", "stub", "--suite", "stub", "--attacks", "none", "--seeds", "3"],
+  "--no-html",
+];
 const journalOf = (dir: string) => readFileSync(join(dir, "journal.jsonl"), "utf8");
 
 /** An unfinished run directory: `dir`'s journal with its last episode replaced by `foreign`. */

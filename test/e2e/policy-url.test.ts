@@ -12,7 +12,10 @@ import { CLI, runCli } from "../support/cli.js";
 import { tempDir } from "../support/tmp.js";
 
 const root = tempDir("provael-policy-url-");
-const PLAN = ["--suite", "stub", "--attacks", "none", "--seeds", "2", "--horizon", "5"];
+const PLAN = [
+  ...["--suite", "stub", "--attacks", "none", "--seeds", "2", "--horizon", "5"],
+  "--no-html",
+];
 let server: ChildProcess;
 let url = "";
 
