@@ -18,6 +18,7 @@ import { tempDir } from "../support/tmp.js";
 const CHROMIUM = "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
 const hasZip = spawnSync("zip", ["-v"]).status === 0;
+const hasFfmpeg = spawnSync("ffmpeg", ["-version"]).status === 0;
 /** Set to a folder (docs/images) to keep a screenshot of each page. */
 const SHOTS = process.env.PROVAEL_SCREENSHOTS;
 
@@ -40,7 +41,7 @@ const report = (dir: string) =>
     episodes: Ep[];
   };
 
-function play(out: string, extra: string[] = []) {
+function play(out: string, extra: string[] = [], html = false) {
   const r = runCli([
     "attack",
     "--policy",
@@ -51,7 +52,7 @@ function play(out: string, extra: string[] = []) {
     "none,control,instruction",
     "--seeds",
     "3",
-    "--no-html",
+    ...(html ? [] : ["--no-html"]),
     "--out",
     out,
     ...extra,
@@ -90,7 +91,8 @@ describe.skipIf(!hasChromium)(
 
     beforeAll(async () => {
       play(A);
-      play(B, ["--policy-option", "susceptibility=3"]);
+      // B writes report.html and with it, where FFmpeg runs, its showcase clip.
+      play(B, ["--policy-option", "susceptibility=3"], true);
       mkdirSync(site, { recursive: true });
       expect(writeOpenPage(site)).toEqual(["open.html", "open.js"]);
       served = await staticServer(site, seen);
@@ -181,6 +183,41 @@ describe.skipIf(!hasChromium)(
       local(requests);
       await page.close();
     });
+
+    it.skipIf(!hasFfmpeg)(
+      "plays a dropped run's showcase clip on its pair's episode page, from the dropped file",
+      async () => {
+        const info = JSON.parse(readFileSync(join(B, "clips", "showcase.json"), "utf8")) as {
+          attacked: string;
+          width: number;
+        };
+        const { page, requests, problems } = await open();
+        await page.locator("#open-dir").setInputFiles(B);
+        await page.waitForSelector("#runs tr.run-row");
+        const id = await page.locator("#runs tr.run-row").first().getAttribute("data-run");
+        await page.evaluate((h) => {
+          location.hash = h;
+        }, `#/run/${id}/episode/${info.attacked}`);
+        await page.waitForSelector("#showcase-clip-box");
+        await page.locator("#showcase-clip-box summary").click();
+        await page.waitForFunction(
+          () =>
+            ((document.querySelector("video#showcase-clip") as HTMLVideoElement | null)
+              ?.readyState ?? 0) >= 1,
+          undefined,
+          { timeout: 15_000 },
+        );
+        expect(
+          await page.evaluate(
+            () => (document.querySelector("video#showcase-clip") as HTMLVideoElement).videoWidth,
+          ),
+        ).toBe(info.width);
+        expect(await page.locator("video#showcase-clip").getAttribute("src")).toMatch(/^blob:/);
+        expect(problems, problems.join("\n")).toEqual([]);
+        local(requests);
+        await page.close();
+      },
+    );
 
     it.skipIf(!hasZip)("opens a provael view --bundle zip with its frames", async () => {
       const bundle = join(root, "bundle");

@@ -5,7 +5,7 @@
  * with each other (rundir/report-consistency.ts, as `readRun` does); its SHA-256 is the run's
  * digest. A journal without a finished report is a run in progress: listed, not rated here.
  */
-import { FRAMES_FORMAT, REPORT_SCHEMA } from "../../../core/protocol.js";
+import { FRAMES_FORMAT, REPORT_SCHEMA, SHOWCASE_CLIP_FORMAT } from "../../../core/protocol.js";
 import { CELL_ID, FRAME_FILE, RUN_FILES } from "../../../rundir/names.js";
 import { consistencyIssues } from "../../../rundir/report-consistency.js";
 import type { FramesIndex } from "../../../rundir/schema/frames.js";
@@ -13,9 +13,10 @@ import type {
   JournalHeaderFile,
   ManifestFile,
   ReportFile,
+  ShowcaseClipFile,
   TrajectoryStepFile,
 } from "../../../rundir/schema/index.js";
-import type { ReadRun } from "../../answers.js";
+import { findPair, type ReadRun } from "../../answers.js";
 import type { LocalFile } from "./drop.js";
 
 export interface LocalRun {
@@ -29,6 +30,8 @@ export interface LocalRun {
   /** Frames the run saved, by cell. */
   frames: Record<string, FramesIndex>;
   steps: Map<string, TrajectoryStepFile[]> | null;
+  /** The run's showcase clip (report.html's), when its info file checks out. */
+  clip: ShowcaseClipFile | null;
 }
 
 const dirOf = (p: string) => (p.includes("/") ? p.slice(0, p.lastIndexOf("/")) : "");
@@ -82,6 +85,7 @@ function broken(label: string, files: Map<string, Blob>, message: string): Local
     files,
     frames: {},
     steps: null,
+    clip: null,
   };
 }
 
@@ -115,6 +119,7 @@ async function readOne(label: string, files: Map<string, Blob>): Promise<LocalRu
       files,
       frames: {},
       steps: null,
+      clip: null,
     };
   }
   const bytes = await reportBlob.arrayBuffer();
@@ -143,7 +148,29 @@ async function readOne(label: string, files: Map<string, Blob>): Promise<LocalRu
     files,
     frames: savedFrames(files),
     steps: null,
+    clip: await showcaseClip(report, files),
   };
+}
+
+/**
+ * The clip report.html embeds, when `clips/showcase.json` reads as one, names an episode of this
+ * report with its benign twin, and gives the SHA-256 of `clips/showcase.webm` as it is.
+ */
+async function showcaseClip(
+  report: ReportFile,
+  files: Map<string, Blob>,
+): Promise<ShowcaseClipFile | null> {
+  const infoBlob = files.get(RUN_FILES.showcaseClipInfo);
+  const video = files.get(RUN_FILES.showcaseClip);
+  if (!infoBlob || !video) return null;
+  try {
+    const info = JSON.parse(await infoBlob.text()) as ShowcaseClipFile;
+    if (info.format !== SHOWCASE_CLIP_FORMAT) return null;
+    if ((findPair(report, info.attacked).twin?.cell ?? null) !== info.twin) return null;
+    return (await sha256(await video.arrayBuffer())) === info.sha256 ? info : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The runs among the files: every folder holding report.json or journal.jsonl. */

@@ -156,7 +156,10 @@ export function filesSource(facts: PageFacts, replayer?: Replayer): FilesSource 
         steps: await stepsOf(run),
         zones: facts.zones[report.run.suite]?.[pair.episode.task] ?? [],
         replay: { possible: false, reason: replayer ? null : NO_REPLAY },
-        showcaseClip: null,
+        showcaseClip:
+          run.clip && [pair.episode.cell, pair.twin?.cell].includes(run.clip.attacked)
+            ? run.clip
+            : null,
       });
     },
     async frames(id, cell): Promise<FramesPayload> {
@@ -201,8 +204,12 @@ export function filesSource(facts: PageFacts, replayer?: Replayer): FilesSource 
     },
     showcaseUrl(id) {
       const o = origins.get(id);
-      if (o?.kind !== "bundle") return null;
-      return url(o.bundle.files.get(`files/${id}/${RUN_FILES.showcaseClip}`)) || null;
+      if (!o) return null;
+      const blob =
+        o.kind === "bundle"
+          ? o.bundle.files.get(`files/${id}/${RUN_FILES.showcaseClip}`)
+          : o.run.files.get(RUN_FILES.showcaseClip);
+      return url(blob) || null;
     },
     videoUrl: () => null,
   };
