@@ -6,6 +6,8 @@ import { CLI, runCli } from "../support/cli.js";
 import { writeTabletopDemos } from "../support/tabletop-demos.js";
 import { tempDir } from "../support/tmp.js";
 
+// No report.html (nor its showcase clip, about half the CPU of a small run): nothing here reads
+// them; durability, evidence, first-hour and view test the default run's pages and clip.
 const QUICK = [
   "attack",
   "--policy",
@@ -16,6 +18,7 @@ const QUICK = [
   "none,control,instruction",
   "--seeds",
   "10",
+  "--no-html",
 ];
 const read = (dir: string, f = "report.json") => readFileSync(join(dir, f), "utf8");
 
@@ -55,6 +58,7 @@ describe("provael attack (built CLI)", () => {
       "none,control,instruction",
       "--seeds",
       "40",
+      "--no-html",
     ];
     const whole = runCli([...big, "--out", join(dir, "whole")]);
     expect(whole.code).toBe(0);
@@ -107,7 +111,14 @@ describe("provael attack (built CLI)", () => {
 describe("provael attack --attack-param", () => {
   it("sets an attack's budget for the run and records it in the plan", () => {
     const dir = tempDir();
-    const args = [...QUICK.slice(0, 5), "--attacks", "none,optimized_instruction", "--seeds", "2"];
+    const args = [
+      ...QUICK.slice(0, 5),
+      "--attacks",
+      "none,optimized_instruction",
+      "--seeds",
+      "2",
+      "--no-html",
+    ];
     const r = runCli([
       ...args,
       "--attack-param",

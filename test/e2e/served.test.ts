@@ -19,6 +19,7 @@ const PLAN = [
   "2",
   "--horizon",
   "8",
+  "--no-html",
 ];
 
 /** The arms table and the summary lines (everything before the "wrote …" line). */
