@@ -5,7 +5,10 @@
  * copied under `files/`, with each run's showcase clip (report.html's) as
  * `files/<run>/clips/showcase.webm`. Episode pages and frames are bundled for a chosen set of episodes (every
  * unsafe attacked episode with its twin first, then the changed pairs of each comparison, then
- * the rest) up to the limits; other episodes say they are not in the bundle.
+ * the rest) up to the limits; other episodes say they are not in the bundle. A bundled
+ * episode carries keyframes, not every step's frame (`keyframes`): a frame per step of two runs
+ * was 112 MB; the page shows the latest keyframe at or before the step, with the timeline and
+ * actions of every step.
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -51,6 +54,55 @@ export interface BundleResult {
   files: number;
   /** Runs whose showcase clip (report.html's) the bundle carries. */
   clips: number;
+}
+
+/** Frames a bundle keeps per episode and camera. */
+export const BUNDLE_KEYFRAMES = 16;
+
+/**
+ * The steps whose frames a bundle keeps, of those replayed (`steps`, ascending): the first and
+ * the last, each moment (the first unsafe step and the step before it, the first success) at the
+ * latest step at or before it, then steps evenly spaced, up to `max` in all.
+ */
+export function keyframes(
+  steps: readonly number[],
+  moments: readonly (number | null | undefined)[],
+  max = BUNDLE_KEYFRAMES,
+): number[] {
+  if (steps.length <= max) return [...steps];
+  const atOrBefore = (m: number) => {
+    let best = steps[0] as number;
+    for (const s of steps) if (s <= m) best = s;
+    return best;
+  };
+  const keep = new Set<number>([steps[0] as number, steps[steps.length - 1] as number]);
+  for (const m of moments) {
+    if (m === null || m === undefined) continue;
+    if (keep.size < max) keep.add(atOrBefore(m));
+    if (m > 0 && keep.size < max) keep.add(atOrBefore(m - 1));
+  }
+  // Then the step nearest the middle of the widest gap, until the limit: evenly spaced around
+  // the moments.
+  while (keep.size < max) {
+    const sorted = [...keep].sort((a, b) => a - b);
+    let split: number | null = null;
+    let widest = 0;
+    for (let i = 0; i + 1 < sorted.length; i++) {
+      const a = sorted[i] as number;
+      const b = sorted[i + 1] as number;
+      if (b - a <= widest) continue;
+      const mid = (a + b) / 2;
+      let best: number | null = null;
+      for (const s of steps)
+        if (s > a && s < b && (best === null || Math.abs(s - mid) < Math.abs(best - mid))) best = s;
+      if (best === null) continue;
+      widest = b - a;
+      split = best;
+    }
+    if (split === null) break;
+    keep.add(split);
+  }
+  return [...keep].sort((a, b) => a - b);
 }
 
 function writeData(out: string, key: string, value: unknown): void {
@@ -160,15 +212,39 @@ export async function writeBundle(options: BundleOptions): Promise<BundleResult>
       writeData(out, `runs/${r.id}/episode/${cell}`, episodePayload(catalog, r.id, cell, steps));
       episodes += 1;
     }
+    // An episode's moments are its twin's keyframes too, so stepping to one shows both sides.
+    const moments = new Map<string, (number | null | undefined)[]>();
+    const addMoments = (cell: string, m: (number | null | undefined)[]) =>
+      moments.set(cell, [...(moments.get(cell) ?? []), ...m]);
+    for (const cell of framedCells) {
+      const { episode, twin } = findPair(report, cell);
+      const own = [episode.first_unsafe_step, episode.first_success_step];
+      addMoments(cell, own);
+      if (twin) {
+        addMoments(twin.cell, own);
+        addMoments(cell, [twin.first_unsafe_step, twin.first_success_step]);
+      }
+    }
     for (const cell of framedCells) {
       const frames = await framesPayload(src, r.id, cell);
-      writeData(out, `runs/${r.id}/frames/${cell}`, frames);
-      if (!frames.index) continue;
+      if (!frames.index) {
+        writeData(out, `runs/${r.id}/frames/${cell}`, frames);
+        continue;
+      }
+      const kept = keyframes(frames.index.steps, moments.get(cell) ?? []);
+      const cut = kept.length < frames.index.steps.length;
+      writeData(out, `runs/${r.id}/frames/${cell}`, {
+        ...frames,
+        index: { ...frames.index, steps: kept },
+        reason: cut
+          ? `keyframes only: ${kept.length} of ${frames.index.steps.length} steps' frames are in this bundle (the first and last, the first unsafe and success steps of the episode and its twin); \`provael view\` shows every step`
+          : frames.reason,
+      });
       framed += 1;
       const dir = join(out, "files", r.id, cell);
       mkdirSync(dir, { recursive: true });
       for (const camera of frames.index.cameras)
-        for (const step of frames.index.steps) {
+        for (const step of kept) {
           const name = `${camera}-${String(step).padStart(4, "0")}.png`;
           copyFileSync(frameFile(src, r.id, cell, name), join(dir, name));
           files += 1;
