@@ -3,7 +3,14 @@
  * it is missing, and the input arguments for raw RGB frames piped on stdin. Dataset videos
  * (offline/lerobot) and episode clips (view) both encode this way.
  */
-import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
+import {
+  type ChildProcess,
+  type SpawnOptions,
+  type SpawnSyncOptions,
+  type SpawnSyncReturns,
+  spawn,
+  spawnSync,
+} from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
 
@@ -59,6 +66,27 @@ function resolveBinary(bin: string): string | null {
   return null;
 }
 
+/** The command and arguments that run `bin` so that the kernel kills it when we die (Linux). */
+function guarded(bin: string, args: readonly string[]): [string, string[]] {
+  const exe = resolveBinary(bin);
+  const guard = process.platform === "linux" && exe !== null ? resolveBinary("setpriv") : null;
+  return guard ? [guard, ["--pdeathsig", "KILL", "--", exe as string, ...args]] : [bin, [...args]];
+}
+
+/**
+ * Runs FFmpeg (or ffprobe) to completion, as `spawnSync`, so that it dies with this process: a
+ * process killed while it waits on a synchronous child leaves that child running otherwise (a
+ * dataset's encoder, minutes of CPU). `bin` not found: `error` is set, as `spawnSync` does.
+ */
+export function runFfmpegSync<T extends string | Buffer = Buffer>(
+  bin: string,
+  args: readonly string[],
+  options: SpawnSyncOptions,
+): SpawnSyncReturns<T> {
+  const [command, argv] = guarded(bin, args);
+  return spawnSync(command, argv, options) as unknown as SpawnSyncReturns<T>;
+}
+
 /**
  * Starts FFmpeg so that it dies with this process. A Node child outlives a parent that is
  * killed; FFmpeg would go on encoding into a temporary folder nobody removes. On Linux it is
@@ -72,11 +100,8 @@ export function spawnFfmpeg(
   args: readonly string[],
   options: SpawnOptions,
 ): ChildProcess {
-  const exe = resolveBinary(bin);
-  const guard = process.platform === "linux" && exe !== null ? resolveBinary("setpriv") : null;
-  const child = guard
-    ? spawn(guard, ["--pdeathsig", "KILL", "--", exe as string, ...args], options)
-    : spawn(bin, [...args], options);
+  const [command, argv] = guarded(bin, args);
+  const child = spawn(command, argv, options);
   live.add(child);
   child.once("exit", () => live.delete(child));
   child.once("error", () => live.delete(child));

@@ -1,11 +1,17 @@
 /**
  * Camera streams as video, through a real decoder: FFmpeg run as a child process (Debian's
  * `ffmpeg`, which decodes AV1, H.264 and the rest LeRobot datasets use). Nothing here parses a
- * container or a codec itself. `PROVAEL_FFMPEG` names another binary.
+ * container or a codec itself. `PROVAEL_FFMPEG` names another binary. Every FFmpeg and ffprobe
+ * is started through core/ffmpeg.ts, so it dies with this process.
  */
-import { spawn, spawnSync } from "node:child_process";
 import { ProvaelError } from "../../core/errors.js";
-import { ffmpegBinary, FFMPEG_HINT as HINT, rawRgbInputArgs } from "../../core/ffmpeg.js";
+import {
+  ffmpegBinary,
+  FFMPEG_HINT as HINT,
+  rawRgbInputArgs,
+  runFfmpegSync,
+  spawnFfmpeg,
+} from "../../core/ffmpeg.js";
 import type { Image } from "../../core/types.js";
 
 export { ffmpegBinary };
@@ -65,7 +71,7 @@ export function encodeVideo(path: string, frames: readonly Image[], options: Enc
     "mp4",
     path,
   ];
-  const r = spawnSync(ffmpegBinary(), args, { input, maxBuffer: 16 * 1024 * 1024 });
+  const r = runFfmpegSync(ffmpegBinary(), args, { input, maxBuffer: 16 * 1024 * 1024 });
   if (r.error || r.status !== 0) {
     throw new ProvaelError("io/write", `ffmpeg could not encode ${path}`, {
       details: { stderr: String(r.stderr ?? "").slice(-2000), error: r.error?.message },
@@ -116,14 +122,15 @@ export async function decodeFrames(path: string, req: DecodeRequest): Promise<Ma
     "pipe:1",
   ];
   const size = req.width * req.height * 3;
-  const child = spawn(ffmpegBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawnFfmpeg(ffmpegBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
   let pending: Buffer<ArrayBufferLike> = Buffer.alloc(0);
   let next = lo;
   let stderr = "";
-  child.stderr.on("data", (d: Buffer) => {
+  // Both piped (stdio above).
+  child.stderr?.on("data", (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-2000);
   });
-  child.stdout.on("data", (chunk: Buffer) => {
+  child.stdout?.on("data", (chunk: Buffer) => {
     pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
     while (pending.length >= size) {
       if (wanted.has(next)) {
@@ -167,7 +174,7 @@ export async function decodeFrames(path: string, req: DecodeRequest): Promise<Ma
 /** Width, height and codec of a video's first stream, by ffprobe (beside ffmpeg). */
 export function probeVideo(path: string): { width: number; height: number; codec: string } | null {
   const bin = ffmpegBinary().replace(/ffmpeg$/, "ffprobe");
-  const r = spawnSync(
+  const r = runFfmpegSync<string>(
     bin,
     [
       "-v",
