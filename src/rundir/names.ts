@@ -26,6 +26,12 @@ export const RUN_FILES = {
 /** A cell id as `cellId` makes it: `c` and 20 hex digits. Anything else never names a path. */
 export const CELL_ID = /^c[0-9a-f]{20}$/;
 
+/**
+ * How many characters of a cell id the viewer's episode table shows ('c' and 8 hex digits): the
+ * shortest prefix a command (`provael video --cell`) takes for an id.
+ */
+export const SHOWN_CELL_CHARS = 9;
+
 /** A frame's file name, `<camera>-<step>.png`, the step zero-padded to four digits. */
 export const FRAME_FILE = /^([A-Za-z0-9_]+)-(\d{4,})\.png$/;
 

@@ -12,6 +12,7 @@ import { buildReport, type Report } from "../report/build.js";
 import { caveats } from "../report/caveats.js";
 import { readShowcaseClip } from "../report/showcase-clip.js";
 import { CELL_ID, RUN_FILES } from "../rundir/files.js";
+import { SHOWN_CELL_CHARS } from "../rundir/names.js";
 import { type FinishedRun, type RunningRun, type RunRead, readSteps } from "../rundir/read.js";
 import type { ReportFile } from "../rundir/schema/index.js";
 import type { PlanSpec } from "../runner/plan.js";
@@ -105,11 +106,7 @@ export function checkCell(cell: string): string {
   return cell;
 }
 
-/**
- * How many characters of a cell id the viewer's episode table shows ('c' and 8 hex digits, as
- * src/view/client/episodes.ts cuts them): the shortest prefix a command takes for an id.
- */
-export const SHOWN_CELL_CHARS = 9;
+export { SHOWN_CELL_CHARS };
 
 /** How many candidates an ambiguous prefix's refusal lists. */
 const SHOWN_CANDIDATES = 8;

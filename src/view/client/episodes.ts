@@ -3,6 +3,7 @@
  * The run page's episodes: filters kept in the URL (so a filtered view is a link), the table of
  * the matching episodes, 100 to a page.
  */
+import { SHOWN_CELL_CHARS } from "../../rundir/names.js";
 import type { EpisodeRow, RunPayload } from "../payloads.js";
 import { type Child, h, table } from "./dom.js";
 import { outcome } from "./widgets.js";
@@ -71,7 +72,11 @@ function episodeRow(id: string, e: EpisodeRow): HTMLElement {
     h(
       "td",
       {},
-      h("a", { href: `#/run/${id}/episode/${e.cell}`, class: "ep-link" }, e.cell.slice(0, 9)),
+      h(
+        "a",
+        { href: `#/run/${id}/episode/${e.cell}`, class: "ep-link" },
+        e.cell.slice(0, SHOWN_CELL_CHARS),
+      ),
     ),
     h("td", {}, e.task),
     h("td", {}, e.arm),
