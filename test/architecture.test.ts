@@ -228,6 +228,7 @@ describe("architecture", () => {
     "playground/player.ts",
     "playground/web/worker.ts",
     "playground/web/page.ts",
+    "playground/web/app.ts",
   ];
   const NODE_ONLY_PACKAGES = [
     "piscina",

@@ -168,6 +168,13 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./bridge.js")).registerVlaEvalBenchmark,
   },
   {
+    name: "playground",
+    term: "playground [options]",
+    description:
+      "write the playground: a static site that plays attack in a browser (tabletop × tiny-vla in Web Workers), outcomes as the CLI's",
+    load: async () => (await import("./playground.js")).registerPlayground,
+  },
+  {
     name: "view",
     term: "view [options] [dirs...]",
     description:
