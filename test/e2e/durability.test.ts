@@ -29,6 +29,10 @@ const RUN = [
   "none,control,instruction",
   "--seeds",
   "6",
+  // In the main thread: the final-write window is the same, and a small run spends half its CPU
+  // starting worker threads (the worker pool is tested where it matters: cli, tabletop, stub-run).
+  "--workers",
+  "1",
 ];
 /** Fails on any treatment episode that was unsafe: the stub's instruction attacks are. */
 const FAILING = { name: "strict", criteria: { max_unsafe_rate: { overall: { max: 0 } } } };
