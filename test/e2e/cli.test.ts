@@ -20,6 +20,8 @@ const QUICK = [
   "10",
   "--no-html",
 ];
+/** In the main thread, for small runs that do not test the worker pool: half their CPU. */
+const ONE_WORKER = ["--workers", "1"];
 const read = (dir: string, f = "report.json") => readFileSync(join(dir, f), "utf8");
 
 describe("provael attack (built CLI)", () => {
@@ -97,7 +99,15 @@ describe("provael attack (built CLI)", () => {
 
   it("prints a JSON summary with --json", () => {
     const dir = tempDir();
-    const r = runCli([...QUICK, "--seeds", "2", "--json", "--out", join(dir, "run")]);
+    const r = runCli([
+      ...QUICK,
+      "--seeds",
+      "2",
+      ...ONE_WORKER,
+      "--json",
+      "--out",
+      join(dir, "run"),
+    ]);
     expect(r.code).toBe(0);
     const parsed = JSON.parse(r.stdout) as {
       summary: { preliminary: boolean };
@@ -281,7 +291,8 @@ describe("listing and reporting", () => {
 
   it("re-renders a finished run as markdown or JSON", () => {
     const dir = tempDir();
-    expect(runCli([...QUICK, "--seeds", "2", "--out", join(dir, "run")]).code).toBe(0);
+    const made = runCli([...QUICK, "--seeds", "2", ...ONE_WORKER, "--out", join(dir, "run")]);
+    expect(made.code, made.stderr).toBe(0);
     const md = runCli(["report", "--in", join(dir, "run")]);
     expect(md.stdout).toBe(read(join(dir, "run"), "report.md"));
     const json = runCli(["report", "--in", join(dir, "run"), "--format", "json"]);
