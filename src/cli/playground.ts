@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { integer } from "../config/parse.js";
 import { serveSite, writeSite } from "../playground/site.js";
+import { writeOpenPage } from "../view/open-page.js";
 
 export function registerPlayground(program: Command): void {
   program
@@ -12,7 +13,7 @@ export function registerPlayground(program: Command): void {
     .option("--serve", "then serve it on 127.0.0.1 until interrupted")
     .option("--port <n>", "port for --serve (default: any free one)", integer("--port", { min: 0 }))
     .action(async (flags: { out: string; serve?: boolean; port?: number }) => {
-      const files = writeSite(flags.out);
+      const files = writeSite(flags.out, writeOpenPage);
       process.stdout.write(`wrote ${flags.out} (${files.length} files)\n`);
       if (flags.serve) {
         const { url } = await serveSite(flags.out, flags.port ?? 0);

@@ -26,8 +26,13 @@ const MARKER = "provael-playground.json";
 const ASSET_DIRS = ["assets/mujoco", "assets/tiny-vla", "assets/tiny-vla-backdoored"];
 const ASSET_FILE = /\.(xml|bin|json)$/;
 
-/** Writes the site into `out` (a new or empty folder, or an earlier site); returns its files. */
-export function writeSite(out: string): string[] {
+/**
+ * Writes the site into `out` (a new or empty folder, or an earlier site); returns its files.
+ * `openPage` writes the page that opens run directories (the viewer's, src/view/open-page.ts)
+ * into `viewer/`; the playground layer may not import the viewer, so its caller hands it over,
+ * and the page's link to it is shown only when it is there.
+ */
+export function writeSite(out: string, openPage?: (dir: string) => string[]): string[] {
   if (!existsSync(join(SITE_BUNDLE, "page.js"))) {
     throw new ProvaelError(
       "internal/invariant",
@@ -60,6 +65,13 @@ export function writeSite(out: string): string[] {
   mkdirSync(join(out, "wasm"), { recursive: true });
   for (const f of readdirSync(wasmDir).filter((f) => f.endsWith(".wasm")))
     cpSync(join(wasmDir, f), join(out, "wasm", f));
+  if (openPage) {
+    mkdirSync(join(out, "viewer"), { recursive: true });
+    const names = openPage(join(out, "viewer"));
+    const page = join(out, "index.html");
+    const link = `<a id="viewer-link" href="viewer/${names[0]}">`;
+    writeFileSync(page, readFileSync(page, "utf8").replace(/<a id="viewer-link"[^>]*>/, link));
+  }
   writeFileSync(join(out, MARKER), `${JSON.stringify({ site: "provael-playground" })}\n`);
   return listFiles(out);
 }
