@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import { RUN_FILES, writeFileAtomic } from "../rundir/files.js";
+import { frameName } from "../rundir/names.js";
 import { readSteps } from "../rundir/read.js";
 import type { LoadedCalibration } from "../runner/calibration.js";
 import {
@@ -245,7 +246,7 @@ export async function writeBundle(options: BundleOptions): Promise<BundleResult>
       mkdirSync(dir, { recursive: true });
       for (const camera of frames.index.cameras)
         for (const step of kept) {
-          const name = `${camera}-${String(step).padStart(4, "0")}.png`;
+          const name = frameName(camera, step);
           copyFileSync(frameFile(src, r.id, cell, name), join(dir, name));
           files += 1;
         }
