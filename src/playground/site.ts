@@ -96,9 +96,17 @@ const TYPES: Record<string, string> = {
   ".svg": "image/svg+xml",
 };
 
-/** Serves a folder on 127.0.0.1 (port 0: any free one); GET and HEAD only, nothing outside it. */
-export function serveSite(root: string, port = 0): Promise<{ server: Server; url: string }> {
+/**
+ * Serves a folder on 127.0.0.1 (port 0: any free one); GET and HEAD only, nothing outside it.
+ * `onRequest` hears every request as it arrives (the browser tests record what a page asked for).
+ */
+export function serveSite(
+  root: string,
+  port = 0,
+  onRequest?: (method: string, url: string) => void,
+): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
+    onRequest?.(req.method ?? "", req.url ?? "");
     const path = decodeURIComponent(new URL(req.url ?? "/", "http://127.0.0.1").pathname);
     const file = normalize(join(root, path.endsWith("/") ? `${path}index.html` : path));
     if (

@@ -7,10 +7,10 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serveSite } from "../../src/playground/site.js";
 import { writeOpenPage } from "../../src/view/open-page.js";
 import { runCli } from "../support/cli.js";
 import { tempDir } from "../support/tmp.js";
@@ -60,26 +60,6 @@ function play(out: string, extra: string[] = [], html = false) {
   if (r.code !== 0) throw new Error(r.stderr);
 }
 
-/** A static file server for `site/` that records every request it gets. */
-function staticServer(dir: string, seen: string[]): Promise<{ server: Server; url: string }> {
-  const server = createServer((req, res) => {
-    seen.push(`${req.method} ${req.url}`);
-    const name = (req.url ?? "/").split("?")[0]?.replace(/^\/+/, "") || "open.html";
-    const path = join(dir, name);
-    if (req.method !== "GET" || !/^[\w.-]+$/.test(name) || !existsSync(path)) {
-      res.writeHead(404).end();
-      return;
-    }
-    const type = name.endsWith(".html") ? "text/html" : "text/javascript";
-    res.writeHead(200, { "Content-Type": `${type}; charset=utf-8` }).end(readFileSync(path));
-  });
-  return new Promise((ok) =>
-    server.listen(0, "127.0.0.1", () =>
-      ok({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` }),
-    ),
-  );
-}
-
 describe.skipIf(!hasChromium)(
   `open.html in Chromium${hasChromium ? "" : ` (skipped: no browser at ${CHROMIUM}; apt-get install chromium)`}`,
   () => {
@@ -95,7 +75,7 @@ describe.skipIf(!hasChromium)(
       play(B, ["--policy-option", "susceptibility=3"], true);
       mkdirSync(site, { recursive: true });
       expect(writeOpenPage(site)).toEqual(["open.html", "open.js"]);
-      served = await staticServer(site, seen);
+      served = await serveSite(site, 0, (method, url) => seen.push(`${method} ${url}`));
       const { chromium } = await import("playwright-core");
       browser = await chromium.launch({
         executablePath: CHROMIUM,
