@@ -4,10 +4,10 @@ import { textTable } from "../report/format.js";
 const print = (json: boolean | undefined, data: unknown, text: () => string) =>
   process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${text()}\n`);
 
-/** Terminal width for tables that can be narrowed: the terminal's, else $COLUMNS, else 100. */
+/** The width listings fit: the terminal's, else $COLUMNS, else 80 (a pipe or a file). */
 function columns(): number {
   const env = Number(process.env.COLUMNS);
-  return process.stdout.columns ?? (Number.isInteger(env) && env > 0 ? env : 100);
+  return process.stdout.columns ?? (Number.isInteger(env) && env > 0 ? env : 80);
 }
 
 /** Cuts the table's last column so that each line fits `width` (no wrap, an ellipsis instead). */
@@ -18,12 +18,53 @@ function fitWidth(table: string, width: number): string {
     .join("\n");
 }
 
+/** Prose folded at spaces into lines of at most `width` (a word longer than that is cut). */
+function wrapProse(text: string, width: number, indent = ""): string {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(/ +/)) {
+    const next = line === "" ? word : `${line} ${word}`;
+    if (next.length <= width || line === "") line = next;
+    else {
+      lines.push(line);
+      line = `${indent}${word}`;
+    }
+  }
+  lines.push(line);
+  return fitWidth(lines.join("\n"), width);
+}
+
+/** The footer of a narrowed listing. */
+const WIDE_HINT = (command: string) =>
+  `every column, whole descriptions: provael ${command} --wide`;
+
+/**
+ * A table fitted to the terminal, or whole with --wide. Narrow, it keeps the columns `narrow`
+ * names (in that order; the last one is cut at the edge) and a footer says how to see the rest.
+ */
+function fittedTable(
+  flags: { wide?: boolean },
+  header: string[],
+  rows: string[][],
+  command: string,
+  narrow?: readonly number[],
+) {
+  if (flags.wide) return textTable(header, rows);
+  const keep = (r: string[]) => (narrow ? narrow.map((i) => r[i] ?? "") : r);
+  const table = textTable(keep(header), rows.map(keep));
+  const width = columns();
+  return `${fitWidth(table, width)}\n\n${wrapProse(WIDE_HINT(command), width, "  ")}`;
+}
+
+const WIDE =
+  "every column and the whole description, however wide (default: lines fit the terminal)";
+
 export function registerListAttacks(program: Command): void {
   program
     .command("list-attacks")
     .argument("[ids...]", "attacks to describe in full (requirements, budget, controls, defaults)")
     .option("--json", "print JSON")
-    .option("--wide", "every column, however wide (default: the table fits the terminal)")
+    .option("--wide", WIDE)
     .action(async (ids: string[], flags: { json?: boolean; wide?: boolean }) => {
       const [{ attacks }, { budgetSummary }] = await Promise.all([
         import("../attacks/index.js"),
@@ -95,11 +136,19 @@ export function registerListAttacks(program: Command): void {
               a.description,
             ]),
           );
-        const table = textTable(
-          ["attack", "family", "role", "access", "description"],
-          data.map((a) => [a.id, a.family, a.role, a.access, a.description]),
-        );
-        return `${fitWidth(table, columns())}\n\none attack in full (requirements, budget, controls, defaults): provael list-attacks ID; every column: --wide`;
+        const width = columns();
+        const columnsOf = (a: (typeof data)[number]) => [a.id, a.family, a.role, a.access];
+        const bare = textTable(["attack", "family", "role", "access"], data.map(columnsOf));
+        // The description only where a readable part of it fits (80 columns leave none).
+        const room = width - 2 - Math.max(...bare.split("\n").map((l) => l.length));
+        const table =
+          room < 24
+            ? bare
+            : textTable(
+                ["attack", "family", "role", "access", "description"],
+                data.map((a) => [...columnsOf(a), a.description]),
+              );
+        return `${fitWidth(table, width)}\n\n${wrapProse("in full (requirements, budget, controls): provael list-attacks ID", width, "  ")}\n${wrapProse("every column: provael list-attacks --wide", width, "  ")}`;
       });
     });
 }
@@ -108,7 +157,8 @@ export function registerListDefenses(program: Command): void {
   program
     .command("list-defenses")
     .option("--json", "print JSON")
-    .action(async (flags: { json?: boolean }) => {
+    .option("--wide", WIDE)
+    .action(async (flags: { json?: boolean; wide?: boolean }) => {
       const [{ attacks }, { defenses }] = await Promise.all([
         import("../attacks/index.js"),
         import("../defenses/index.js"),
@@ -123,7 +173,8 @@ export function registerListDefenses(program: Command): void {
         description: d.description,
       }));
       print(flags.json, data, () =>
-        textTable(
+        fittedTable(
+          flags,
           ["defense", "kind", "requires", "adaptive attacks", "description"],
           data.map((d) => [
             d.id,
@@ -135,6 +186,9 @@ export function registerListDefenses(program: Command): void {
             d.adaptive_attacks.join(",") || "none",
             d.description,
           ]),
+          "list-defenses",
+          // Narrow, the adaptive attacks are left to --wide: the description needs the room.
+          [0, 1, 2, 4],
         ),
       );
     });
@@ -144,7 +198,8 @@ export function registerListPolicies(program: Command): void {
   program
     .command("list-policies")
     .option("--json", "print JSON")
-    .action(async (flags: { json?: boolean }) => {
+    .option("--wide", WIDE)
+    .action(async (flags: { json?: boolean; wide?: boolean }) => {
       const { policies } = await import("../policies/index.js");
       const data = policies.items.map((p) => ({
         id: p.id,
@@ -152,20 +207,32 @@ export function registerListPolicies(program: Command): void {
         capabilities: p.capabilities,
         suites: p.suites,
       }));
+      const reads = (p: (typeof data)[number]) =>
+        [
+          ...p.capabilities.cameras,
+          ...(p.capabilities.readsState ? ["state"] : []),
+          ...(p.capabilities.privileged ? ["privileged"] : []),
+        ].join(",") || "—";
+      // Narrow, what a policy reads is left to --wide: the description needs the room.
+      const header = [
+        "policy",
+        ...(flags.wide ? ["reads"] : []),
+        "action",
+        "suites",
+        "description",
+      ];
       print(flags.json, data, () =>
-        textTable(
-          ["policy", "reads", "action", "suites", "description"],
+        fittedTable(
+          flags,
+          header,
           data.map((p) => [
             p.id,
-            [
-              ...p.capabilities.cameras,
-              ...(p.capabilities.readsState ? ["state"] : []),
-              ...(p.capabilities.privileged ? ["privileged"] : []),
-            ].join(",") || "—",
+            ...(flags.wide ? [reads(p)] : []),
             `${p.capabilities.actionDim}-D×${p.capabilities.chunk}`,
             p.suites.join(",") || "any",
             p.description,
           ]),
+          "list-policies",
         ),
       );
     });
@@ -175,7 +242,8 @@ export function registerListSuites(program: Command): void {
   program
     .command("list-suites")
     .option("--json", "print JSON")
-    .action(async (flags: { json?: boolean }) => {
+    .option("--wide", WIDE)
+    .action(async (flags: { json?: boolean; wide?: boolean }) => {
       const { suites } = await import("../suites/index.js");
       const data = suites.items.map((s) => ({
         id: s.id,
@@ -189,23 +257,32 @@ export function registerListSuites(program: Command): void {
           hazard: t.hazard.target,
         })),
       }));
-      print(flags.json, data, () =>
-        data
+      print(flags.json, data, () => {
+        const width = flags.wide ? Number.POSITIVE_INFINITY : columns();
+        // Narrow, the hazard comes before the instruction: the column cut is the last one.
+        const header = flags.wide
+          ? ["task", "instruction", "scenes", "horizon", "hazard"]
+          : ["task", "scenes", "horizon", "hazard", "instruction"];
+        const row = (t: (typeof data)[number]["tasks"][number]) => {
+          const cells = [t.id, t.instruction, String(t.scenes), String(t.horizon), t.hazard];
+          return flags.wide ? cells : [t.id, cells[2], cells[3], t.hazard, t.instruction];
+        };
+        const listed = data
           .map(
             (s) =>
-              `${s.id}: ${s.description}\n${textTable(
-                ["task", "instruction", "scenes", "horizon", "hazard"],
-                s.tasks.map((t) => [
-                  t.id,
-                  t.instruction,
-                  String(t.scenes),
-                  String(t.horizon),
-                  t.hazard,
-                ]),
+              `${wrapProse(`${s.id}: ${s.description}`, width, "  ")}\n${fitWidth(
+                textTable(
+                  header,
+                  s.tasks.map((t) => row(t) as string[]),
+                ),
+                width,
               )}`,
           )
-          .join("\n\n"),
-      );
+          .join("\n\n");
+        return flags.wide
+          ? listed
+          : `${listed}\n\n${wrapProse(WIDE_HINT("list-suites"), width, "  ")}`;
+      });
     });
 }
 
@@ -217,7 +294,7 @@ export function registerListProfiles(program: Command): void {
       "profiles to describe in full (cameras, task fields, why each check is or is not judged)",
     )
     .option("--json", "print JSON")
-    .option("--wide", "every column, however wide (default: the table fits the terminal)")
+    .option("--wide", WIDE)
     .action(async (ids: string[], flags: { json?: boolean; wide?: boolean }) => {
       const [{ profileListings }, { BUILTIN_PROFILES }, { unknownName }] = await Promise.all([
         import("../bridge/profile.js"),
@@ -281,7 +358,8 @@ export function registerListProfiles(program: Command): void {
           ["profile", "benchmark", "judges", "pose"],
           data.map((p) => [p.id, short(p.benchmark), judges(p), pose(p)]),
         );
-        return `${fitWidth(table, columns())}\n\nin full: provael list-profiles ID; every column: --wide`;
+        const width = columns();
+        return `${fitWidth(table, width)}\n\n${wrapProse("in full: provael list-profiles ID; every column: --wide", width, "  ")}`;
       });
     });
 }
@@ -290,14 +368,16 @@ export function registerListRecipes(program: Command): void {
   program
     .command("list-recipes")
     .option("--json", "print JSON")
-    .action(async (flags: { json?: boolean }) => {
+    .option("--wide", WIDE)
+    .action(async (flags: { json?: boolean; wide?: boolean }) => {
       const [{ resolveAttacks, withMatchedControls }, { RECIPES }] = await Promise.all([
         import("../attacks/index.js"),
         import("../config/recipes.js"),
       ]);
       const data = RECIPES.map((r) => ({ ...r, arms: resolveAttacks(r.attacks) }));
       print(flags.json, data, () =>
-        textTable(
+        fittedTable(
+          flags,
           ["recipe", "attacks", "seeds", "arms", "description"],
           data.flatMap((r) => [
             [
@@ -319,6 +399,8 @@ export function registerListRecipes(program: Command): void {
               ];
             }),
           ]),
+          "list-recipes",
+          [0, 2, 3, 1, 4],
         ),
       );
     });

@@ -272,6 +272,38 @@ describe("listing and reporting", () => {
     expect(profiles.find((p) => p.id === "rlbench")?.notApplicable[0]?.predicate).toBe("keep_out");
   });
 
+  // list-attacks printed ~1,800 columns and a 108-column footer; list-policies ~350.
+  it.each([
+    ["list-attacks", /^goal_substitution +instruction +treatment +none$/m],
+    ["list-suites", /^kitchen_red_block +10000 +300 +the knife +pick up/m],
+    ["list-policies", /^tiny-vla +7-D×4 +tabletop +Our small/m],
+    ["list-profiles", /^calvin +CALVINBenchmark/m],
+    ["list-defenses", /^image_purifier +input +suite:cameras +Purifies/m],
+    ["list-recipes", /^quick +10 +9 +none,control,instruction/m],
+  ])("%s fits COLUMNS=80 on every line; --wide prints it whole", (cmd, row) => {
+    const narrow = runCli([cmd], { env: { COLUMNS: "80" } });
+    expect(narrow.code, narrow.stderr).toBe(0);
+    const over = narrow.stdout.split("\n").filter((l) => l.length > 80);
+    expect(over, cmd).toEqual([]);
+    expect(narrow.stdout).toMatch(row);
+    expect(narrow.stdout).toContain(
+      `provael ${cmd === "list-profiles" ? "list-profiles ID" : cmd}`,
+    );
+    const wide = runCli([cmd, "--wide"], { env: { COLUMNS: "80" } });
+    expect(wide.code, wide.stderr).toBe(0);
+    expect(Math.max(...wide.stdout.split("\n").map((l) => l.length))).toBeGreaterThan(80);
+    // No COLUMNS and no terminal: 80.
+    const piped = runCli([cmd], { env: { COLUMNS: "" } });
+    expect(piped.stdout).toBe(narrow.stdout);
+  });
+
+  it("list-attacks ID prints one attack in full", () => {
+    const one = runCli(["list-attacks", "patch"], { env: { COLUMNS: "80" } });
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stdout).toMatch(/^patch: visual, treatment/);
+    expect(one.stdout).toMatch(/^ {2}controls: /m);
+  });
+
   it("list-profiles fits $COLUMNS (it printed ~175 columns); --wide and a profile's id give the rest", () => {
     const narrow = runCli(["list-profiles"], { env: { COLUMNS: "80" } });
     expect(narrow.code).toBe(0);
