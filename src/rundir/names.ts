@@ -28,7 +28,7 @@ export const CELL_ID = /^c[0-9a-f]{20}$/;
 
 /**
  * How many characters of a cell id the viewer's episode table shows ('c' and 8 hex digits): the
- * shortest prefix a command (`provael video --cell`) takes for an id.
+ * shortest prefix an episode id may be given by (src/rundir/cell-id.ts).
  */
 export const SHOWN_CELL_CHARS = 9;
 

@@ -3,8 +3,8 @@
  * server from a run directory (./api.ts), or by the page from files dropped on it
  * (./client/files). Browser-safe: no file system, no registry (what needs one is passed in).
  */
-import { ProvaelError } from "../core/errors.js";
 import { compareReports } from "../report/regression.js";
+import { resolveCell } from "../rundir/cell-id.js";
 import type { FinishedRun, RunRead } from "../rundir/read.js";
 import type { JournalRecord, ReportFile, TrajectoryStepFile } from "../rundir/schema/index.js";
 import type {
@@ -130,14 +130,11 @@ const pairKey = (e: {
 /** The episode of a cell and its benign twin (same task, seed and repeat in the baseline arm). */
 export function findPair(
   report: ReportFile,
+  /** The cell id, or any unique prefix of it (src/rundir/cell-id.ts). */
   cell: string,
 ): { episode: EpisodeRecordPayload; twin: EpisodeRecordPayload | null } {
-  const episode = report.episodes.find((e) => e.cell === cell);
-  if (!episode) {
-    throw new ProvaelError("run/not-found", `the run has no episode ${cell}`, {
-      hint: "open the run page and pick an episode from its table",
-    });
-  }
+  const full = resolveCell(report.episodes, cell);
+  const episode = report.episodes.find((e) => e.cell === full) as EpisodeRecordPayload;
   const base = report.tests.baseline_arm;
   const twin =
     base === null || episode.arm === base

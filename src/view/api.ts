@@ -12,7 +12,6 @@ import { buildReport, type Report } from "../report/build.js";
 import { caveats } from "../report/caveats.js";
 import { readShowcaseClip } from "../report/showcase-clip.js";
 import { CELL_ID, RUN_FILES } from "../rundir/files.js";
-import { SHOWN_CELL_CHARS } from "../rundir/names.js";
 import { type FinishedRun, type RunningRun, type RunRead, readSteps } from "../rundir/read.js";
 import type { ReportFile } from "../rundir/schema/index.js";
 import type { PlanSpec } from "../runner/plan.js";
@@ -25,13 +24,7 @@ import {
 } from "./answers.js";
 import type { Catalog, CatalogEntry } from "./catalog.js";
 import { zonesFor } from "./facts.js";
-import type {
-  ComparePayload,
-  EpisodePayload,
-  EpisodeRecordPayload,
-  RunPayload,
-  RunSummary,
-} from "./payloads.js";
+import type { ComparePayload, EpisodePayload, RunPayload, RunSummary } from "./payloads.js";
 import { replayPlan } from "./replay.js";
 
 export { findPair };
@@ -106,49 +99,6 @@ export function checkCell(cell: string): string {
   return cell;
 }
 
-export { SHOWN_CELL_CHARS };
-
-/** How many candidates an ambiguous prefix's refusal lists. */
-const SHOWN_CANDIDATES = 8;
-
-/**
- * The episode's full cell id from the id or any unique prefix of it at least as long as the
- * viewer shows: a shorter prefix, one that names no episode, or one that names several is
- * refused (the candidates listed, with their task, arm and seed).
- */
-export function resolveCell(report: ReportFile, given: string): string {
-  if (!/^c[0-9a-f]*$/.test(given) || given.length > 21) {
-    throw new ProvaelError("config/invalid", `'${given.slice(0, 40)}' is not a cell id`, {
-      hint: "cell ids are 'c' and 20 hex digits; any unique prefix of 9 characters or more is taken",
-    });
-  }
-  if (given.length < SHOWN_CELL_CHARS) {
-    throw new ProvaelError(
-      "config/invalid",
-      `cell id prefix '${given}' is shorter than the ${SHOWN_CELL_CHARS} characters the viewer shows`,
-      { hint: "copy the id from `provael view`'s episode table, or the whole id from report.json" },
-    );
-  }
-  const matches = report.episodes.filter((e) => e.cell.startsWith(given));
-  if (matches.length === 1) return (matches[0] as EpisodeRecordPayload).cell;
-  if (matches.length === 0) {
-    throw new ProvaelError("run/not-found", `the run has no episode ${given}`, {
-      hint: "open the run page and pick an episode from its table",
-    });
-  }
-  const listed = matches
-    .slice(0, SHOWN_CANDIDATES)
-    .map((e) => `${e.cell} (${e.task}, ${e.arm}, seed ${e.seed})`)
-    .join(", ");
-  const more =
-    matches.length > SHOWN_CANDIDATES ? ` and ${matches.length - SHOWN_CANDIDATES} more` : "";
-  throw new ProvaelError(
-    "config/invalid",
-    `cell id prefix '${given}' names ${matches.length} episodes: ${listed}${more}`,
-    { details: { candidates: matches.map((e) => e.cell) }, hint: "give more of the id" },
-  );
-}
-
 export function episodePayload(
   catalog: Catalog,
   id: string,
@@ -156,7 +106,6 @@ export function episodePayload(
   /** Steps already read (a bundle reads every wanted cell in one pass). */
   known?: Map<string, import("../rundir/schema/index.js").TrajectoryStepFile[]>,
 ): EpisodePayload {
-  checkCell(cell);
   const entry = catalog.entry(id);
   const read = readable(catalog, id);
   const got = reportOf(read);

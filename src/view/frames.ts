@@ -9,7 +9,7 @@ import { ProvaelError } from "../core/errors.js";
 import { assertInside, framesDir } from "../rundir/files.js";
 import { FRAME_FILE, type FramesIndex } from "../rundir/schema/index.js";
 import type { LoadedCalibration } from "../runner/calibration.js";
-import { checkCell, findPair, readable, reportOf, resolveCell } from "./api.js";
+import { checkCell, findPair, readable, reportOf } from "./api.js";
 import type { Catalog } from "./catalog.js";
 import type { FramesPayload } from "./payloads.js";
 import { cacheDirFor, cachedFrames, replayFrames, replayPlan } from "./replay.js";
@@ -25,14 +25,15 @@ export interface FrameSource {
 export async function framesPayload(
   src: FrameSource,
   id: string,
-  cell: string,
+  /** The cell id, or any unique prefix of it. */
+  given: string,
   options: { replay?: boolean } = {},
 ): Promise<FramesPayload> {
-  checkCell(cell);
   const read = readable(src.catalog, id);
   const report = reportOf(read)?.report;
   if (!report) throw new ProvaelError("run/not-found", `run ${id} has no episodes yet`);
-  const { episode } = findPair(report, cell);
+  const { episode } = findPair(report, given);
+  const cell = episode.cell;
   const saved: FramesIndex | null = read.state === "finished" ? (read.frames[cell] ?? null) : null;
   const { plan, reason } = replayPlan(read, src.calibrations);
   if (plan) {
@@ -115,7 +116,7 @@ export async function clipRows(
   const report = reportOf(read)?.report;
   if (!report) throw new ProvaelError("run/not-found", `run ${id} has no episodes yet`);
   // A command names an episode by any unique prefix of its id (the viewer shows 9 characters).
-  const pair = findPair(report, resolveCell(report, cell));
+  const pair = findPair(report, cell);
   const episodes = [pair.episode, ...(twin && pair.twin ? [pair.twin] : [])];
   const rows: import("./video.js").ReplayedRow[] = [];
   for (const [i, e] of episodes.entries()) {

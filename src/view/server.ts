@@ -19,7 +19,9 @@ import {
   checkCell,
   comparePayload,
   episodePayload,
+  findPair,
   readable,
+  reportOf,
   runPayload,
   runsPayload,
   showcaseClipOf,
@@ -49,7 +51,8 @@ export interface ViewServer {
 }
 
 const RUN_ID = /^[0-9a-f]{10}$/;
-const CLIP = /^(c[0-9a-f]{20})\.(gif|mp4|webm)$/;
+/** A clip's address: the cell id, or any prefix of it (resolved against the run), and a type. */
+const CLIP = /^(c[0-9a-f]{1,20})\.(gif|mp4|webm)$/;
 
 const SECURITY_HEADERS = {
   "X-Content-Type-Options": "nosniff",
@@ -157,9 +160,9 @@ export function viewHandler(options: ViewOptions, catalog: Catalog, allowedHosts
         if (a === "runs" && b && RUN_ID.test(b)) {
           if (seg.length === 3) return json(res, 200, runPayload(catalog, b));
           if (seg.length === 5 && c === "episode")
-            return json(res, 200, episodePayload(catalog, b, checkCell(seg[4] as string)));
+            return json(res, 200, episodePayload(catalog, b, seg[4] as string));
           if (seg.length === 5 && c === "frames")
-            return json(res, 200, await framesPayload(src, b, checkCell(seg[4] as string)));
+            return json(res, 200, await framesPayload(src, b, seg[4] as string));
         }
         if (a === "compare" && seg.length === 4 && b && RUN_ID.test(b) && RUN_ID.test(c ?? ""))
           return json(res, 200, comparePayload(catalog, b, c as string));
@@ -183,11 +186,14 @@ export function viewHandler(options: ViewOptions, catalog: Catalog, allowedHosts
       if (top === "video" && seg.length === 3 && a && RUN_ID.test(a)) {
         const m = CLIP.exec(b ?? "");
         if (!m) return json(res, 400, { error: "clips are <cell>.gif, .mp4 or .webm" });
-        const cell = m[1] as string;
         const ext = m[2] as string;
         const twin = url.searchParams.get("twin") !== "0";
-        const { plan, reason } = replayPlan(readable(catalog, a), src.calibrations);
+        const read = readable(catalog, a);
+        const { plan, reason } = replayPlan(read, src.calibrations);
         if (!plan) return json(res, 404, { error: `no clip: ${reason}` });
+        const report = reportOf(read)?.report;
+        if (!report) return json(res, 404, { error: `run ${a} has no episodes yet` });
+        const cell = findPair(report, m[1] as string).episode.cell;
         const dir = join(cacheDirFor(options.cacheRoot, plan, cell), "clips");
         const out = join(dir, `${twin ? "pair" : "single"}.${ext}`);
         if (!existsSync(out)) {

@@ -4,6 +4,8 @@
  * sides' players (./players.ts), the timeline (./timeline.ts), the action table and the
  * top-down path (./path-plot.ts); the view's link carries the step.
  */
+import { resolveCell } from "../../rundir/cell-id.js";
+import { CELL_ID } from "../../rundir/names.js";
 import type { EpisodePayload, FramesPayload } from "../payloads.js";
 import { downloads, showcaseClip } from "./clips.js";
 import { wordDiff } from "./diff.js";
@@ -50,11 +52,15 @@ function armLine(data: EpisodePayload): string {
 export async function episodePage(
   v: View,
   id: string,
-  cell: string,
+  given: string,
   params: URLSearchParams,
 ): Promise<void> {
   let data: EpisodePayload;
+  let cell: string;
   try {
+    // The address may name the episode by any unique prefix of its id (the table shows 9
+    // characters): resolved against the run's episodes, whichever source reads the run.
+    cell = CELL_ID.test(given) ? given : resolveCell((await v.source.run(id)).episodes, given);
     data = await v.source.episode(id, cell);
   } catch (e) {
     return fail(e);
