@@ -23,6 +23,7 @@ import { checkPolicyOptions } from "../core/registry.js";
 import { policies } from "../policies/index.js";
 import { readReportFile } from "../rundir/report.js";
 import { type LoadedCalibration, loadCalibrations } from "../runner/calibration.js";
+import { planSeconds } from "../runner/estimate.js";
 import { defaultWorkers } from "../runner/executor.js";
 import type { PlanSpec, Termination } from "../runner/plan.js";
 import { DEFAULT_INFRA_RETRIES } from "../runner/pool.js";
@@ -192,7 +193,7 @@ export function registerAttack(program: Command): void {
             .map((t) => [t, calibrations[t] as LoadedCalibration]),
         ),
         requireCalibrated,
-        workers: flags.workers ?? defaultWorkers(),
+        workers: flags.workers ?? defaultWorkers(planSeconds(plan)),
         shard: flags.shard === undefined ? null : parseShard(flags.shard),
         commandLine: process.argv.slice(1),
         ...(flags.maxErrors === undefined ? {} : { maxErrors: flags.maxErrors }),

@@ -85,3 +85,24 @@ export function durationText(seconds: number | null): string {
   if (seconds < 7200) return `about ${Math.round(seconds / 60)} min`;
   return `about ${(seconds / 3600).toFixed(1)} h`;
 }
+
+/** A plan's estimated seconds on one worker (null where its cost is not documented). */
+export function planSeconds(plan: {
+  policy: string;
+  suite: string;
+  tasks: string[];
+  arms: string[];
+  seeds: number;
+  repeats: number;
+  horizon: number | null;
+}): number | null {
+  return estimatePlan({
+    policy: plan.policy,
+    suite: plan.suite,
+    tasks: plan.tasks,
+    episodesPerTask: plan.arms.length * plan.seeds * Math.max(1, plan.repeats),
+    horizon: plan.horizon,
+    workers: 1,
+    arms: plan.arms,
+  }).seconds;
+}

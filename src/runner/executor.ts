@@ -99,8 +99,21 @@ export async function workerExecutor(setup: ExecutorSetup, workers: number): Pro
   };
 }
 
-/** Default worker count: every core this process may use. */
-export function defaultWorkers(): number {
+/**
+ * Below this many seconds of estimated episodes a pool costs more than it saves: each worker
+ * thread loads the whole library, the policy and the physics before its first episode (about
+ * 1.5 s of CPU per thread, measured with `node --cpu-prof` on a stub run), which is more than a
+ * stub plan or one tabletop episode takes in this thread.
+ */
+export const POOL_WORTH_SECONDS = 5;
+
+/**
+ * Default worker count: every core this process may use, unless the plan's estimated time on one
+ * worker (`estimatePlan`, null when its cost is not documented) is under `POOL_WORTH_SECONDS`.
+ * An explicit `--workers` is never overridden.
+ */
+export function defaultWorkers(estimateSeconds: number | null = null): number {
+  if (estimateSeconds !== null && estimateSeconds < POOL_WORTH_SECONDS) return 1;
   return availableParallelism();
 }
 
