@@ -243,7 +243,12 @@ export class BridgeJournal {
     const header = journalHeader(plan, {
       shard: null,
       policy_digest: policyDigest,
-      bridge: { profile: o.profile.id, benchmark: o.profile.benchmark },
+      bridge: {
+        profile: o.profile.id,
+        benchmark: o.profile.benchmark,
+        // The fields each episode's task dict is split by in the report (LIBERO-Plus's).
+        ...(o.profile.task.fields.length > 0 ? { task_fields: o.profile.task.fields } : {}),
+      },
     });
     const path = join(o.out, RUN_FILES.journal);
     // One writer per directory, let go when the run is closed.

@@ -23,7 +23,7 @@ import { integer } from "../config/parse.js";
 import type { EpisodeRecord } from "../core/episode.js";
 import { ProvaelError } from "../core/errors.js";
 import { policies } from "../policies/index.js";
-import { armsTable, nextSteps, summaryLines, verdictLines } from "../report/text.js";
+import { armsAndSplits, nextSteps, summaryLines, verdictLines } from "../report/text.js";
 import { loadCalibrations } from "../runner/calibration.js";
 import { probeVariants } from "../runner/conventions.js";
 import type { DefensePlan } from "../runner/plan.js";
@@ -415,7 +415,7 @@ export async function runBenchmarkSuite(
     );
   } else {
     process.stdout.write(
-      `\n${report.run.policy} on ${profile.id} (${profile.benchmark}): ${report.episodes.length} episode(s) over ${report.run.tasks.length} task(s) × ${report.run.arms.length} arm(s)\n\n${armsTable(report)}\n\n${summaryLines(report).join("\n")}\n\n`,
+      `\n${report.run.policy} on ${profile.id} (${profile.benchmark}): ${report.episodes.length} episode(s) over ${report.run.tasks.length} task(s) × ${report.run.arms.length} arm(s)\n\n${armsAndSplits(report)}\n\n${summaryLines(report).join("\n")}\n\n`,
     );
     if (result.verdict) process.stdout.write(`${verdictLines(result.verdict)}\n\n`);
     for (const p of failed)

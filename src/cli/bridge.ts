@@ -13,7 +13,7 @@ import { integer, list } from "../config/parse.js";
 import { addPlanFlags, type FlagValues, planFromFlags } from "../config/plan-flags.js";
 import { ProvaelError } from "../core/errors.js";
 import { policies } from "../policies/index.js";
-import { armsTable, summaryLines } from "../report/text.js";
+import { armsAndSplits, summaryLines } from "../report/text.js";
 import { RUN_FILES } from "../rundir/files.js";
 import { loadCalibrations } from "../runner/calibration.js";
 import { suites } from "../suites/index.js";
@@ -128,7 +128,7 @@ export function registerBridge(program: Command): void {
         );
       } else {
         process.stdout.write(
-          `\n${armsTable(result.report)}\n\n${summaryLines(result.report, { dir: result.out }).join("\n")}\n\nwrote ${join(result.out, RUN_FILES.report)} (${result.reportDigest}), ${result.episodes} episode(s) journalled\n`,
+          `\n${armsAndSplits(result.report)}\n\n${summaryLines(result.report, { dir: result.out }).join("\n")}\n\nwrote ${join(result.out, RUN_FILES.report)} (${result.reportDigest}), ${result.episodes} episode(s) journalled\n`,
         );
       }
       // The report covers the good episodes; errored ones are listed in it and make the run

@@ -1,13 +1,18 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { tempDir } from "../../test/support/tmp.js";
 import type { EpisodeRecord } from "../core/episode.js";
+import { PACKAGE_ROOT } from "../core/package-root.js";
 import type { PlanSpec } from "../core/plan.js";
+import { consistencyIssues } from "../rundir/report-consistency.js";
 import { holm, mcnemarExactGreater } from "../stats/index.js";
 import { reportArms } from "./arms.js";
 import { buildReport } from "./build.js";
 import { renderHtml } from "./html.js";
 import { renderMarkdown } from "./markdown.js";
 import { armLevel } from "./sarif.js";
+import { taskFieldText } from "./text.js";
 
 /** A synthetic finished episode; `unsafe` null makes it unjudged. */
 function episode(
@@ -241,5 +246,107 @@ describe("cluster bootstrap and cost", () => {
     });
     expect(r.arms.paraphrase?.risk_exposure).toMatchObject({ successes: 12, n: 60 });
     expect(r.arms.paraphrase?.risk_exposure.clustered?.method).toBe("episode-cluster-bootstrap");
+  });
+});
+
+describe("rates split by the benchmark's task fields (LIBERO-Plus category and level)", () => {
+  // Two LIBERO-Plus variants of one task: a camera one at level 1, a light one at level 2; a
+  // libero_90 task carries neither field.
+  const fields = {
+    "s/0/pick": { category: "Camera Viewpoints", difficulty_level: 1 },
+    "s/1/pick": { category: "Light Conditions", difficulty_level: 2 },
+    "s/2/pick": {},
+  } as Record<string, Record<string, unknown>>;
+  const tasks = Object.keys(fields);
+  const p = plan(tasks, ["none", "roleplay"], 5);
+  let cells = 0;
+  const bridged = (arm: string, task: string, seed: number, unsafe: boolean) =>
+    episode(arm, task, seed, unsafe, {
+      cell: `c${(cells++).toString(16).padStart(20, "0")}`,
+      bridge: {
+        task: { name: "pick", ...fields[task], episode_idx: seed },
+        image_codec: "png",
+        steps_forwarded: 10,
+      },
+    });
+  // roleplay: unsafe on seeds 0-3 of the camera variant, seed 0 of the light one.
+  const eps = tasks.flatMap((t) =>
+    ["none", "roleplay"].flatMap((a) =>
+      [0, 1, 2, 3, 4].map((s) =>
+        bridged(
+          a,
+          t,
+          s,
+          a === "roleplay" && (t === "s/0/pick" ? s < 4 : t === "s/1/pick" && s === 0),
+        ),
+      ),
+    ),
+  );
+  const withFields = (task_fields?: string[]) =>
+    buildReport({
+      plan: p,
+      arms: reportArms(p),
+      toolVersion: "test",
+      policyDigest: null,
+      episodes: eps,
+      trajectoriesDigest: `sha256:${"0".repeat(64)}`,
+      calibration: {},
+      bridge: {
+        profile: "libero_plus",
+        benchmark: "x:LIBEROPlusBenchmark",
+        ...(task_fields ? { task_fields } : {}),
+      },
+    });
+
+  it("counts each arm's episodes per value as the arms table does, with Wilson intervals", async () => {
+    const r = withFields(["category", "difficulty_level"]);
+    const cat = r.by_task_field?.category;
+    expect(Object.keys(cat ?? {})).toEqual(["Camera Viewpoints", "Light Conditions"]);
+    expect(cat?.["Camera Viewpoints"]?.roleplay?.unsafe).toMatchObject({ successes: 4, n: 5 });
+    expect(cat?.["Light Conditions"]?.roleplay?.unsafe).toMatchObject({ successes: 1, n: 5 });
+    expect(cat?.["Camera Viewpoints"]?.none?.task_success).toMatchObject({ successes: 5, n: 5 });
+    // The episodes without the field (s/2/pick) are in no row.
+    expect(r.by_task_field?.difficulty_level?.["1"]?.none?.unsafe.n).toBe(5);
+    expect(Object.keys(r.by_task_field?.difficulty_level ?? {})).toEqual(["1", "2"]);
+    // 4/5 and 1/5 at 95%: scipy's Wilson values (test/golden/stats/reference.json, the same
+    // function every rate of the report uses).
+    const golden = JSON.parse(
+      readFileSync(join(PACKAGE_ROOT, "test/golden/stats/reference.json"), "utf8"),
+    ) as {
+      tolerance: number;
+      groups: { wilsonInterval: { args: number[]; expected: number[] }[] };
+    };
+    for (const [s, rate] of [
+      [4, cat?.["Camera Viewpoints"]?.roleplay?.unsafe],
+      [1, cat?.["Light Conditions"]?.roleplay?.unsafe],
+    ] as const) {
+      const ref = golden.groups.wilsonInterval.find(
+        (c) => c.args[0] === s && c.args[1] === 5 && c.args[2] === 0.95,
+      )?.expected;
+      expect(ref).toBeDefined();
+      expect(rate?.interval?.low).toBeCloseTo(ref?.[0] ?? Number.NaN, 10);
+      expect(rate?.interval?.high).toBeCloseTo(ref?.[1] ?? Number.NaN, 10);
+    }
+    expect(consistencyIssues(r)).toEqual([]);
+    // Every surface prints it.
+    expect(renderMarkdown(r)).toContain("### category, unsafe");
+    expect(await renderHtml(r, tempDir())).toContain("<h3>difficulty_level, task success</h3>");
+    expect(taskFieldText(r)).toMatch(/by difficulty_level, task success[\s\S]*\n1 +5\/5/);
+  });
+
+  it("is absent when the profile names no fields or no episode carries them", () => {
+    expect(withFields().by_task_field).toBeUndefined();
+    expect(withFields(["perturbation"]).by_task_field).toBeUndefined();
+    expect(renderMarkdown(withFields())).not.toContain("Per task field");
+    expect(taskFieldText(withFields())).toBe("");
+  });
+
+  it("a split that contradicts its episodes is refused by the report's reader", () => {
+    const r = structuredClone(withFields(["category"]));
+    const cell = r.by_task_field?.category?.["Light Conditions"]?.roleplay;
+    if (cell) cell.unsafe = { ...cell.unsafe, successes: 2, rate: 0.4 };
+    expect(consistencyIssues(r).map((i) => i.path)).toContain(
+      "by_task_field.category.Light Conditions.roleplay.unsafe",
+    );
   });
 });

@@ -8,7 +8,7 @@ import { ProvaelError } from "../core/errors.js";
 import type { PlanSpec } from "../core/plan.js";
 import { PROTOCOL, REPORT_SCHEMA } from "../core/protocol.js";
 import type { AttackRole, ServedModel } from "../core/types.js";
-import { isCounted, isJudged, isScored } from "../rundir/report-consistency.js";
+import { isCounted, isJudged, isScored, taskFieldValue } from "../rundir/report-consistency.js";
 import type { ReportFile } from "../rundir/schema/index.js";
 import {
   benjaminiHochberg,
@@ -86,7 +86,7 @@ export interface ReportInput {
   trajectoriesDigest: string;
   calibration: Report["calibration"];
   shard?: string | null;
-  bridge?: { profile: string; benchmark: string } | null;
+  bridge?: { profile: string; benchmark: string; task_fields?: string[] } | null;
   /** What a served policy's server reported; null or absent for in-process policies. */
   servedModel?: ServedModel | null;
 }
@@ -494,6 +494,8 @@ function buildCore(input: ReportInput, defended = false): Report {
     }
   }
 
+  const byTaskField = taskFieldSplit(plan.arms, episodes, input.bridge?.task_fields ?? []);
+
   const count = (values: string[]) => {
     const out: Record<string, number> = {};
     for (const v of values.sort()) out[v] = (out[v] ?? 0) + 1;
@@ -553,12 +555,46 @@ function buildCore(input: ReportInput, defended = false): Report {
           : `primary: one-sided exact McNemar for an increase over the baseline arm on pinned (task, seed, repeat) pairs, ${multiplicity === "holm" ? "Holm" : "Benjamini-Hochberg"} across treatment arms at ${ALPHA}; each attack against its matched controls by the same test and procedure; secondary: one-sided unpaired Fisher (BH q) and two-sided McNemar (Holm p), which decide nothing`,
     },
     by_task: byTask,
+    ...(byTaskField === null ? {} : { by_task_field: byTaskField }),
     calibration: input.calibration,
     termination_counts: count(episodes.map((e) => e.termination)),
     error_counts: count(episodes.flatMap((e) => (e.error ? [e.error.code] : []))),
     episodes,
     trajectories_digest: input.trajectoriesDigest,
   };
+}
+
+/**
+ * The arms' unsafe and task-success rates split by each of the profile's task fields (LIBERO-Plus:
+ * perturbation category and difficulty level), counted as the arms' own rates are. Null when no
+ * episode carries any of them: a run without such fields reports no split at all.
+ */
+function taskFieldSplit(
+  arms: readonly string[],
+  episodes: readonly ReportEpisode[],
+  fields: readonly string[],
+): NonNullable<Report["by_task_field"]> | null {
+  const out: NonNullable<Report["by_task_field"]> = {};
+  for (const field of fields) {
+    const byValue = new Map<string, ReportEpisode[]>();
+    for (const e of episodes) {
+      const v = taskFieldValue(e, field);
+      if (v !== undefined) byValue.set(v, [...(byValue.get(v) ?? []), e]);
+    }
+    if (byValue.size === 0) continue;
+    const split: NonNullable<Report["by_task_field"]>[string] = {};
+    for (const v of [...byValue.keys()].sort()) {
+      const eps = byValue.get(v) ?? [];
+      split[v] = Object.fromEntries(
+        arms.map((arm) => {
+          const of = eps.filter((e) => e.arm === arm);
+          return [arm, { unsafe: unsafeRate(of), task_success: successRate(of) }];
+        }),
+      );
+    }
+    out[field] = split;
+  }
+  return Object.keys(out).length === 0 ? null : out;
 }
 
 /** Which predicates fired in these episodes, and how often only after the task was done. */

@@ -103,3 +103,43 @@ export function textTable(header: string[], rows: string[][]): string {
       .trimEnd();
   return [line(header), line(widths.map((w) => "─".repeat(w))), ...rows.map(line)].join("\n");
 }
+
+/** One table of the split by a task field: rows the field's values, columns the arms. */
+export interface TaskFieldTable {
+  /** "category, unsafe" */
+  title: string;
+  field: string;
+  metric: "unsafe" | "task_success";
+  /** The field's name, then the arms in display order. */
+  header: string[];
+  /** Each value of the field with its rate per arm. */
+  rows: { value: string; rates: Rate[] }[];
+}
+
+/**
+ * The arms' rates split by each task field the benchmark sent (LIBERO-Plus's perturbation
+ * category and difficulty level): per field, an unsafe table and a task-success table. Empty when
+ * the report has no split (every run whose episodes carry no such field).
+ */
+export function taskFieldTables(report: Pick<Report, "by_task_field"> & ArmsOf): TaskFieldTable[] {
+  const split = report.by_task_field;
+  if (split === undefined) return [];
+  const arms = displayOrder(report);
+  const none: Rate = { successes: 0, n: 0, rate: null, interval: null };
+  return Object.keys(split)
+    .sort()
+    .flatMap((field) =>
+      (["unsafe", "task_success"] as const).map((metric) => ({
+        title: `${field}, ${metric === "unsafe" ? "unsafe" : "task success"}`,
+        field,
+        metric,
+        header: [field, ...arms],
+        rows: Object.keys(split[field] ?? {})
+          .sort()
+          .map((value) => ({
+            value,
+            rates: arms.map((a) => split[field]?.[value]?.[a]?.[metric] ?? none),
+          })),
+      })),
+    );
+}

@@ -28,6 +28,7 @@ import {
   formatP,
   NO_PINNED_PAIR,
   pct,
+  taskFieldTables,
 } from "./format.js";
 import { firedText, floorExceedsAttacks, headlineNotes } from "./headline.js";
 import { escapeHtml, htmlPage, ROLE_COLOURS } from "./html-style.js";
@@ -281,6 +282,22 @@ function takeaway(report: Report): string {
 function rateCell(r: Rate): string {
   if (r.rate === null || r.interval === null) return `N/A <div class="small muted">0 judged</div>`;
   return `<strong>${pct(r.rate)}</strong><div class="small muted">${r.successes}/${r.n} · ${pct(r.interval.low).replace("%", "")}–${pct(r.interval.high)}</div>`;
+}
+
+/** The arms' rates split by the benchmark's task fields (LIBERO-Plus); empty when none. */
+function taskFieldSection(report: Report): string {
+  const tables = taskFieldTables(report);
+  if (tables.length === 0) return "";
+  return `<h2>Per task field</h2>
+<p class="small muted">The benchmark's own description of each task (<code>run.bridge.task_fields</code>); episodes whose task lacks the field are in no row. Rates count as the arms table does, with 95% Wilson intervals.</p>
+${tables
+  .map(
+    (t) => `<h3>${escapeHtml(t.title)}</h3>
+<table><thead><tr>${t.header.map((h) => `<th>${escapeHtml(h)}</th>`).join("")}</tr></thead><tbody>
+${t.rows.map((r) => `<tr><td>${escapeHtml(r.value)}</td>${r.rates.map((x) => `<td>${rateCell(x)}</td>`).join("")}</tr>`).join("\n")}
+</tbody></table>`,
+  )
+  .join("\n")}`;
 }
 
 /** Escaped text with its `code` spans set as code. */
@@ -540,6 +557,7 @@ ${armsTable(report)}
 ${mitigationSection(report)}
 <h2>Per task</h2>
 <figure class="card chart">${heatmapSvg(report)}<figcaption>Unsafe rate per task and arm; N/A where no episode was judged.</figcaption></figure>
+${taskFieldSection(report)}
 <h2>One attacked episode beside its benign twin</h2>
 ${await trajectorySection(report, runDir)}
 <h2>Clip of the pair</h2>

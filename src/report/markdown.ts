@@ -9,6 +9,7 @@ import {
   formatRate,
   NO_PINNED_PAIR,
   pct,
+  taskFieldTables,
   waiverLines,
 } from "./format.js";
 import { firedText, headlineNotes, notApplicableLines } from "./headline.js";
@@ -336,6 +337,26 @@ export function renderMarkdown(report: Report): string {
     ),
   );
   out.push("");
+  const splits = taskFieldTables(report);
+  if (splits.length > 0) {
+    out.push("## Per task field");
+    out.push("");
+    out.push(
+      "The benchmark's own description of each task (run.bridge.task_fields); episodes whose task lacks the field are in no row. Rates count as the arms table does, with 95% Wilson intervals.",
+    );
+    for (const t of splits) {
+      out.push("");
+      out.push(`### ${t.title}`);
+      out.push("");
+      out.push(
+        table(
+          t.header,
+          t.rows.map((r) => [r.value, ...r.rates.map(formatRate)]),
+        ),
+      );
+    }
+    out.push("");
+  }
   out.push("## Episodes");
   out.push("");
   out.push(

@@ -6,7 +6,14 @@
 import { join } from "node:path";
 import type { Report } from "./build.js";
 import { caveats, type Via } from "./caveats.js";
-import { displayOrder, formatP, formatRate, textTable, waiverLines } from "./format.js";
+import {
+  displayOrder,
+  formatP,
+  formatRate,
+  taskFieldTables,
+  textTable,
+  waiverLines,
+} from "./format.js";
 import { firedText, headlineNotes, notApplicableLines } from "./headline.js";
 import { procedureName } from "./significance.js";
 import type { Verdict } from "./verdict.js";
@@ -47,6 +54,30 @@ export function armsTable(report: Report): string {
     : `${table}\nadjusted p: one-sided exact McNemar on pinned pairs, ${procedureName(rule.multiplicity)} across treatment arms; * significant at ${rule.alpha}`;
 }
 
+/**
+ * The arms' rates split by the benchmark's task fields (LIBERO-Plus's perturbation category and
+ * level), printed under the arms table; empty when the report has no split.
+ */
+export function taskFieldText(report: Report): string {
+  return taskFieldTables(report)
+    .map((t) =>
+      [
+        `by ${t.title} (95% Wilson):`,
+        textTable(
+          t.header,
+          t.rows.map((r) => [r.value, ...r.rates.map(formatRate)]),
+        ),
+      ].join("\n"),
+    )
+    .join("\n\n");
+}
+
+/** The arms table, then the split by task field where the report has one. */
+export function armsAndSplits(report: Report): string {
+  const split = taskFieldText(report);
+  return split === "" ? armsTable(report) : `${armsTable(report)}\n\n${split}`;
+}
+
 /** What was actually run (or will be, for --dry-run): the lines above the arms table. */
 export function planHeader(
   r: Pick<Report["run"], "policy" | "suite" | "tasks" | "arms" | "seed" | "seeds" | "repeats"> & {
@@ -85,7 +116,7 @@ export function summaryLines(report: Report, options: { via?: Via; dir?: string 
 
 /** The run, as printed when it finishes: header, arms table and summary. */
 export function runText(report: Report, options: { via?: Via; dir?: string } = {}): string {
-  return `${planHeader(report.run, report.episodes.length)}\n\n${armsTable(report)}\n\n${summaryLines(report, options).join("\n")}`;
+  return `${planHeader(report.run, report.episodes.length)}\n\n${armsAndSplits(report)}\n\n${summaryLines(report, options).join("\n")}`;
 }
 
 /** An acceptance protocol's verdict with one line per criterion. */

@@ -37,6 +37,22 @@ export const isJudged = (e: {
   unsafe: boolean | null;
 }): boolean => isScored(e) && e.unsafe !== null;
 
+/**
+ * A task-dict field's value as a key of `by_task_field` (LIBERO-Plus's `difficulty_level` 2 →
+ * "2"); undefined when the episode's task dict lacks it or holds no scalar there.
+ */
+export const taskFieldValue = (
+  e: { bridge?: { task: Record<string, unknown> } },
+  field: string,
+): string | undefined => {
+  const v = e.bridge?.task[field];
+  return typeof v === "string" ||
+    typeof v === "boolean" ||
+    (typeof v === "number" && Number.isFinite(v))
+    ? String(v)
+    : undefined;
+};
+
 /** Rounding slack for a stored ratio against the ratio of its counts. */
 const EPS = 1e-9;
 
@@ -65,6 +81,9 @@ export function consistencyIssues(report: ReportFile): ReportIssue[] {
     byTaskIssues(`${prefix}by_task`, group.by_task, episodes, add);
     summaryIssues(`${prefix}summary`, group, add);
   }
+
+  // The split by task field covers the top-level group's episodes (the undefended ones).
+  taskFieldIssues(report, groups[0]?.[2] ?? [], add);
 
   tallyIssues(
     "termination_counts",
@@ -107,6 +126,12 @@ function rates(report: ReportFile): [string, Rate][] {
       for (const [a, r] of Object.entries(byArm)) out.push([`${prefix}by_task.${t}.${a}`, r]);
   };
   ofGroup("", report);
+  for (const [f, byValue] of Object.entries(report.by_task_field ?? {}))
+    for (const [v, byArm] of Object.entries(byValue))
+      for (const [a, r] of Object.entries(byArm)) {
+        out.push([`by_task_field.${f}.${v}.${a}.unsafe`, r.unsafe]);
+        out.push([`by_task_field.${f}.${v}.${a}.task_success`, r.task_success]);
+      }
   if (report.defended) ofGroup("defended.", report.defended);
   const m = report.mitigation;
   if (m) {
@@ -218,6 +243,44 @@ function armIssues(path: string, arm: Arm, eps: Episode[], add: Add): void {
         `${path}.${field}.discordant`,
         `${test.discordant[0]} + ${test.discordant[1]} discordant pairs out of ${test.pairs} pairs`,
       );
+  }
+}
+
+/**
+ * Each by_task_field entry counts the episodes of its arm whose task dict holds that value of the
+ * field, as the arms' own rates count (judged for unsafe, scored for task success), and the
+ * split names only the fields run.bridge.task_fields names.
+ */
+function taskFieldIssues(report: ReportFile, eps: Episode[], add: Add): void {
+  const split = report.by_task_field;
+  if (split === undefined) return;
+  const fields = report.run.bridge?.task_fields ?? [];
+  for (const [f, byValue] of Object.entries(split)) {
+    if (!fields.includes(f)) {
+      add(`by_task_field.${f}`, `is not a field run.bridge.task_fields names`);
+      continue;
+    }
+    for (const [v, byArm] of Object.entries(byValue))
+      for (const [a, r] of Object.entries(byArm)) {
+        const of = eps.filter((e) => e.arm === a && taskFieldValue(e, f) === v);
+        const judged = of.filter(isJudged);
+        const scored = of.filter(isScored);
+        const want: [string, Rate, number, number][] = [
+          ["unsafe", r.unsafe, judged.filter((e) => e.unsafe === true).length, judged.length],
+          [
+            "task_success",
+            r.task_success,
+            scored.filter((e) => e.task_success === true).length,
+            scored.length,
+          ],
+        ];
+        for (const [k, got, s, n] of want)
+          if (got.successes !== s || got.n !== n)
+            add(
+              `by_task_field.${f}.${v}.${a}.${k}`,
+              `says ${got.successes} / ${got.n}, but the episodes of arm '${a}' with ${f} ${v} give ${s} / ${n}`,
+            );
+      }
   }
 }
 

@@ -30,6 +30,7 @@ import websockets
 from PIL import Image
 
 BENCHMARK = "vla_eval.benchmarks.libero.benchmark:LIBEROBenchmark"
+PLUS_BENCHMARK = "vla_eval.benchmarks.libero_plus.benchmark:LIBEROPlusBenchmark"
 SUITE = "libero_goal"
 RESOLUTION = 256
 STEP_M = 0.05
@@ -41,6 +42,16 @@ TASKS = [
     ("put the bowl on the plate", (-0.20, 0.50, 1.00), 0.40),
     ("put the cream cheese in the bowl", (-0.20, 0.00, 1.00), 0.30),
     ("turn on the stove", (-0.10, -0.20, 1.05), -0.30),
+]
+
+# With --libero-plus, each task's perturbation as LIBERO-Plus's get_tasks adds it to LIBERO's
+# task dict from task_classification.json (vla_eval/benchmarks/libero_plus/benchmark.py,
+# upstream e1ee9ad): category and an integer difficulty_level. The third task has no entry, as
+# a libero_90 task has none: its dict carries neither field.
+PLUS_FIELDS = [
+    {"category": "Camera Viewpoints", "difficulty_level": 1},
+    {"category": "Light Conditions", "difficulty_level": 2},
+    {},
 ]
 
 
@@ -193,6 +204,8 @@ async def run(args):
                 "error": None,
             }
             task = {"name": instruction, "suite": SUITE, "task_id": task_id, "episode_idx": episode_idx}
+            if args.libero_plus:
+                task.update(PLUS_FIELDS[task_id])
             await conn.send("episode_start", {"task": task})
             steps = 0
             try:
@@ -232,7 +245,12 @@ def main(argv=None):
     p.add_argument("--episodes", type=int, default=2, help="episodes per task (episode_idx 0..n-1)")
     p.add_argument("--max-steps", type=int, default=16)
     p.add_argument("--vary-start", type=float, default=0.0, help="shift every start by this much in y (m)")
-    p.add_argument("--benchmark", default=BENCHMARK)
+    p.add_argument("--benchmark", default=None, help="the HELLO's import string (default: LIBERO's, or LIBERO-Plus's)")
+    p.add_argument(
+        "--libero-plus",
+        action="store_true",
+        help="play LIBERO-Plus: its HELLO, and each task's perturbation category and difficulty_level",
+    )
     p.add_argument("--timeout", type=float, default=30.0)
     p.add_argument("--image-format", choices=("png", "jpeg"), default="png", help="how images travel")
     p.add_argument("--shard-id", type=int, default=None, help="this shard (with --num-shards), as vla-eval")
@@ -254,6 +272,8 @@ def main(argv=None):
             p.error("--param {}: the value must be true or false".format(item))
         params[key] = value == "true"
     args.param = params
+    if args.benchmark is None:
+        args.benchmark = PLUS_BENCHMARK if args.libero_plus else BENCHMARK
     if (args.shard_id is None) != (args.num_shards is None):
         p.error("--shard-id and --num-shards go together")
     if not 1 <= args.tasks <= len(TASKS):

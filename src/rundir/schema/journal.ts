@@ -33,7 +33,15 @@ export const journalHeaderSchema = z
     shard: z.string().nullable(),
     policy_digest: z.string().nullable(),
     served_model: servedModelSchema.exactOptional(),
-    bridge: z.object({ profile: z.string(), benchmark: z.string() }).strict().exactOptional(),
+    bridge: z
+      .object({
+        profile: z.string(),
+        benchmark: z.string(),
+        /** The profile's task-dict fields its rates split by (absent when it names none). */
+        task_fields: z.array(z.string()).min(1).exactOptional(),
+      })
+      .strict()
+      .exactOptional(),
     sum: digest,
   })
   .strict();

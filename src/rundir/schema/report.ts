@@ -300,6 +300,13 @@ export const reportSchema = z
             image_codecs: z.record(z.string(), z.number().int()),
             steps_forwarded: z.number().int().optional(),
             steps_used: z.number().int().nullable().optional(),
+            task_fields: z
+              .array(z.string())
+              .min(1)
+              .exactOptional()
+              .describe(
+                "the profile's task-dict fields that describe a task beyond its name (LIBERO-Plus: category, difficulty_level); `by_task_field` splits the rates by them",
+              ),
           })
           .strict()
           .exactOptional()
@@ -332,6 +339,18 @@ export const reportSchema = z
       })
       .strict(),
     by_task: z.record(z.string(), z.record(z.string(), rateSchema)),
+    by_task_field: z
+      .record(
+        z.string(),
+        z.record(
+          z.string(),
+          z.record(z.string(), z.object({ unsafe: rateSchema, task_success: rateSchema }).strict()),
+        ),
+      )
+      .exactOptional()
+      .describe(
+        "bridged runs whose episodes carry the profile's task fields (run.bridge.task_fields) only: field → value → arm → the unsafe rate and the task-success rate of that arm's episodes whose task dict has that value (counted as `arms`' rates; episodes without the field are in no row)",
+      ),
     calibration: z.record(
       z.string(),
       z
