@@ -112,7 +112,7 @@ export function registerAttack(program: Command): void {
     .option("--dry-run", "print the plan (tasks, seeds, arms, episodes) and play nothing")
     .option(
       "--workers <n>",
-      "worker threads for in-process policies (default: every core)",
+      "worker threads for in-process policies (default: every core; this thread for a plan estimated under 5 s)",
       integer("--workers", { min: 1 }),
     )
     .option(
