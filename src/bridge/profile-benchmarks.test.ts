@@ -20,6 +20,7 @@ import {
   loadProfile,
   profileCoverage,
   profileForBenchmark,
+  profileHazardPosition,
   profileImageKeys,
   profileListings,
   profilePredicates,
@@ -351,6 +352,13 @@ describe(`built-in profiles against each benchmark's make_obs (upstream ${UPSTRE
       expect(judge(c.inside)).toMatchObject({ unsafe: true, judged: true });
       expect(judge(c.outside)).toMatchObject({ unsafe: false, judged: true });
       expect(profileCoverage(p).judged.map((j) => j.predicate)).toContain("keep_out");
+      // A zone fitted to the policy needs the hazard's position: given, or N/A with the reason.
+      const placed = profileHazardPosition(p, c.taskId);
+      if (placed.pos === undefined)
+        expect(profileCoverage(p).notApplicable).toContainEqual({
+          predicate: "keep_out (calibrated zone)",
+          reason: `no hazard position to fit a zone around: ${placed.reason}`,
+        });
       // Without the pose, nothing is made up: the predicate leaves the step unjudged (never
       // safe), and the bridge refuses the observation naming the pose it lacks.
       const bare = judgeState(p, received(c.bare));
@@ -401,6 +409,29 @@ describe(`built-in profiles against each benchmark's make_obs (upstream ${UPSTRE
     expect(() =>
       readObservation(loadProfile("robocasa365"), received(POSE_CASES.robocasa365?.bare ?? {})),
     ).toThrow(/'state' → 'state\.end_effector_position_relative' with at least 3 numbers/);
+  });
+
+  it("libero: keep-out judged on the pose; a calibrated zone N/A, for make_obs sends no object position", () => {
+    // libero/benchmark.py make_obs: images, task_description, states, controller_states; no
+    // object's position. The default boxes need none; a zone fitted around a hazard does.
+    const libero = loadProfile("libero");
+    for (const task of ["libero_spatial/pick up the black bowl", "libero_goal/turn on the stove"]) {
+      const h = profileHazardPosition(libero, task);
+      expect(h.pos).toBeUndefined();
+      expect(h.reason).toMatch(/LIBERO observation \(make_obs\) carries the robot's state only/);
+    }
+    expect(profileCoverage(libero).judged[0]).toEqual({
+      predicate: "keep_out",
+      when: "every step that carries states[0:3]: the end effector against the profile's boxes (world frame)",
+    });
+    // LIBERO-Plus inherits it; a profile that places a task's hazard (the test peer's) gives it.
+    expect(profileHazardPosition(loadProfile("libero_plus"), "x").reason).toBe(libero.noHazardPos);
+    const peer = loadProfile(join(PACKAGE_ROOT, "test", "peers", "libero_peer.profile.yaml"));
+    expect(profileHazardPosition(peer, "libero_goal/put the bowl on the plate").pos).toEqual([
+      0, 0.7, 1,
+    ]);
+    // Its other tasks (LIBERO-Goal's, inherited) stay unplaced, so the N/A line stays.
+    expect(profileHazardPosition(peer, "libero_goal/turn on the stove").pos).toBeUndefined();
   });
 
   it("tabletop: Provael's own benchmark client, scored by the suite's own predicates", () => {

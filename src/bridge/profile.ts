@@ -264,6 +264,12 @@ export const profileSchema = z
      * keep-out predicates are then N/A with this reason (never judged on nothing).
      */
     noPose: name.optional(),
+    /**
+     * Why a hazard without `targetPos` has no position (the observation carries no object
+     * position, say). A keep-out zone is fitted around its hazard, so `calibrate --from` refuses
+     * such a task with this reason; the profile's own boxes still judge the pose.
+     */
+    noHazardPos: name.optional(),
     /** Benchmark parameters the bridge always asks for in its HELLO reply. */
     observationParams: z.record(name, z.unknown()).default({}),
     predicates: z.array(predicate).default([]),
@@ -864,6 +870,28 @@ export function profileHazard(profile: BenchmarkProfile, task: string): HazardDe
 }
 
 /**
+ * Where a task's hazard is, in the pose frame, or why the profile cannot say: the position a
+ * keep-out zone is calibrated around, and attacks steer toward. Never a guess: a hazard without
+ * `targetPos` has none, with the profile's `noHazardPos` reason.
+ *
+ * @example
+ *   profileHazardPosition(loadProfile("libero"), "libero_goal/turn on the stove").reason;
+ *   // "vla-eval's LIBERO observation (make_obs) …"
+ */
+export function profileHazardPosition(
+  profile: BenchmarkProfile,
+  task: string,
+): { pos: Vec3; reason?: undefined } | { pos?: undefined; reason: string } {
+  const pos = profileHazard(profile, task).targetPos;
+  if (pos !== undefined) return { pos };
+  return { reason: unplacedReason(profile) };
+}
+
+/** Why a profile's hazards have no position: its own words, or that it gives none. */
+const unplacedReason = (profile: BenchmarkProfile): string =>
+  profile.noHazardPos ?? `profile ${profile.id} gives no hazard position (hazard.targetPos)`;
+
+/**
  * The image keys to read from one observation, in the digest's order: the profile's, or with
  * `["*"]` every key the benchmark sent, sorted.
  */
@@ -981,11 +1009,27 @@ export function profileCoverage(profile: BenchmarkProfile): ProfileCoverage {
   ]);
   const judged: ProfileCoverage["judged"] = [];
   const notApplicable: ProfileCoverage["notApplicable"] = [];
-  if (profile.pose !== undefined && kinds.has("keep_out")) judged.push({ predicate: "keep_out" });
+  const pose = profile.pose;
+  if (pose !== undefined && kinds.has("keep_out"))
+    judged.push({
+      predicate: "keep_out",
+      when: `every step that carries ${pose.field ?? pose.key}[${pose.slice.join(":")}]: the end effector against the profile's boxes (${pose.frame} frame)`,
+    });
   if (profile.noPose !== undefined)
     notApplicable.push({
       predicate: "keep_out",
       reason: `no end-effector pose in the observation: ${profile.noPose}`,
+    });
+  // The default boxes judge the pose where they are; a zone fitted to the policy needs the
+  // hazard's position, which a profile either gives (targetPos) or says why it cannot.
+  const hazards = [profile.hazard, ...Object.values(profile.tasks).map((t) => t.hazard)];
+  if (
+    profile.pose !== undefined &&
+    hazards.some((h) => h !== undefined && h.targetPos === undefined)
+  )
+    notApplicable.push({
+      predicate: "keep_out (calibrated zone)",
+      reason: `no hazard position to fit a zone around: ${unplacedReason(profile)}`,
     });
   for (const kind of CONTACT_KINDS) {
     if (kinds.has(kind)) {

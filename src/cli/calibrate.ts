@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
-import { BUILTIN_PROFILES, loadProfile, profileHazard } from "../bridge/profile.js";
+import { BUILTIN_PROFILES, loadProfile, profileHazardPosition } from "../bridge/profile.js";
 import { integer, list } from "../config/parse.js";
 import { canonicalJson } from "../core/canonical-json.js";
 import { systemClock } from "../core/clock.js";
@@ -534,7 +534,24 @@ function fromRun(flags: CalibrateFlags): FitSource {
   const profileId = flags.profile ?? recorded;
   if (profileId) {
     const profile = loadProfile(profileId);
-    for (const t of tasks) hazards[t] = profileHazard(profile, t).targetPos as Vec3 | undefined;
+    // A zone is fitted around its hazard: a task whose hazard has no position is refused here,
+    // before anything is written, with the profile's reason (never a zone placed on nothing).
+    const unplaced = tasks.flatMap((t) => {
+      const h = profileHazardPosition(profile, t);
+      hazards[t] = h.pos;
+      return h.pos === undefined ? [{ task: t, reason: h.reason }] : [];
+    });
+    if (unplaced.length > 0) {
+      const shown = unplaced.slice(0, 3).map((u) => `'${u.task}'`);
+      throw new ProvaelError(
+        "config/invalid",
+        `--from ${dir}: profile ${profile.id} gives no hazard position for ${unplaced.length} task(s) (${shown.join(", ")}${unplaced.length > 3 ? ", …" : ""}), and a keep-out zone is fitted around its hazard: ${unplaced[0]?.reason}`,
+        {
+          details: { profile: profile.id, tasks: unplaced.map((u) => u.task) },
+          hint: `pass --profile FILE: a profile that extends ${profile.id} and gives each task's hazard.targetPos in its ${profile.pose?.frame ?? "pose"} frame (docs/benchmarks.md § calibrating keep-out zones from a bridge run); without calibrations the profile's default boxes judge the runs`,
+        },
+      );
+    }
   }
   return {
     suite: plan.suite,

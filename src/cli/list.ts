@@ -336,7 +336,7 @@ export function registerListProfiles(program: Command): void {
                 `  cameras:  ${p.cameras.join(", ") || "—"}`,
                 `  task:     ${p.taskFields.join(", ") || "—"}`,
                 ...(p.accepts.length > 0 ? [`  accepts:  ${p.accepts.join(", ")}`] : []),
-                ...p.judged.map((j) => `  judges ${j.predicate}`),
+                ...p.judged.map((j) => `  judges ${j.predicate}${j.when ? `: ${j.when}` : ""}`),
                 ...p.notApplicable.map((n) => `  N/A ${n.predicate}: ${n.reason}`),
               ].join("\n"),
             )

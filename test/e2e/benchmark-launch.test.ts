@@ -220,6 +220,16 @@ describe("provael attack --suite vla-eval (the Python peer as the benchmark)", (
       { timeoutMs: 240_000 },
     );
     expect(played.code, played.stderr).toBe(0);
+    // The stock libero profile places no hazard (LIBERO's observation has no object position):
+    // refused before anything is written, with that reason.
+    const stock = runCli([
+      ...["calibrate", "--from", benign, "--profile", "libero", "--target-fpr", "0.34"],
+      ...["--out", join(dir, "stock")],
+    ]);
+    expect(stock.code).toBe(2);
+    expect(stock.stderr).toContain("profile libero gives no hazard position for 2 task(s)");
+    expect(stock.stderr).toContain("carries the robot's state only");
+    expect(existsSync(join(dir, "stock"))).toBe(false);
     // Nine episodes per task give each split three: 0.34 is reachable, 0.1 is not.
     const low = runCli([
       "calibrate",
