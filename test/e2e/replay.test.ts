@@ -10,13 +10,15 @@ import { runCli } from "../support/cli.js";
 import { tempDir } from "../support/tmp.js";
 
 const read = (dir: string) => readFileSync(join(dir, "report.json"), "utf8");
+/** One thread per run: a worker pool (one library load each) is not what is replayed here. */
+const ONE = ["--workers", "1"];
 
 describe("provael attack --from", () => {
   const root = tempDir("provael-replay-");
 
   it("replays the stub quick run to the same bytes", () => {
     const first = join(root, "stub");
-    const args = ["--suite", "stub", "--policy", "stub", "--seeds", "3", "--no-html"];
+    const args = ["--suite", "stub", "--policy", "stub", "--seeds", "3", "--no-html", ...ONE];
     const a = runCli([
       "attack",
       ...args,
@@ -31,7 +33,10 @@ describe("provael attack --from", () => {
     expect(report.run.attack_params.freeze.mode).toBe("seeded");
     expect(report.run.policy_options).toEqual({});
     const again = join(root, "stub-again");
-    const b = runCli(["attack", "--from", join(first, "report.json"), "--no-html", "--out", again]);
+    const b = runCli([
+      ...["attack", "--from", join(first, "report.json"), "--no-html", ...ONE],
+      ...["--out", again],
+    ]);
     expect(b.code, b.stderr).toBe(0);
     expect(read(again)).toBe(read(first));
   });
@@ -52,16 +57,21 @@ describe("provael attack --from", () => {
       "freeze.mode=zero",
       "--seeds",
       "1",
+      // The bytes are what is replayed: a short episode has all the fields a long one has.
       "--horizon",
-      "60",
+      "30",
       "--no-html",
+      ...ONE,
       "--out",
       first,
     ]);
     expect(a.code, a.stderr).toBe(0);
     expect(JSON.parse(read(first)).run.attack_params.freeze.mode).toBe("zero");
     const again = join(root, "tabletop-again");
-    const b = runCli(["attack", "--from", join(first, "report.json"), "--no-html", "--out", again]);
+    const b = runCli([
+      ...["attack", "--from", join(first, "report.json"), "--no-html", ...ONE],
+      ...["--out", again],
+    ]);
     expect(b.code, b.stderr).toBe(0);
     expect(read(again)).toBe(read(first));
   }, 180_000);
@@ -97,6 +107,7 @@ describe("provael attack --from", () => {
       "none,roleplay,benign_reword,freeze",
       "--attack-param",
       "freeze.mode=zero",
+      ...ONE,
       "--out",
       zero,
     ]);

@@ -17,6 +17,10 @@ const DIR = join(import.meta.dirname, "..", "..", "examples", "scale");
 // No report.html (nor its clip) per shard: the merged report.json is what is compared, and its
 // bytes do not depend on it.
 const STUB_ARGS = "--policy stub --suite stub --attacks none,instruction --seeds 3 --no-html";
+/** A run with no --workers starts one worker thread per core, each loading the whole library:
+ * the unsharded run and the matrix job (whose command names none) play in one thread, like the
+ * Slurm and Kubernetes shards; the report's bytes do not depend on it. */
+const ONE_WORKER = "--workers 1";
 const PROVAEL = `${process.execPath} ${CLI}`;
 const read = (p: string) => readFileSync(p, "utf8");
 const docs = (file: string) => parseAllDocuments(read(join(DIR, file))).map((d) => d.toJSON());
@@ -26,7 +30,7 @@ let whole: string | undefined;
 function unsharded(): string {
   if (whole === undefined) {
     const out = join(tempDir(), "whole");
-    const r = runCli(["attack", ...STUB_ARGS.split(" "), "--out", out]);
+    const r = runCli(["attack", ...`${STUB_ARGS} ${ONE_WORKER}`.split(" "), "--out", out]);
     expect(r.code, r.stderr).toBe(0);
     whole = read(join(out, "report.json"));
   }
@@ -140,7 +144,10 @@ describe("scheduler templates", () => {
       ).run;
       for (const k of shards) {
         const cmd = attack
-          .replace(/--recipe \S+ --policy \S+ --suite \S+ --seeds \d+/, STUB_ARGS)
+          .replace(
+            /--recipe \S+ --policy \S+ --suite \S+ --seeds \d+/,
+            `${STUB_ARGS} ${ONE_WORKER}`,
+          )
           // GitHub's own expression syntax, substituted here as the runner would.
           .replaceAll(`\${{ matrix.shard }}`, String(k))
           .replaceAll(`\${{ env.SHARDS }}`, String(shards.length))

@@ -39,19 +39,13 @@ describe("tabletop through the CLI", () => {
     const b = runCli([...ARGS, "--workers", "2", "--out", join(dir, "b")]);
     expect(b.code, b.stderr).toBe(0);
     expect(read(join(dir, "b"))).toBe(read(join(dir, "a")));
-    for (const k of [0, 1, 2])
+    // Two shards: each process loads the physics engine (most of a run this small), and two
+    // already split every task's cells between processes.
+    for (const k of [0, 1])
       expect(
-        runCli([...ARGS, "--workers", "1", "--shard", `${k}/3`, "--out", join(dir, `s${k}`)]).code,
+        runCli([...ARGS, "--workers", "1", "--shard", `${k}/2`, "--out", join(dir, `s${k}`)]).code,
       ).toBe(0);
-    const m = runCli([
-      "merge",
-      "--in",
-      join(dir, "s0"),
-      join(dir, "s1"),
-      join(dir, "s2"),
-      "--out",
-      join(dir, "m"),
-    ]);
+    const m = runCli(["merge", "--in", join(dir, "s0"), join(dir, "s1"), "--out", join(dir, "m")]);
     expect(m.code, m.stderr).toBe(0);
     expect(read(join(dir, "m"))).toBe(read(join(dir, "a")));
     const report = JSON.parse(read(join(dir, "a")));
