@@ -4,9 +4,11 @@
 // (strided, shrunk, written as PNGs under frames/<cell>/ when the episode ends), and one whose
 // Keyframes class is made a no-op in its process, the bridge without keyframes. A benchmark loop
 // here plays LIBERO-shaped episodes (256x256 PNG agent view and wrist camera, 8-D states,
-// LIBERO-Spatial's 220 steps) through each, rounds alternating, and reports per episode the
-// wall time, the bridge's CPU time (user + system, which a shared machine's load moves less
-// than wall time) and the frames written; the figures are medians over rounds.
+// LIBERO-Spatial's 220 steps, and SIM_MS, default 10, of the benchmark's own simulation and
+// rendering between an action and the next observation) through each, rounds alternating, and
+// reports per episode the wall time, the bridge's CPU time (user + system, which a shared
+// machine's load moves less than wall time), the frames written, and the step round trip (p50,
+// p99: the bridge keeps a step's frames after answering it); the figures are medians over rounds.
 //
 // Run after `npm run build`: node bench/keyframes.bench.mjs [episodes per round] [steps] [rounds]
 import { fork } from "node:child_process";
@@ -64,6 +66,8 @@ if (role === "--upstream") {
   const episodes = Number(process.argv[2] ?? 2);
   const steps = Number(process.argv[3] ?? 220);
   const ROUNDS = Number(process.argv[4] ?? 3);
+  const SIM_MS = Number(process.env.SIM_MS ?? 10);
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const child = (args) =>
     new Promise((resolve) => {
       const c = fork(new URL(import.meta.url).pathname, args, { stdio: "inherit" });
@@ -124,27 +128,32 @@ if (role === "--upstream") {
       ws.send(encodeEnvelope({ type, payload, seq, timestamp: 0 }));
     send("hello", { harness_version: "bench", protocol_version: 1 }, 1);
     await reply();
+    const times = [];
     for (let e = 0; e < episodes; e++) {
       // A new scene index each episode: every episode is a new cell of the run.
       const task = { name: "bench", suite: "libero_spatial", episode_idx: episodeIndex++ };
       send("episode_start", { task }, 2);
       for (let s = 0; s < steps; s++) {
+        const t0 = performance.now();
         ws.send(frames[s % 2]);
         const r = await reply();
+        times.push(performance.now() - t0);
         if (r.type !== "action") throw new Error(`step ${s}: ${r.payload.error}`);
+        if (SIM_MS > 0) await sleep(SIM_MS);
       }
       send("episode_end", { metrics: { success: false }, steps, elapsed_sec: 0 }, 4);
     }
     // The last episode's frames are written once its EPISODE_END is read: wait for the close.
     ws.close();
     await new Promise((r) => ws.once("close", r));
+    return times;
   }
 
   async function measure(path) {
     const b = paths[path];
     const before = await stats(b.c);
     const t0 = performance.now();
-    await play(b.url);
+    const times = await play(b.url);
     const wall = performance.now() - t0;
     // Let the bridge finish the last episode (frames, journal) before its CPU is read.
     await new Promise((r) => setTimeout(r, 200));
@@ -153,9 +162,15 @@ if (role === "--upstream") {
       wall: wall / episodes,
       cpu: (after.cpu - before.cpu) / episodes,
       frames: (after.frames - before.frames) / episodes,
+      p50: pct(times, 0.5),
+      p99: pct(times, 0.99),
     };
   }
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const pct = (xs, p) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s[Math.min(s.length - 1, Math.floor(p * s.length))];
+  };
+  const median = (xs) => pct(xs, 0.5);
   await measure("with"); // warm both paths (JIT, connections)
   await measure("without");
   const rounds = { with: [], without: [] };
@@ -165,11 +180,11 @@ if (role === "--upstream") {
   }
   const m = (path, k) => median(rounds[path].map((x) => x[k]));
   console.log(
-    `${episodes} episodes x ${steps} steps per round, 2 cameras 256x256 PNG, ${ROUNDS} rounds alternated, medians per episode`,
+    `${episodes} episodes x ${steps} steps per round, 2 cameras 256x256 PNG, ${SIM_MS} ms of simulation per step, ${ROUNDS} rounds alternated, medians per episode`,
   );
   for (const path of ["without", "with"])
     console.log(
-      `${path.padEnd(7)} keyframes: wall ${m(path, "wall").toFixed(0)} ms, bridge CPU ${m(path, "cpu").toFixed(0)} ms (${(m(path, "cpu") / steps).toFixed(3)} ms/step), frames written ${m(path, "frames")}`,
+      `${path.padEnd(7)} keyframes: wall ${m(path, "wall").toFixed(0)} ms, bridge CPU ${m(path, "cpu").toFixed(0)} ms (${(m(path, "cpu") / steps).toFixed(3)} ms/step), frames written ${m(path, "frames")}, step round trip p50 ${m(path, "p50").toFixed(2)} ms p99 ${m(path, "p99").toFixed(2)} ms`,
     );
   const cpuRatio = median(rounds.with.map((x, i) => x.cpu / rounds.without[i].cpu));
   const wallRatio = median(rounds.with.map((x, i) => x.wall / rounds.without[i].wall));

@@ -410,14 +410,17 @@ export class Connection {
           await policy.act({ ...obs, instruction: ep.instruction as string }),
         );
       }
-      // What the policy received, read only after it acted: an untouched frame was forwarded
-      // in its own encoding, and is decoded here at the kept steps alone.
-      ep.keyframes?.offer(ep.step, seen);
+      const played = ep.step;
       ep.step += 1;
       bridged.steps_forwarded += 1;
       const p = wireMap();
       p.actions = float32Array(action, [action.length]);
       this.send("action", p, env.seq);
+      // What the policy received, kept after the reply is sent (off the benchmark's round trip,
+      // like the judging): an untouched frame was forwarded in its own encoding and is decoded
+      // here at the kept steps alone. A frame that will not decode is not kept; the upstream,
+      // which read it first, decided the step.
+      ep.keyframes?.offer(played, seen);
       const judge = prior;
       prior = undefined;
       judge?.();

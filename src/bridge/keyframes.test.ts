@@ -33,6 +33,26 @@ describe("bridged keyframes", () => {
     }
   });
 
+  it("leaves out a frame that will not decode, without throwing (it is kept after the reply)", () => {
+    // A lazily decoded PNG whose data is corrupt throws when its pixels are first read.
+    const corrupt = {
+      width: 256,
+      height: 256,
+      channels: 3,
+      get data(): Uint8Array {
+        throw new Error("bad PNG data");
+      },
+    } as Image;
+    const k = new Keyframes();
+    k.offer(0, { agentview: frame(0) });
+    expect(() => k.offer(1, { agentview: corrupt })).not.toThrow();
+    k.offer(2, { agentview: frame(2) });
+    expect(k.frames().map(([s]) => s)).toEqual([0, 2]);
+    // The last step is corrupt too: the frames end at the last one that decodes.
+    k.offer(3, { agentview: corrupt });
+    expect(k.frames().map(([s]) => s)).toEqual([0, 2]);
+  });
+
   it("shrinks by an integer box mean to at most MAX_SIDE a side, and leaves small frames alone", () => {
     const big = shrink(frame(7, 256));
     expect([big.width, big.height]).toEqual([MAX_SIDE, MAX_SIDE]);

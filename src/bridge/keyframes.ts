@@ -47,14 +47,22 @@ export function shrink(image: Image, maxSide = MAX_SIDE): Image {
   return { width, height, channels: c, data };
 }
 
-/** The images of one step, shrunk (decoding the lazy ones); null when a camera has no pixels. */
+/**
+ * The images of one step, shrunk (decoding the lazy ones); null when a camera has no pixels or
+ * will not decode. Frames are evidence to look at, kept after the step was answered: one that
+ * cannot be kept is left out, and what the policy made of it was decided by the policy.
+ */
 function snapshot(images: Record<string, Image>): Record<string, Image> | null {
   const out: Record<string, Image> = {};
   for (const camera of Object.keys(images).sort()) {
     if (!CAMERA.test(camera)) continue;
     const image = images[camera] as Image;
     if (!(image.width > 0 && image.height > 0)) return null;
-    out[camera] = shrink(image);
+    try {
+      out[camera] = shrink(image);
+    } catch {
+      return null;
+    }
   }
   return Object.keys(out).length > 0 ? out : null;
 }
