@@ -5,23 +5,31 @@ import { openDataset } from "../../src/offline/lerobot.js";
 import { runCli } from "../support/cli.js";
 import { tempDir } from "../support/tmp.js";
 
+/** One demonstration of the green box in scene 21, one of tiny-vla's training scenes. */
+const GREEN_BOX = [
+  "record",
+  "--suite",
+  "tabletop",
+  "--policy",
+  "scripted",
+  "--tasks",
+  "kitchen_green_box",
+  "--scenes",
+  "21:22",
+  "--episodes",
+  "1",
+  "--json",
+];
+
+/** GREEN_BOX with the policy's default options, recorded once for both describes below. */
+let greenBox: ReturnType<typeof runCli> | undefined;
+function greenBoxRun(): ReturnType<typeof runCli> {
+  greenBox ??= runCli([...GREEN_BOX, "--out", join(tempDir(), "green-box")]);
+  return greenBox;
+}
+
 /** `provael record --policy-option`: the demonstrating policy's own options, checked first. */
 describe("provael record --policy-option (built CLI)", () => {
-  const GREEN_BOX = [
-    "record",
-    "--suite",
-    "tabletop",
-    "--policy",
-    "scripted",
-    "--tasks",
-    "kitchen_green_box",
-    "--scenes",
-    "21:22",
-    "--episodes",
-    "1",
-    "--json",
-  ];
-
   it("refuses an option the policy does not read, or a value it does not know, and writes nothing", () => {
     const w = tempDir();
     const unknown = runCli([
@@ -43,14 +51,17 @@ describe("provael record --policy-option (built CLI)", () => {
   }, 60_000);
 
   it("passes grasp_side=nearest to the expert: scene 21's box is carried across its long side, a different demonstration", () => {
-    const w = tempDir();
-    const play = (out: string, extra: string[]) => {
-      const r = runCli([...GREEN_BOX, ...extra, "--out", join(w, out)]);
+    const summary = (r: ReturnType<typeof runCli>) => {
       expect(r.code, r.stderr).toBe(0);
       return JSON.parse(r.stdout) as { episodes: number; frames: number };
     };
-    const narrow = play("narrow", []);
-    const nearest = play("nearest", ["--policy-option", "grasp_side=nearest"]);
+    const narrow = summary(greenBoxRun());
+    const nearest = summary(
+      runCli([
+        ...GREEN_BOX,
+        ...["--policy-option", "grasp_side=nearest", "--out", join(tempDir(), "nearest")],
+      ]),
+    );
     expect(narrow.episodes).toBe(1);
     expect(nearest.episodes).toBe(1);
     // The wrist turns less and the fingers close wider: the episode takes a different length.
@@ -81,17 +92,8 @@ describe("provael record's default scenes (built CLI)", () => {
     expect(held.stderr).not.toMatch(/policy-training scenes/);
     const ds = await openDataset(join(w, "a"));
     expect(ds.episodes.map((e) => e.scene)).toEqual([0]);
-    const trained = runCli([
-      ...ONE,
-      "kitchen_green_box",
-      "--scenes",
-      "21:22",
-      "--episodes",
-      "1",
-      "--json",
-      "--out",
-      join(w, "b"),
-    ]);
+    // Scene 21 is a training scene: the --policy-option test's demonstration says so.
+    const trained = greenBoxRun();
     expect(trained.code, trained.stderr).toBe(0);
     expect(trained.stderr).toMatch(
       /note: scenes 21:22 are tabletop's policy-training scenes .* the default, 0:20, is held out/,
