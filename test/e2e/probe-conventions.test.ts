@@ -3,6 +3,9 @@
  * whose client layout leaves its images unrotated while the server (openpi's `libero` layout)
  * rotates what it receives: the policy sees its scenes upside down unless the client rotates
  * them first. The probe's best convention must be the rotation, ahead of the layout as given.
+ * One seed, episodes cut at 200 steps: the rotated view finishes the task (at step 147) and no
+ * other variant does. Images at 128 pixels (the locator's own size) instead of LIBERO's 224: the
+ * probe is about their orientation, not their size.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -43,8 +46,8 @@ describe("provael attack --probe-conventions", () => {
       [
         "extends: libero",
         "images:",
-        "  - { key: observation/image, camera: agentview, size: 224 }",
-        "  - { key: observation/wrist_image, camera: wrist, size: 224 }",
+        "  - { key: observation/image, camera: agentview, size: 128 }",
+        "  - { key: observation/wrist_image, camera: wrist, size: 128 }",
         "",
       ].join("\n"),
     );
@@ -53,7 +56,7 @@ describe("provael attack --probe-conventions", () => {
       [
         ...["attack", "--suite", "tabletop", "--policy", "openpi", "--policy-url", url],
         ...["--layout", flat, "--probe-conventions", "--tasks", "kitchen_red_block"],
-        ...["--seeds", "2", "--workers", "1", "--out", out, "--json"],
+        ...["--seeds", "1", "--horizon", "200", "--workers", "1", "--out", out, "--json"],
       ],
       { timeoutMs: 600_000 },
     );
@@ -66,7 +69,7 @@ describe("provael attack --probe-conventions", () => {
     expect(probe.best).toBe("rotate180");
     expect(probe.variants[0]?.id).toBe("rotate180");
     expect(by.rotate180?.successes).toBeGreaterThan(by["as-given"]?.successes as number);
-    expect(by["as-given"]?.n).toBe(2);
+    expect(by["as-given"]?.n).toBe(1);
     // The probe's own record in the run directory, and the layout that selects the best.
     const saved = JSON.parse(readFileSync(join(out, "probe", "probe.json"), "utf8"));
     expect(saved.best).toBe("rotate180");
