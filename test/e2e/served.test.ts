@@ -20,6 +20,10 @@ const PLAN = [
   "--horizon",
   "8",
   "--no-html",
+  // The in-process run in one thread (a served run always is): a worker pool would load the
+  // library once more per core, and is not what is compared.
+  "--workers",
+  "1",
 ];
 
 /** The arms table and the summary lines (everything before the "wrote …" line). */
@@ -38,6 +42,9 @@ function localRun() {
   local ??= runCli(["attack", "--policy", "stub", ...PLAN, "--out", join(tempDir(), "local")]);
   return local;
 }
+
+/** Two processes and a run between them: seconds on 2 quiet cores, minutes under a full suite. */
+const SERVED_MS = 300_000;
 
 const children: ChildProcess[] = [];
 afterEach(() => {
@@ -114,6 +121,7 @@ describe("provael serve-policy + attack (built CLI, two processes)", () => {
       child.kill("SIGTERM");
       expect(await exited).toBe(0);
     },
+    SERVED_MS,
   );
 
   it("says which policy server is missing instead of playing episodes", () => {
@@ -148,6 +156,8 @@ const TINY = [
   "--horizon",
   "24",
   "--no-html",
+  "--workers",
+  "1",
 ];
 
 describe("provael serve-policy --policy tiny-vla + attack over each protocol", () => {
@@ -193,5 +203,6 @@ describe("provael serve-policy --policy tiny-vla + attack over each protocol", (
       child.kill("SIGTERM");
       expect(await exited).toBe(0);
     },
+    SERVED_MS,
   );
 });
