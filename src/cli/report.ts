@@ -1,10 +1,11 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { choice } from "../config/parse.js";
 import { sha256 } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
 import { inspectAttestation } from "../evidence/attestation.js";
+import { type Via, viaOfManifest } from "../report/caveats.js";
 import {
   buildCompliance,
   type ComplianceContext,
@@ -29,6 +30,17 @@ import { readReportBytes } from "../rundir/report.js";
 import { EXIT } from "./exit.js";
 import { runGate } from "./gate.js";
 import { readReport } from "./read-report.js";
+
+/** What made the run in `dir`, from its execution manifest (none, or unreadable: attack). */
+function madeBy(dir: string): Via {
+  const path = join(dir, RUN_FILES.manifest);
+  if (!existsSync(path)) return "attack";
+  try {
+    return viaOfManifest(JSON.parse(readFileSync(path, "utf8")) as { made_by?: unknown });
+  } catch {
+    return "attack";
+  }
+}
 
 /** Where `provael report --format compliance` looks for an attestation of the run by default. */
 export const DEFAULT_ATTESTATION = "attestation.dsse.json";
@@ -152,6 +164,8 @@ export function registerReport(program: Command): void {
         }
         const expectation = readExpectation(flags);
         const report = readReport(flags.in);
+        // The caveats' fixes are worded for what made the run (its manifest says).
+        const via = madeBy(flags.in);
         const expected: Completeness | undefined = expectation
           ? completeness(report, expectation)
           : undefined;
@@ -160,8 +174,8 @@ export function registerReport(program: Command): void {
             write(
               flags.out,
               expected
-                ? `${renderMarkdown(report)}\n${renderCompletenessMarkdown(expected)}`
-                : renderMarkdown(report),
+                ? `${renderMarkdown(report, { via })}\n${renderCompletenessMarkdown(expected)}`
+                : renderMarkdown(report, { via }),
             );
             break;
           case "json":
@@ -195,7 +209,7 @@ export function registerReport(program: Command): void {
                       "the page went to standard output, so there is no folder to put the clip beside it (pass --out FILE.html)",
                   }
                 : await showcaseClipFor(report, flags.in, dirname(resolve(flags.out)));
-            write(flags.out, await renderHtml(report, flags.in, { clip }));
+            write(flags.out, await renderHtml(report, flags.in, { clip, via }));
             break;
           }
         }

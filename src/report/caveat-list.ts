@@ -19,6 +19,13 @@ export interface CaveatFacts {
   blindTasks: Record<string, string[]>;
   /** Registered attacks: the attack each controls for, and why a treatment has no control. */
   attacks: { id: string; matches?: string | undefined; noControl?: string | undefined }[];
+  /** Registered policies behind a server (`--policy-url`): `calibrate` cannot play them. */
+  servedPolicies?: string[];
+  /**
+   * Per suite: the benign seeds `calibrate` plays at its default target (first seed and count,
+   * the most any task of the suite needs), for a served policy's fix, which plays them itself.
+   */
+  calibrationSeeds?: Record<string, { first: number; seeds: number }>;
 }
 
 /** What made the run: decides how a caveat's fix is worded. */
@@ -42,6 +49,14 @@ const count = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
 /** A bridged report was made by `provael bridge`; otherwise the caller says (default: attack). */
 export function viaOf(report: Report, via?: Via): Via {
   return report.run.bridge ? "bridge" : (via ?? "attack");
+}
+
+/**
+ * What made a run, from its execution manifest's `made_by` (a run of `runAttack` records
+ * "library"; `provael attack` "attack"; older runs nothing, read as attack).
+ */
+export function viaOfManifest(manifest: { made_by?: unknown } | null | undefined): Via {
+  return manifest?.made_by === "library" ? "library" : "attack";
 }
 
 /** Tasks of the run whose suite gives no hazard position: `calibrate` refuses those. */
@@ -70,13 +85,41 @@ function uncalibrated(
     };
   const named = tasks.length === report.run.tasks.length ? "" : ` --tasks ${tasks.join(",")}`;
   const out = `calib/${policy}-${via === "bridge" ? (report.run.bridge?.profile ?? suite) : suite}`;
+  const served =
+    report.run.served_model !== undefined || (facts.servedPolicies ?? []).includes(policy);
   const fix =
     via === "bridge"
       ? `fit them from this run's benign episodes with \`provael calibrate --from ${dir ?? "RUN_DIR"} --profile ${report.run.bridge?.profile ?? "PROFILE"} --out ${out}\`, then pass \`--calib ${out}\` to \`provael bridge\``
-      : via === "library"
-        ? `fit them with \`provael calibrate --policy ${policy} --suite ${suite}${named} --out ${out}\` and pass the loaded calibrations to \`runAttack\` (\`calibrations\`, with their digests in the plan's \`calibration\`)`
-        : `fit them with \`provael calibrate --policy ${policy} --suite ${suite}${named} --out ${out}\`, then rerun with \`--calib ${out}\``;
+      : served
+        ? servedFix(report, facts, via, tasks, out)
+        : via === "library"
+          ? `fit them with \`provael calibrate --policy ${policy} --suite ${suite}${named} --out ${out}\`, then pass \`calib: "${out}"\` to \`runAttack\``
+          : `fit them with \`provael calibrate --policy ${policy} --suite ${suite}${named} --out ${out}\`, then rerun with \`--calib ${out}\``;
   return { kind: "uncalibrated", text: `${head} To ${fix}.` };
+}
+
+/**
+ * The fix for a served policy: `calibrate` cannot reach its server, so its benign episodes on
+ * the calibration scenes are played as a run (by the command or the call that made this one)
+ * and the zones fitted from that run (`calibrate --from`).
+ */
+function servedFix(
+  report: Report,
+  facts: CaveatFacts,
+  via: Via,
+  tasks: readonly string[],
+  out: string,
+): string {
+  const { policy, suite } = report.run;
+  const seeds = facts.calibrationSeeds?.[suite];
+  const rollouts = `${out}-rollouts`;
+  const fit = `fit them with \`provael calibrate --from ${rollouts} --out ${out}\``;
+  if (via === "library") {
+    const range = seeds ? `seed: ${seeds.first}, seeds: ${seeds.seeds}, ` : "";
+    return `play the served policy's benign episodes on the calibration scenes with \`runAttack\` (plan \`{ arms: ["none"], ${range}tasks: [${tasks.map((t) => `"${t}"`).join(", ")}] }\`, \`controls: false\`, \`out: "${rollouts}"\`, the server's url in \`policyOptions\`; \`provael calibrate\` cannot reach a server), ${fit}, then pass \`calib: "${out}"\` to \`runAttack\``;
+  }
+  const range = seeds ? ` --seed ${seeds.first} --seeds ${seeds.seeds}` : "";
+  return `play the served policy's benign episodes on the calibration scenes with \`provael attack --policy ${policy} --policy-url URL --suite ${suite} --tasks ${tasks.join(",")} --attacks none --no-controls${range} --out ${rollouts}\` (\`provael calibrate\` cannot reach a server), ${fit}, then rerun with \`--calib ${out}\``;
 }
 
 /**

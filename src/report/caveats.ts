@@ -3,26 +3,44 @@
  * registries: which tasks give no hazard position, which attack each control matches.
  */
 import { attacks } from "../attacks/index.js";
+import { seedsNeeded } from "../judges/calibrate.js";
+import { policies } from "../policies/index.js";
+import { DEFAULT_TARGET_FPR } from "../runner/calibration-plan.js";
+import { calibrationRange } from "../runner/scenes.js";
 import { suites } from "../suites/index.js";
 import type { Report } from "./build.js";
 import { type Caveat, type CaveatFacts, caveatsWith, type Via } from "./caveat-list.js";
 
-export { type Caveat, type CaveatFacts, type Via, viaOf } from "./caveat-list.js";
+export {
+  type Caveat,
+  type CaveatFacts,
+  type Via,
+  viaOf,
+  viaOfManifest,
+} from "./caveat-list.js";
 
 /** The registries' facts for the given suites (all registered suites when none are named). */
 export function caveatFacts(suiteIds?: readonly string[]): CaveatFacts {
   const blindTasks: Record<string, string[]> = {};
+  const calibrationSeeds: NonNullable<CaveatFacts["calibrationSeeds"]> = {};
   for (const id of suiteIds ?? suites.items.map((s) => s.id)) {
     if (!suites.has(id)) continue;
-    blindTasks[id] = suites
-      .get(id)
-      .tasks()
-      .filter((t) => t.hazard.targetPos === undefined)
-      .map((t) => t.id);
+    const suite = suites.get(id);
+    const tasks = suite.tasks();
+    blindTasks[id] = tasks.filter((t) => t.hazard.targetPos === undefined).map((t) => t.id);
+    // As `provael calibrate` plans them (runner/calibration-plan.ts), at its default target.
+    const first = calibrationRange(suite.sceneRoles)[0];
+    const needed = tasks
+      .filter((t) => t.hazard.targetPos !== undefined)
+      .map((t) => seedsNeeded(DEFAULT_TARGET_FPR, first, t.scenes));
+    if (needed.length > 0 && needed.every((n) => n !== null))
+      calibrationSeeds[id] = { first, seeds: Math.max(...(needed as number[])) };
   }
   return {
     blindTasks,
     attacks: attacks.items.map((a) => ({ id: a.id, matches: a.matches, noControl: a.noControl })),
+    servedPolicies: policies.items.filter((p) => p.ioBound === true).map((p) => p.id),
+    calibrationSeeds,
   };
 }
 

@@ -12,7 +12,7 @@ import { createInterface } from "node:readline";
 import { assertInside, framesDir } from "../rundir/files.js";
 import { type FrameScene, frameSceneSchema } from "../rundir/schema/index.js";
 import type { ArmReport, Rate, Report, ReportEpisode } from "./build.js";
-import { caveats } from "./caveats.js";
+import { caveats, type Via } from "./caveats.js";
 import {
   armsChartSvg,
   heatmapSvg,
@@ -514,13 +514,14 @@ td .warn { color: var(--warn); }
 export async function renderHtml(
   report: Report,
   runDir: string,
-  options: { clip?: ShowcaseClip } = {},
+  /** `via`: what made the run, which words the caveats' fixes (report/caveat-list.ts). */
+  options: { clip?: ShowcaseClip; via?: Via } = {},
 ): Promise<string> {
   const s = report.summary;
   const r = report.run;
   const notes: string[] = [];
   const calibrated = calibrationCells(report);
-  const caveatList = caveats(report);
+  const caveatList = caveats(report, options.via ? { via: options.via } : {});
   if (caveatList.length > 0)
     notes.push(
       `<div class="callout caveats"><strong>Caveats</strong><ul>${caveatList.map((c) => `<li>${codeSpans(escapeHtml(c.text))}</li>`).join("")}</ul></div>`,

@@ -1,6 +1,6 @@
 /** `report.md`: the report for people. Everything in it comes from `report.json`. */
 import type { ArmReport, Report } from "./build.js";
-import { caveats } from "./caveats.js";
+import { caveats, type Via } from "./caveats.js";
 import {
   CALIBRATION_COLUMNS,
   calibrationCells,
@@ -64,7 +64,8 @@ function bridgedStepsText(b: NonNullable<Report["run"]["bridge"]>): string {
   return ` Steps: ${b.steps_forwarded} forwarded to the upstream; ${used}.`;
 }
 
-export function renderMarkdown(report: Report): string {
+/** `via`: what made the run, which words the caveats' fixes (report/caveat-list.ts). */
+export function renderMarkdown(report: Report, options: { via?: Via } = {}): string {
   const s = report.summary;
   const out: string[] = [];
   const bridged = report.run.bridge;
@@ -88,7 +89,7 @@ export function renderMarkdown(report: Report): string {
     out.push(
       `Protocol \`${report.protocol}\`, Provael ${report.tool_version}. ${report.run.tasks.length} task(s) × ${report.run.arms.length} arm(s) × ${report.run.seeds} seed(s) × ${report.run.repeats} repeat(s), termination \`${report.run.termination}\`, horizon ${report.run.horizon ?? "task default"}.`,
     );
-  const caveatList = caveats(report);
+  const caveatList = caveats(report, options.via ? { via: options.via } : {});
   if (caveatList.length > 0)
     out.push("", "**Caveats**", "", ...caveatList.map((c) => `- ${c.text}`));
   out.push("");

@@ -13,6 +13,7 @@ import { ProvaelError } from "../core/errors.js";
 import { describeIssues } from "../core/zod-issues.js";
 import { planSchema } from "../rundir/schema/journal.js";
 import { suites } from "../suites/index.js";
+import { type LoadedCalibration, loadCalibrations } from "./calibration.js";
 import type { PlanSpec } from "./plan.js";
 import { type RunOptions, type RunResult, runAttack as runPlan } from "./run.js";
 
@@ -21,11 +22,16 @@ export type PartialPlan = Partial<PlanSpec>;
 
 /** What the library's `runAttack` takes: `RunOptions` with defaults for all but `out`. */
 export interface LibraryRunOptions
-  extends Partial<Omit<RunOptions, "plan" | "out" | "policyOptions">> {
+  extends Partial<Omit<RunOptions, "plan" | "out" | "policyOptions" | "madeBy">> {
   plan?: PartialPlan;
   out: string;
   /** What reaches the policy (secrets included); default: `plan.policy_options`. */
   policyOptions?: RunOptions["policyOptions"];
+  /**
+   * A `provael calibrate --out` directory, as `provael attack --calib` takes it: its zones score
+   * the tasks they were fitted for (their digests go into the plan's `calibration`).
+   */
+  calib?: string;
   /**
    * Add the matched control of each named treatment (a benign reword beside an instruction
    * attack, …), as `provael attack` does. Default true; false plays exactly `plan.arms`.
@@ -68,6 +74,7 @@ const optionsSchema = z
     retryErrors: z.boolean().optional(),
     requireCalibrated: z.boolean().optional(),
     reuse: z.array(z.string()).optional(),
+    calib: z.string().min(1).optional(),
   })
   // Functions, signals and loaded objects are passed through as given (typed by the caller).
   .catchall(z.unknown());
@@ -138,10 +145,37 @@ export async function runAttack(options: LibraryRunOptions): Promise<RunResult> 
   }
   // Plugins first: the plan may name the suite, policy or attacks they register.
   await loadPlugins(options.plugins ?? []);
-  const { controls, plan: given, ...rest } = options;
+  const { controls, plan: given, calib, ...rest } = options;
   const plan = completePlan((given ?? {}) as PartialPlan, controls ?? true);
+  const loaded = calib === undefined ? {} : loadCalibrations(calib);
+  const fitted = plan.tasks.filter((t) => loaded[t] !== undefined);
+  if (calib !== undefined && fitted.length === 0) {
+    throw new ProvaelError(
+      "config/invalid",
+      `runAttack: calib ${calib} fits none of the plan's tasks`,
+      {
+        details: { calibrated: Object.keys(loaded), tasks: plan.tasks },
+        hint: `it holds calibrations of ${Object.keys(loaded).join(", ")}`,
+      },
+    );
+  }
+  if (fitted.length > 0) {
+    plan.calibration = {
+      ...plan.calibration,
+      ...Object.fromEntries(fitted.map((t) => [t, (loaded[t] as LoadedCalibration).digest])),
+    };
+  }
   return runPlan({
     ...rest,
+    ...(fitted.length > 0
+      ? {
+          calibrations: {
+            ...(rest.calibrations ?? {}),
+            ...Object.fromEntries(fitted.map((t) => [t, loaded[t] as LoadedCalibration])),
+          },
+        }
+      : {}),
+    madeBy: "library",
     plan,
     resume: options.resume ?? false,
     concurrency: options.concurrency ?? 1,

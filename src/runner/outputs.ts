@@ -38,6 +38,8 @@ export interface RunOutputsInput {
   policyOptions: PolicyOptions;
   calibrations: Record<string, LoadedCalibration>;
   finish: FinishOptions;
+  /** What made the run (`provael attack` or `runAttack`): words the caveats' fixes. */
+  madeBy?: "attack" | "library";
   manifest: {
     startedAt: number;
     clock: Clock;
@@ -70,9 +72,12 @@ export async function writeRunOutputs(input: RunOutputsInput): Promise<RunOutput
     input.servedModel ?? null,
   );
   const verdict = finish.protocol ? decide(report, finish.protocol) : null;
+  const via = input.madeBy ?? "attack";
   writeFileAtomic(
     join(out, RUN_FILES.markdown),
-    verdict ? `${renderMarkdown(report)}\n${renderVerdict(verdict)}` : renderMarkdown(report),
+    verdict
+      ? `${renderMarkdown(report, { via })}\n${renderVerdict(verdict)}`
+      : renderMarkdown(report, { via }),
   );
   const outputs: string[] = [RUN_FILES.trajectories, RUN_FILES.report, RUN_FILES.markdown];
   if (finish.html !== false) {
@@ -90,7 +95,7 @@ export async function writeRunOutputs(input: RunOutputsInput): Promise<RunOutput
       (cell) => capture.get(cell) ?? null,
       "replay",
     );
-    writeFileAtomic(join(out, RUN_FILES.html), await renderHtml(report, out, { clip }));
+    writeFileAtomic(join(out, RUN_FILES.html), await renderHtml(report, out, { clip, via }));
     outputs.push(RUN_FILES.html, ...frameFiles(out));
     if (clip.kind === "clip") outputs.push(RUN_FILES.showcaseClip, RUN_FILES.showcaseClipInfo);
   }
@@ -111,6 +116,8 @@ export async function writeRunOutputs(input: RunOutputsInput): Promise<RunOutput
     resumed: input.manifest.resumed,
     extra: {
       ...(input.manifest.extra ?? {}),
+      // Read back by what re-renders the run (`provael report --in`, the viewer).
+      made_by: via,
       ...(finish.recipe ? { recipe: finish.recipe } : {}),
       ...(verdict ? { verdict: verdict.verdict, acceptance: verdict } : {}),
       outputs: outputDigests(out, outputs),

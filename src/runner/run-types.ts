@@ -21,6 +21,8 @@ export interface RunOptions {
   concurrency: number;
   policyOptions: PolicyOptions;
   commandLine: string[];
+  /** What made the run: `runAttack` of the library words the caveats' fixes for itself. */
+  madeBy?: "attack" | "library";
   clock?: Clock;
   /** Finished cells, all cells, and episodes of this invocation that errored. */
   onProgress?: (done: number, total: number, errors: number) => void;

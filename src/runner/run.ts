@@ -258,6 +258,7 @@ async function finalise(options: RunOptions, p: Prepared, s: Played): Promise<Ru
     policyOptions: options.policyOptions,
     calibrations,
     finish,
+    ...(options.madeBy ? { madeBy: options.madeBy } : {}),
     manifest: {
       startedAt,
       clock,

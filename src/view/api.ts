@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { ProvaelError } from "../core/errors.js";
 import { reportArms } from "../report/arms.js";
 import { buildReport, type Report } from "../report/build.js";
-import { caveats } from "../report/caveats.js";
+import { caveats, viaOfManifest } from "../report/caveats.js";
 import { readShowcaseClip } from "../report/showcase-clip.js";
 import { CELL_ID, RUN_FILES } from "../rundir/files.js";
 import { type FinishedRun, type RunningRun, type RunRead, readSteps } from "../rundir/read.js";
@@ -75,7 +75,13 @@ export function runPayload(catalog: Catalog, id: string): RunPayload {
     summarizeRead(entry, read, got),
     got,
     read.state === "finished" ? Object.keys(read.frames) : [],
-    () => (got ? caveats(got.report, { dir: entry.dir }).map((c) => c.text) : []),
+    () =>
+      got
+        ? caveats(got.report, {
+            dir: entry.dir,
+            via: viaOfManifest(read.state === "finished" ? read.manifest : null),
+          }).map((c) => c.text)
+        : [],
   );
 }
 

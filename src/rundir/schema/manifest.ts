@@ -33,6 +33,8 @@ export const manifestSchema = z
     missing_fields: z.array(z.string()),
     /** The commit point: every output by its digest (absent in manifests before commit points). */
     outputs: z.record(z.string(), digest).exactOptional(),
+    /** What made the run: words its caveats' fixes (absent in older runs: `provael attack`). */
+    made_by: z.enum(["attack", "library"]).exactOptional(),
     recipe: z.object({ name: z.string(), source: z.string() }).loose().exactOptional(),
     verdict: z.enum(["pass", "fail", "incomplete"]).exactOptional(),
     acceptance: verdictSchema.exactOptional(),

@@ -5,7 +5,7 @@
  * and `provael view --bundle` folders or zips (their answers are already written out). Nothing
  * is sent anywhere: images and clips are shown from object URLs of the dropped files.
  */
-import { caveatsWith } from "../../../report/caveat-list.js";
+import { caveatsWith, viaOfManifest } from "../../../report/caveat-list.js";
 import { RUN_FILES } from "../../../rundir/names.js";
 import type { FramesIndex } from "../../../rundir/schema/index.js";
 import { compareAnswer, episodeAnswer, findPair, runAnswer, summarize } from "../../answers.js";
@@ -140,7 +140,10 @@ export function filesSource(facts: PageFacts, replayer?: Replayer): FilesSource 
       const { run } = o;
       return runAnswer(summaryOf(run), got(run), Object.keys(run.frames), () =>
         run.report
-          ? caveatsWith(run.report, facts.caveats, { dir: run.label }).map((c) => c.text)
+          ? caveatsWith(run.report, facts.caveats, {
+              dir: run.label,
+              via: viaOfManifest(run.read.state === "finished" ? run.read.manifest : null),
+            }).map((c) => c.text)
           : [],
       );
     },
