@@ -435,9 +435,9 @@ describe("tiny-vla model", () => {
       (
         await trainLocator(set, c, initWeights(c, Rng.fromLabel("trigger")), {
           seed: 0,
-          steps: 240,
+          steps: 120,
           batchSize: 16,
-          logEvery: 60,
+          logEvery: 30,
           learningRate: 1e-2,
         })
       ).history;
