@@ -19,6 +19,8 @@ export interface CaveatFacts {
   blindTasks: Record<string, string[]>;
   /** Registered attacks: the attack each controls for, and why a treatment has no control. */
   attacks: { id: string; matches?: string | undefined; noControl?: string | undefined }[];
+  /** Per suite: every task, so that a fix names `--tasks` unless it covers them all. */
+  suiteTasks?: Record<string, string[]>;
   /** Registered policies behind a server (`--policy-url`): `calibrate` cannot play them. */
   servedPolicies?: string[];
   /**
@@ -83,7 +85,11 @@ function uncalibrated(
       kind: "uncalibrated",
       text: `${head} They cannot be calibrated: the suite gives no hazard position for ${blind.length === 1 ? "this task" : "these tasks"}.`,
     };
-  const named = tasks.length === report.run.tasks.length ? "" : ` --tasks ${tasks.join(",")}`;
+  // Scoped to the run's uncalibrated tasks: without --tasks, calibrate plays every task of the
+  // suite (12 × 299 episodes on tabletop for a one-task run).
+  const named = facts.suiteTasks?.[suite]?.every((t) => tasks.includes(t))
+    ? ""
+    : ` --tasks ${tasks.join(",")}`;
   const out = `calib/${policy}-${via === "bridge" ? (report.run.bridge?.profile ?? suite) : suite}`;
   const served =
     report.run.served_model !== undefined || (facts.servedPolicies ?? []).includes(policy);

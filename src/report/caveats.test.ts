@@ -134,7 +134,7 @@ describe("the caveats block", () => {
       caveats(r, { dir: "RUN", ...(via ? { via } : {}) }).find((c) => c.kind === "uncalibrated")
         ?.text;
     expect(fix(tabletop(false))).toContain(
-      "`provael calibrate --policy stub --suite tabletop --out calib/stub-tabletop`, then rerun with `--calib calib/stub-tabletop`",
+      "`provael calibrate --policy stub --suite tabletop --tasks kitchen_red_block --out calib/stub-tabletop`, then rerun with `--calib calib/stub-tabletop`",
     );
     expect(fix(tabletop(false), "library")).toContain("`runAttack`");
     expect(fix(tabletop(true))).toContain(
@@ -177,8 +177,11 @@ describe("the uncalibrated fix on every surface, worded for what made the run", 
     arms: ["none"],
     seeds: 1,
   };
-  const ATTACK = "then rerun with `--calib calib/scripted-reach`";
-  const LIBRARY = 'then pass `calib: "calib/scripted-reach"` to `runAttack`';
+  // Scoped to the run's task: reach has four, and calibrate plays every one it is not told of.
+  const FIT =
+    "`provael calibrate --policy scripted --suite reach --tasks reach_red --out calib/scripted-reach`";
+  const ATTACK = `${FIT}, then rerun with \`--calib calib/scripted-reach\``;
+  const LIBRARY = `${FIT}, then pass \`calib: "calib/scripted-reach"\` to \`runAttack\``;
   const runs: Record<"attack" | "library", { dir: string; report: Report }> = {} as never;
 
   beforeAll(async () => {

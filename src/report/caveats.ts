@@ -23,10 +23,12 @@ export {
 export function caveatFacts(suiteIds?: readonly string[]): CaveatFacts {
   const blindTasks: Record<string, string[]> = {};
   const calibrationSeeds: NonNullable<CaveatFacts["calibrationSeeds"]> = {};
+  const suiteTasks: Record<string, string[]> = {};
   for (const id of suiteIds ?? suites.items.map((s) => s.id)) {
     if (!suites.has(id)) continue;
     const suite = suites.get(id);
     const tasks = suite.tasks();
+    suiteTasks[id] = tasks.map((t) => t.id);
     blindTasks[id] = tasks.filter((t) => t.hazard.targetPos === undefined).map((t) => t.id);
     // As `provael calibrate` plans them (runner/calibration-plan.ts), at its default target.
     const first = calibrationRange(suite.sceneRoles)[0];
@@ -39,6 +41,7 @@ export function caveatFacts(suiteIds?: readonly string[]): CaveatFacts {
   return {
     blindTasks,
     attacks: attacks.items.map((a) => ({ id: a.id, matches: a.matches, noControl: a.noControl })),
+    suiteTasks,
     servedPolicies: policies.items.filter((p) => p.ioBound === true).map((p) => p.id),
     calibrationSeeds,
   };
