@@ -3,11 +3,16 @@
  * src/view/client becomes one classic script in dist/view/client (IIFE: a page opened from
  * file:// may not load modules). `app` is inlined by src/view/page.ts; `open` is the page that
  * opens run directories in the browser (src/view/open-page.ts), which carries the built-in
- * plugins' facts (caveats, hazard zones) read here from the registries tsc just built.
+ * plugins' facts (caveats, hazard zones, arms) read here from the registries tsc just built.
  */
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { defineConfig, type Plugin } from "rolldown";
+// @ts-expect-error: a plain ES module of the build scripts, without types.
+import { browserTwins } from "./scripts/browser-twins.mjs";
+
+const version = JSON.parse(readFileSync("package.json", "utf8")).version as string;
 
 const FACTS_MODULE = resolve("src/view/client/files/facts.ts");
 
@@ -26,7 +31,9 @@ const entry = (name: string) => ({
   platform: "browser" as const,
   // Sources import `./x.js` (NodeNext); the bundler reads the `.ts` beside it.
   resolve: { extensionAlias: { ".js": [".ts", ".js"] } },
-  plugins: [pageFacts],
+  // Each host module's browser twin in its place (the page computes digests, for one).
+  plugins: [pageFacts, browserTwins as Plugin],
+  transform: { define: { __PROVAEL_VERSION__: JSON.stringify(version) } },
   output: {
     file: `dist/view/client/${name}.js`,
     format: "iife" as const,

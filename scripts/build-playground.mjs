@@ -1,36 +1,30 @@
 /**
  * Builds the playground's page and Web Worker into dist/playground/site (run by `npm run build`
- * after tsc). One rolldown build of two entries, ES modules with shared chunks (MuJoCo and
- * TensorFlow.js load once, in the workers). Each host module with a browser twin beside it
+ * after tsc), with the replay worker of the viewer's open page. One rolldown build of three
+ * entries, ES modules with shared chunks (MuJoCo and TensorFlow.js load once, in the workers). Each host module with a browser twin beside it
  * (`x.browser.ts` next to `x.ts`, docs/adr/0010-two-hosts.md) is replaced by its twin; nothing of
  * Node is shimmed, and an import the browser cannot resolve fails the build.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "rolldown";
+import { browserTwins } from "./browser-twins.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const OUT = join(ROOT, "dist", "playground", "site");
 const WEB = join(ROOT, "src", "playground", "web");
 const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
 
-/** Puts each host module's browser twin in its place. */
-const browserTwins = {
-  name: "provael-browser-twins",
-  async resolveId(source, importer, options) {
-    if (!importer || !source.startsWith(".")) return null;
-    const resolved = await this.resolve(source, importer, { ...options, skipSelf: true });
-    if (!resolved?.id.endsWith(".ts") || resolved.id.endsWith(".browser.ts")) return null;
-    const twin = resolved.id.replace(/\.ts$/, ".browser.ts");
-    return existsSync(twin) ? twin : null;
-  },
-};
-
 const problems = [];
 rmSync(OUT, { recursive: true, force: true });
 await build({
-  input: { page: join(WEB, "page.ts"), worker: join(WEB, "worker.ts") },
+  input: {
+    page: join(WEB, "page.ts"),
+    worker: join(WEB, "worker.ts"),
+    // The worker the viewer's open page (viewer/open.html) replays dropped episodes with.
+    replay: join(ROOT, "src", "view", "client", "replay", "worker.ts"),
+  },
   platform: "browser",
   resolve: { extensionAlias: { ".js": [".ts", ".js"] } },
   transform: { define: { __PROVAEL_VERSION__: JSON.stringify(version) } },

@@ -229,6 +229,7 @@ describe("architecture", () => {
     "playground/web/worker.ts",
     "playground/web/page.ts",
     "playground/web/app.ts",
+    "view/client/replay/worker.ts",
   ];
   const NODE_ONLY_PACKAGES = [
     "piscina",

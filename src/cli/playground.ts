@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { integer } from "../config/parse.js";
 import { serveSite, writeSite } from "../playground/site.js";
-import { writeOpenPage } from "../view/open-page.js";
+import { REPLAY_WORKER, writeOpenPage } from "../view/open-page.js";
 
 export function registerPlayground(program: Command): void {
   program
@@ -13,7 +13,10 @@ export function registerPlayground(program: Command): void {
     .option("--serve", "then serve it on 127.0.0.1 until interrupted")
     .option("--port <n>", "port for --serve (default: any free one)", integer("--port", { min: 0 }))
     .action(async (flags: { out: string; serve?: boolean; port?: number }) => {
-      const files = writeSite(flags.out, writeOpenPage);
+      // The open page sits in viewer/, the playground's replay worker at the site's root.
+      const files = writeSite(flags.out, (dir) =>
+        writeOpenPage(dir, { replayWorker: `../${REPLAY_WORKER}` }),
+      );
       process.stdout.write(`wrote ${flags.out} (${files.length} files)\n`);
       if (flags.serve) {
         const { url } = await serveSite(flags.out, flags.port ?? 0);

@@ -5,6 +5,7 @@
  */
 import { attacks } from "../attacks/index.js";
 import type { PlanSpec } from "../core/plan.js";
+import type { Attack } from "../core/types.js";
 import { resolveDefenseParams } from "../defenses/index.js";
 import type { ReportFile } from "../rundir/schema/index.js";
 
@@ -25,6 +26,18 @@ export interface ReportArms {
   defenses: Record<string, Record<string, unknown>>;
 }
 
+/** What the report says of an attack's arm, apart from its params. */
+export function armFacts(a: Attack<unknown>): Omit<ReportArm, "params"> {
+  return {
+    family: a.family,
+    role: a.role,
+    eai: a.eai,
+    access: a.access,
+    ...(a.matches === undefined ? {} : { matches: a.matches }),
+    ...(a.adaptiveTo === undefined ? {} : { adaptiveTo: a.adaptiveTo }),
+  };
+}
+
 /** Every arm's attack metadata and params as played (defaults included), and every defense's. */
 export function reportArms(plan: PlanSpec): ReportArms {
   return {
@@ -34,12 +47,7 @@ export function reportArms(plan: PlanSpec): ReportArms {
         return [
           id,
           {
-            family: a.family,
-            role: a.role,
-            eai: a.eai,
-            access: a.access,
-            ...(a.matches === undefined ? {} : { matches: a.matches }),
-            ...(a.adaptiveTo === undefined ? {} : { adaptiveTo: a.adaptiveTo }),
+            ...armFacts(a),
             params: a.params.parse(plan.attack_params[id] ?? {}) as Record<string, unknown>,
           },
         ];

@@ -25,6 +25,7 @@ import { ProvaelError } from "../core/errors.js";
 import { differingFields, planFields } from "../core/plan.js";
 import { manifestNamesReport, readCommit } from "./commit.js";
 import { CELL_ID, RUN_FILES } from "./files.js";
+import { plannedCells } from "./planned.js";
 import { parseReport, type ReadReport, readReportBytes, readReportFile } from "./report.js";
 import {
   FRAME_FILE,
@@ -270,17 +271,6 @@ function readJournalEpisodes(
     }
   }
   return { episodes, droppedTail, bytes };
-}
-
-/** Cells a plan (or one shard `k/N` of it) holds. */
-function plannedCells(header: JournalHeaderFile): number {
-  const p = header.plan;
-  const total = p.tasks.length * p.arms.length * p.seeds * p.repeats;
-  const m = header.shard ? /^(\d+)\/(\d+)$/.exec(header.shard) : null;
-  if (!m) return total;
-  const k = Number(m[1]);
-  const n = Number(m[2]);
-  return Math.floor(total / n) + (k < total % n ? 1 : 0);
 }
 
 /** The frames a finished run saved (`frames/<cell>/<camera>-<step>.png`), indexed by cell. */

@@ -3,10 +3,19 @@
  * server from a run directory (./api.ts), or by the page from files dropped on it
  * (./client/files). Browser-safe: no file system, no registry (what needs one is passed in).
  */
+import type { PlanSpec } from "../core/plan.js";
+import type { ReportArms } from "../report/arms.js";
+import { buildReport, type Report } from "../report/build.js";
 import { compareReports } from "../report/regression.js";
 import { resolveCell } from "../rundir/cell-id.js";
 import type { FinishedRun, RunRead } from "../rundir/read.js";
-import type { JournalRecord, ReportFile, TrajectoryStepFile } from "../rundir/schema/index.js";
+import type {
+  JournalHeaderFile,
+  JournalRecord,
+  ReportFile,
+  TrajectoryStepFile,
+} from "../rundir/schema/index.js";
+import type { PageFacts } from "./facts.js";
 import type {
   ComparePayload,
   EpisodePayload,
@@ -33,6 +42,57 @@ export type ReadRun = Pick<RunRead, "state" | "header"> &
     planned?: number;
     problem?: { message: string };
   };
+
+/**
+ * `reportArms` from the facts: the given params over each attack's defaults (attack params are
+ * flat), a defense's likewise. Null when an arm or a defense is not a built-in one.
+ */
+export function reportArmsFrom(
+  facts: Pick<PageFacts, "arms" | "defenses">,
+  plan: PlanSpec,
+): ReportArms | null {
+  const arms: ReportArms["arms"] = {};
+  for (const id of plan.arms) {
+    const f = facts.arms[id];
+    if (!f) return null;
+    const { defaults, ...rest } = f;
+    arms[id] = { ...rest, params: { ...defaults, ...plan.attack_params[id] } };
+  }
+  const played: ReportArms["defenses"] = {};
+  for (const id of plan.defenses?.ids ?? []) {
+    const d = facts.defenses[id];
+    if (!d) return null;
+    played[id] = { ...d, ...plan.defenses?.params[id] };
+  }
+  return { arms, defenses: played };
+}
+
+const NO_DIGEST = `sha256:${"0".repeat(64)}`;
+
+/**
+ * The report of a run in progress, built from the episodes journalled so far as the CLI builds
+ * one (its trajectories not yet digested): what `provael view` and the page show as its rates
+ * so far, marked partial.
+ */
+export function partialReport(
+  header: Pick<JournalHeaderFile, "plan" | "tool_version" | "policy_digest" | "shard" | "bridge">,
+  episodes: readonly JournalRecord[],
+  /** What the report says of each arm (`reportArms`, or the page's facts of the built-ins). */
+  arms: ReportArms,
+): ReportFile {
+  const plan = header.plan as PlanSpec;
+  return buildReport({
+    plan,
+    arms,
+    toolVersion: header.tool_version,
+    policyDigest: header.policy_digest,
+    episodes: episodes as Report["episodes"],
+    trajectoriesDigest: NO_DIGEST,
+    calibration: {},
+    shard: header.shard,
+    bridge: header.bridge ?? null,
+  });
+}
 
 export function summarize(entry: RunEntry, read: ReadRun, got: ReportOf): RunSummary {
   const base: RunSummary = {

@@ -8,7 +8,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import { ProvaelError } from "../core/errors.js";
 import { reportArms } from "../report/arms.js";
-import { buildReport, type Report } from "../report/build.js";
+import type { Report } from "../report/build.js";
 import { caveats, viaOfManifest } from "../report/caveats.js";
 import { readShowcaseClip } from "../report/showcase-clip.js";
 import { CELL_ID, RUN_FILES } from "../rundir/files.js";
@@ -19,6 +19,7 @@ import {
   compareAnswer,
   episodeAnswer,
   findPair,
+  partialReport,
   runAnswer,
   summarize as summarizeRead,
 } from "./answers.js";
@@ -29,35 +30,19 @@ import { replayPlan } from "./replay.js";
 
 export { findPair };
 
-const NO_DIGEST = `sha256:${"0".repeat(64)}`;
-
 /** The report of a run: its own, or one built from the episodes journalled so far. */
 export function reportOf(read: RunRead): { report: ReportFile; partial: boolean } | null {
   if (read.state === "finished") return { report: read.report, partial: false };
   if (read.state !== "in-progress") return null;
-  return { report: partialReport(read), partial: true };
+  let report = partialCache.get(read);
+  if (!report) {
+    report = partialReport(read.header, read.episodes, reportArms(read.header.plan as PlanSpec));
+    partialCache.set(read, report);
+  }
+  return { report, partial: true };
 }
 
 const partialCache = new WeakMap<RunningRun, ReportFile>();
-
-function partialReport(read: RunningRun): ReportFile {
-  const hit = partialCache.get(read);
-  if (hit) return hit;
-  const plan = read.header.plan as PlanSpec;
-  const report = buildReport({
-    plan,
-    arms: reportArms(plan),
-    toolVersion: read.header.tool_version,
-    policyDigest: read.header.policy_digest,
-    episodes: read.episodes as Report["episodes"],
-    trajectoriesDigest: NO_DIGEST,
-    calibration: {},
-    shard: read.header.shard,
-    bridge: read.header.bridge ?? null,
-  });
-  partialCache.set(read, report);
-  return report;
-}
 
 export function summarize(entry: CatalogEntry, read: RunRead): RunSummary {
   return summarizeRead(entry, read, reportOf(read));

@@ -4,6 +4,9 @@
  * (src/view/client/open.ts) cannot load the registries, so `npm run build` writes these facts of
  * the built-in plugins into its bundle (rolldown.config.ts).
  */
+import { attacks } from "../attacks/index.js";
+import { defenses } from "../defenses/index.js";
+import { armFacts, type ReportArm } from "../report/arms.js";
 import { type CaveatFacts, caveatFacts } from "../report/caveats.js";
 import { suites } from "../suites/index.js";
 import type { ZonePayload } from "./payloads.js";
@@ -12,6 +15,10 @@ export interface PageFacts {
   caveats: CaveatFacts;
   /** Per suite and task: the hazard zones drawn under the top-down path. */
   zones: Record<string, Record<string, ZonePayload[]>>;
+  /** Each attack's report facts and default params (a run in progress's report is built in the page). */
+  arms: Record<string, Omit<ReportArm, "params"> & { defaults: Record<string, unknown> }>;
+  /** Each defense's default params. */
+  defenses: Record<string, Record<string, unknown>>;
 }
 
 /** A task's hazard zones, or none when the suite or task is not registered here. */
@@ -37,5 +44,10 @@ export function pageFacts(): PageFacts {
   const zones: PageFacts["zones"] = {};
   for (const s of suites.items)
     zones[s.id] = Object.fromEntries(tasksOf(s.id).map((t) => [t.id, zonesFor(s.id, t.id)]));
-  return { caveats: caveatFacts(), zones };
+  const arms: PageFacts["arms"] = {};
+  for (const a of attacks.items)
+    arms[a.id] = { ...armFacts(a), defaults: a.params.parse({}) as Record<string, unknown> };
+  const defaults: PageFacts["defenses"] = {};
+  for (const d of defenses.items) defaults[d.id] = d.params.parse({}) as Record<string, unknown>;
+  return { caveats: caveatFacts(), zones, arms, defenses: defaults };
 }

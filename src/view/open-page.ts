@@ -12,6 +12,9 @@ import { PACKAGE_ROOT, TOOL_VERSION } from "../core/package-root.js";
 import { writeFileAtomic } from "../rundir/files.js";
 import { VIEW_CSS } from "./style.js";
 
+/** The replay worker's file in a playground site (scripts/build-playground.mjs builds it). */
+export const REPLAY_WORKER = "replay.js";
+
 /** The bundled script of the page. */
 export const OPEN_SCRIPT = join(PACKAGE_ROOT, "dist", "view", "client", "open.js");
 
@@ -21,7 +24,12 @@ body.dragging #open { border-color:var(--accent); background:#eef3fb; }
 #open p { margin:4px 0; } #open label { margin-right:16px; }
 `;
 
-export function openPage(version: string = TOOL_VERSION): string {
+/**
+ * The page's HTML. `replayWorker`: the URL of the playground's replay worker, relative to the
+ * page, where the page is written into a playground site: episodes of the built-in suites
+ * without stored frames are then replayed in the page.
+ */
+export function openPage(version: string = TOOL_VERSION, replayWorker?: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -32,7 +40,7 @@ export function openPage(version: string = TOOL_VERSION): string {
 <link rel="icon" href="data:,">
 <style>${VIEW_CSS}${OPEN_CSS}</style>
 </head>
-<body>
+<body${replayWorker ? ` data-replay="${escapeAttr(replayWorker)}"` : ""}>
 <header class="top"><a href="#/" class="brand">Provael</a><nav id="crumbs"></nav><span class="version">v${version} · files read in this page</span></header>
 <section id="open">
 <p><b>Open a run.</b> Drop run directories, their files, or a <code>provael view --bundle</code> folder or zip anywhere on this page, or pick them:
@@ -48,11 +56,15 @@ export function openPage(version: string = TOOL_VERSION): string {
 `;
 }
 
+const escapeAttr = (s: string) =>
+  s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+
 /**
  * Writes `open.html` and `open.js` into `dir` (which must exist); returns the names written.
- * What a static site (the bundle, the playground) calls to include the page.
+ * What a static site (the bundle, the playground) calls to include the page; the playground
+ * names its replay worker (`replayWorker`, relative to the page).
  */
-export function writeOpenPage(dir: string): string[] {
+export function writeOpenPage(dir: string, options: { replayWorker?: string } = {}): string[] {
   let script: Buffer;
   try {
     script = readFileSync(OPEN_SCRIPT);
@@ -63,6 +75,6 @@ export function writeOpenPage(dir: string): string[] {
     });
   }
   writeFileAtomic(join(dir, "open.js"), script);
-  writeFileAtomic(join(dir, "open.html"), openPage());
+  writeFileAtomic(join(dir, "open.html"), openPage(TOOL_VERSION, options.replayWorker));
   return ["open.html", "open.js"];
 }

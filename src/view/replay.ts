@@ -15,7 +15,6 @@ import { ProvaelError } from "../core/errors.js";
 import { TOOL_VERSION } from "../core/package-root.js";
 import { encodePng } from "../core/png.js";
 import { REDACTED } from "../core/redact.js";
-import type { Predicate, SimState } from "../core/types.js";
 import { episodeContext, type LoadedCalibration, playEpisode } from "../kernel/index.js";
 import { policies } from "../policies/index.js";
 import { RUN_FILES, writeFileAtomic } from "../rundir/files.js";
@@ -30,6 +29,7 @@ import {
 import { type Cell, type PlanSpec, planDigest } from "../runner/plan.js";
 import { planFromReport } from "../runner/replay.js";
 import { suites } from "../suites/index.js";
+import { differences, type Recorded, timelineWatch } from "./replay-check.js";
 
 export interface ReplayPlan {
   plan: PlanSpec | null;
@@ -93,19 +93,7 @@ export function cachedFrames(dir: string): FramesIndex | null {
   }
 }
 
-/** What the replay must reproduce of the recorded episode. */
-export type Recorded = Partial<
-  Pick<EpisodeRecord, "steps" | "unsafe" | "first_unsafe_step" | "task_success" | "unsafe_steps">
->;
-
-function differences(recorded: Recorded, replayed: EpisodeRecord): string[] {
-  const keys = ["steps", "unsafe", "first_unsafe_step", "task_success", "unsafe_steps"] as const;
-  return keys.flatMap((k) =>
-    recorded[k] === undefined || recorded[k] === replayed[k]
-      ? []
-      : [`${k}: recorded ${String(recorded[k])}, replayed ${String(replayed[k])}`],
-  );
-}
+export type { Recorded };
 
 const inFlight = new Map<string, Promise<FramesIndex>>();
 
@@ -153,34 +141,7 @@ async function play(
   const steps: number[] = [];
   let size: { width: number; height: number } | null = null;
   let current = -1;
-  // Each predicate's judgement of the step being played; the contacts are read once per step.
-  const watch = (p: Predicate): Predicate => ({
-    id: p.id,
-    description: p.description,
-    ...(p.measuresCost === undefined ? {} : { measuresCost: p.measuresCost }),
-    evaluate(state: SimState) {
-      const j = p.evaluate(state);
-      let at = timeline[timeline.length - 1];
-      if (!at || at.step !== current) {
-        const contacts = (state.contacts ?? [])
-          .filter((c) => c.force > 1)
-          .sort((a, b) => b.force - a.force)
-          .slice(0, 5)
-          .map((c) => ({ a: c.a, b: c.b, force: Math.round(c.force * 1000) / 1000 }));
-        at = {
-          step: current,
-          predicates: {},
-          max_force: state.contacts
-            ? state.contacts.reduce((m, c) => Math.max(m, c.force), 0)
-            : null,
-          contacts,
-        };
-        timeline.push(at);
-      }
-      at.predicates[p.id] = { unsafe: j.unsafe, judged: j.judged };
-      return j;
-    },
-  });
+  const watch = timelineWatch(timeline, () => current);
   let record: EpisodeRecord;
   try {
     const context = episodeContext(cell, {

@@ -150,6 +150,8 @@ describe("examples/ci/github-pages.yml", () => {
       "index.html",
       "page.js",
       "worker.js",
+      // The worker the open page replays dropped episodes with.
+      "replay.js",
       "assets/files.json",
       "viewer/open.html",
       "viewer/open.js",
@@ -160,6 +162,9 @@ describe("examples/ci/github-pages.yml", () => {
       expect(existsSync(join(site, f)), f).toBe(true);
     // The playground links its open page; the bundle is this run's.
     expect(readFileSync(join(site, "index.html"), "utf8")).toContain('href="viewer/open.html"');
+    expect(readFileSync(join(site, "viewer", "open.html"), "utf8")).toContain(
+      'data-replay="../replay.js"',
+    );
     const digest = execFileSync("sha256sum", [join(run, "report.json")], { encoding: "utf8" });
     const runs0 = readFileSync(join(site, "run", "data", "runs.js"), "utf8");
     expect(runs0).toContain(`sha256:${digest.slice(0, 64)}`);

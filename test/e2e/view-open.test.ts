@@ -2,11 +2,13 @@
  * The page that opens run directories in the browser (open.html), served as static files from
  * 127.0.0.1 and driven in headless Chromium: a CLI run directory picked with its directory
  * input shows its arms table and an episode beside its benign twin, a second run is compared with
- * the first, and a `provael view --bundle` zip opens too. Every request the page makes is
- * recorded: none leaves 127.0.0.1, and the server is asked for the page's own files only.
+ * the first, a run still in progress shows its episodes so far, and a `provael view --bundle`
+ * zip opens too. The playground's copy of the page (viewer/open.html) replays a tabletop run
+ * that stored no frames from its recorded actions, in a Web Worker. Every request the page makes
+ * is recorded: none leaves 127.0.0.1, and the server is asked for the site's own files only.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -33,7 +35,12 @@ interface Ep {
 const root = tempDir("provael-view-open-");
 const A = join(root, "runs", "a");
 const B = join(root, "runs", "b");
+/** A's journal cut short (no report.json): a run in progress, its last line torn. */
+const C = join(root, "runs", "c");
+/** A tabletop run written without report.html: it stores no frames. */
+const T = join(root, "runs", "tabletop");
 const site = join(root, "site");
+const playground = join(root, "playground");
 
 const report = (dir: string) =>
   JSON.parse(readFileSync(join(dir, "report.json"), "utf8")) as {
@@ -199,6 +206,153 @@ describe.skipIf(!hasChromium)(
         await page.close();
       },
     );
+
+    it("shows a run in progress with its episodes so far, marked in progress and partial", async () => {
+      const lines = readFileSync(join(A, "journal.jsonl"), "utf8").split("\n").filter(Boolean);
+      const kept = lines.slice(1, 1 + Math.floor((lines.length - 1) / 2));
+      mkdirSync(C, { recursive: true });
+      // A run killed mid-write: the header, half the episodes, and half of the next line.
+      writeFileSync(
+        join(C, "journal.jsonl"),
+        `${[lines[0], ...kept].join("\n")}\n${lines[kept.length + 1]?.slice(0, 40)}`,
+      );
+      const episodes = kept.map((l) => (JSON.parse(l) as { record: Ep }).record);
+      const planned = report(A).episodes.length;
+      const ep = episodes.find(
+        (e) =>
+          e.arm !== "none" &&
+          episodes.some((t) => t.arm === "none" && t.task === e.task && t.seed === e.seed),
+      ) as Ep;
+      expect(ep).toBeDefined();
+      const { page, requests, problems } = await open();
+      await page.locator("#open-dir").setInputFiles(C);
+      await page.waitForSelector("#runs tr.run-row");
+      const row = page.locator("#runs tr.run-row").first();
+      expect(await row.locator(".badge.running").textContent()).toBe("in progress");
+      expect(await row.textContent()).toContain(`${episodes.length}/${planned}`);
+      await row.locator("a.run-link").click();
+      await page.waitForSelector("#arms");
+      expect(await page.locator("#live").textContent()).toContain(
+        `In progress: ${episodes.length}/${planned} episodes`,
+      );
+      expect(await page.locator("#partial").textContent()).toContain("partial");
+      expect(await page.locator("#episodes tr.ep-row").count()).toBe(episodes.length);
+      await page.locator(`tr[data-cell="${ep.cell}"] a.ep-link`).click();
+      await page.waitForSelector('#app[data-frames-ready="1"]');
+      expect(await page.locator("#side-episode h2").textContent()).toContain(ep.arm);
+      expect(await page.locator("#side-twin h2").textContent()).toContain("none");
+      // Its steps come from the journal.
+      expect(
+        await page.locator('#timeline [data-track="0-combined"] span').count(),
+      ).toBeGreaterThan(0);
+      expect(problems, problems.join("\n")).toEqual([]);
+      local(requests);
+      await page.close();
+    });
+
+    it("replays a dropped tabletop run's attacked episode and its twin in the playground's copy of the page", async () => {
+      const t = runCli(
+        [
+          "attack",
+          "--policy",
+          "scripted",
+          "--suite",
+          "tabletop",
+          "--tasks",
+          "kitchen_red_block_by_knife",
+          "--attacks",
+          "none,trajectory_hijack",
+          "--seeds",
+          "1",
+          "--workers",
+          "1",
+          "--no-html",
+          "--out",
+          T,
+        ],
+        { timeoutMs: 300_000 },
+      );
+      expect(t.code, t.stderr).toBe(0);
+      expect(existsSync(join(T, "frames"))).toBe(false);
+      const w = runCli(["playground", "--out", playground]);
+      expect(w.code, w.stderr).toBe(0);
+      const asked: string[] = [];
+      const pg = await serveSite(playground, 0, (method, url) => asked.push(`${method} ${url}`));
+      try {
+        const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+        const requests: string[] = [];
+        const problems: string[] = [];
+        page.on("request", (r) => requests.push(`${r.method()} ${r.url()}`));
+        page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+        page.on("console", (m) => {
+          if (m.type() === "error") problems.push(`console: ${m.text()}`);
+        });
+        await page.goto(`${pg.url}viewer/open.html`);
+        await page.locator("#open-dir").setInputFiles(T);
+        await page.waitForSelector("#runs tr.run-row");
+        await page.locator("#runs a.run-link").click();
+        await page.waitForSelector("#arms");
+        const rep = report(T);
+        const ep = rep.episodes.find((e) => e.arm === "trajectory_hijack") as Ep;
+        const twin = rep.episodes.find((e) => e.arm === "none") as Ep;
+        await page.locator(`tr[data-cell="${ep.cell}"] a.ep-link`).click();
+        // A safety net: the replay takes seconds on a quiet machine.
+        await page.waitForSelector('#app[data-frames-ready="1"]', { timeout: 240_000 });
+        for (const side of ["#players-0", "#players-1"]) {
+          const text = (await page.locator(side).textContent()) ?? "";
+          expect(text, side).toContain("Replayed in this page from the episode's recorded actions");
+          // The replay reproduced the recorded endpoints and path.
+          expect(text, side).not.toContain("differs from the recorded episode");
+          expect(await page.locator(`${side} img.frame`).count(), side).toBeGreaterThan(0);
+        }
+        expect(await page.locator("#side-twin .small.muted").first().textContent()).toContain(
+          twin.cell,
+        );
+        await page.waitForFunction(() =>
+          [...document.querySelectorAll("#players-0 img.frame, #players-1 img.frame")].every(
+            (i) => (i as HTMLImageElement).complete && (i as HTMLImageElement).naturalWidth > 0,
+          ),
+        );
+        expect(await page.locator("#players-0 img.frame").first().getAttribute("src")).toMatch(
+          /^blob:/,
+        );
+        // Scrubbing the timeline shows another replayed step.
+        const first = await page.locator("#players-0 img.frame").first().getAttribute("data-step");
+        await page.evaluate(() => {
+          const slider = document.querySelector("#step") as HTMLInputElement;
+          slider.value = slider.max;
+          slider.dispatchEvent(new Event("input", { bubbles: true }));
+        });
+        await page.waitForFunction(
+          (s) => document.querySelector("#players-0 img.frame")?.getAttribute("data-step") !== s,
+          first,
+        );
+        if (SHOTS)
+          await page.screenshot({ path: join(SHOTS, "view-open-replay.png"), fullPage: true });
+        expect(problems, problems.join("\n")).toEqual([]);
+        // Every request went to the site's own files on this machine, or to the dropped files.
+        for (const r of requests) {
+          const [method, url] = r.split(" ") as [string, string];
+          expect(method, r).toBe("GET");
+          expect(
+            url.startsWith(pg.url) ||
+              url.startsWith("blob:http://127.0.0.1:") ||
+              url.startsWith("data:"),
+            r,
+          ).toBe(true);
+        }
+        expect(asked).toContain("GET /replay.js");
+        for (const a of asked) {
+          const [method, path] = a.split(" ") as [string, string];
+          expect(method, a).toBe("GET");
+          expect(path, a).not.toContain("?");
+          expect(existsSync(join(playground, decodeURIComponent(path))), a).toBe(true);
+        }
+        await page.close();
+      } finally {
+        await new Promise((ok) => pg.server.close(ok));
+      }
+    }, 600_000);
 
     it.skipIf(!hasZip)("opens a provael view --bundle zip with its frames", async () => {
       const bundle = join(root, "bundle");

@@ -6,11 +6,14 @@
  */
 import { filesOfDrop, filesOfInput, type LocalFile } from "./files/drop.js";
 import { FACTS } from "./files/facts.js";
+import { workerReplayer } from "./files/replayer.js";
 import { filesSource } from "./files/source.js";
 import { pages } from "./pages.js";
 import { startRouter } from "./router.js";
 
-const source = filesSource(FACTS);
+// Served with the playground, the page names the playground's replay worker (open-page.ts).
+const worker = document.body.dataset.replay;
+const source = filesSource(FACTS, worker ? workerReplayer(worker) : undefined);
 const route = startRouter(source, pages);
 const status = () => document.getElementById("open-status") as HTMLElement;
 

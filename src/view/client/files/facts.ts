@@ -5,4 +5,9 @@
  */
 import type { PageFacts } from "../../facts.js";
 
-export const FACTS: PageFacts = { caveats: { blindTasks: {}, attacks: [] }, zones: {} };
+export const FACTS: PageFacts = {
+  caveats: { blindTasks: {}, attacks: [] },
+  zones: {},
+  arms: {},
+  defenses: {},
+};

@@ -3,18 +3,27 @@
  * Run directories among dropped files, read in the page: a folder holding report.json or
  * journal.jsonl is a run. report.json is checked for its schema name and for numbers that agree
  * with each other (rundir/report-consistency.ts, as `readRun` does); its SHA-256 is the run's
- * digest. A journal without a finished report is a run in progress: listed, not rated here.
+ * digest. A journal without report.json is a run in progress: its episode lines are checked as
+ * `readRun` checks them (schema, checksum, the plan they were played under; a torn last line is
+ * dropped) and it is shown as `provael view` shows one, its rates so far marked partial.
  */
+
+import { differingFields, planFields } from "../../../core/plan.js";
 import { FRAMES_FORMAT, REPORT_SCHEMA, SHOWCASE_CLIP_FORMAT } from "../../../core/protocol.js";
 import { CELL_ID, FRAME_FILE, RUN_FILES } from "../../../rundir/names.js";
+import { plannedCells } from "../../../rundir/planned.js";
 import { consistencyIssues } from "../../../rundir/report-consistency.js";
 import type { FramesIndex } from "../../../rundir/schema/frames.js";
-import type {
-  JournalHeaderFile,
-  ManifestFile,
-  ReportFile,
-  ShowcaseClipFile,
-  TrajectoryStepFile,
+import {
+  type JournalHeaderFile,
+  type JournalRecord,
+  journalEpisodeSchema,
+  journalHeaderSchema,
+  lineSum,
+  type ManifestFile,
+  type ReportFile,
+  type ShowcaseClipFile,
+  type TrajectoryStepFile,
 } from "../../../rundir/schema/index.js";
 import { findPair, type ReadRun } from "../../answers.js";
 import type { LocalFile } from "./drop.js";
@@ -25,6 +34,8 @@ export interface LocalRun {
   label: string;
   read: ReadRun;
   report: ReportFile | null;
+  /** A run in progress: its journal so far (the page builds its report from it). */
+  journal: { header: JournalHeaderFile; episodes: JournalRecord[] } | null;
   /** The run's files by their path inside the run directory. */
   files: Map<string, Blob>;
   /** Frames the run saved, by cell. */
@@ -82,11 +93,73 @@ function broken(label: string, files: Map<string, Blob>, message: string): Local
     label,
     read: { state: "broken", header: null, problem: { message } },
     report: null,
+    journal: null,
     files,
     frames: {},
     steps: null,
     clip: null,
   };
+}
+
+/** A journal line, validated and checked against its checksum; a message names what is wrong. */
+function checkedLine<T extends { sum: string }>(
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: Error } },
+  value: unknown,
+  no: number,
+): T {
+  const where = `${RUN_FILES.journal} line ${no}`;
+  const parsed = schema.safeParse(value);
+  if (!parsed.success)
+    throw new Error(`${where} is not a journal line (${parsed.error.message.slice(0, 200)})`);
+  const { sum, ...content } = parsed.data;
+  if (lineSum(content) !== sum)
+    throw new Error(`${where} fails its checksum: it was changed after it was written`);
+  return parsed.data;
+}
+
+/**
+ * A run in progress read from its journal: the header, every episode line so far (a last line
+ * that does not parse is a torn write, dropped), and each cell's steps from its last line.
+ */
+function readJournal(text: string): {
+  header: JournalHeaderFile;
+  episodes: JournalRecord[];
+  steps: Map<string, TrajectoryStepFile[]>;
+} {
+  const lines = text.split("\n");
+  // What follows the last newline is a line still being written.
+  lines.pop();
+  const parse = (line: string, no: number) => {
+    try {
+      return JSON.parse(line) as unknown;
+    } catch {
+      throw new Error(`${RUN_FILES.journal} line ${no} is not JSON`);
+    }
+  };
+  const header = checkedLine(journalHeaderSchema, parse(lines[0] ?? "", 1), 1);
+  const expected = planFields(header.plan);
+  const episodes: JournalRecord[] = [];
+  const steps = new Map<string, TrajectoryStepFile[]>();
+  lines.slice(1).forEach((line, i) => {
+    const no = i + 2;
+    let value: unknown;
+    try {
+      value = parse(line, no);
+    } catch (e) {
+      if (no === lines.length) return;
+      throw e;
+    }
+    const ep = checkedLine(journalEpisodeSchema, value, no);
+    const fields = differingFields(expected, ep.plan_fields);
+    if (fields.length > 0)
+      throw new Error(
+        `${RUN_FILES.journal} line ${no} was played under another plan than the journal's: it differs in ${fields.join(", ")}`,
+      );
+    episodes.push(ep.record);
+    // A cell played again on resume (after an error) keeps its last line's steps.
+    steps.set(ep.record.cell, ep.trajectory);
+  });
+  return { header, episodes, steps };
 }
 
 async function readOne(label: string, files: Map<string, Blob>): Promise<LocalRun> {
@@ -111,14 +184,22 @@ async function readOne(label: string, files: Map<string, Blob>): Promise<LocalRu
     }
   }
   if (!reportBlob) {
+    if (!journal) return broken(label, files, `no ${RUN_FILES.report} and no ${RUN_FILES.journal}`);
+    let read: ReturnType<typeof readJournal>;
+    try {
+      read = readJournal(await journal.text());
+    } catch (e) {
+      return broken(label, files, (e as Error).message);
+    }
     return {
       id: "",
       label,
-      read: { state: "in-progress", header, problem: { message: "" } },
+      read: { state: "in-progress", header: read.header, planned: plannedCells(read.header) },
       report: null,
+      journal: { header: read.header, episodes: read.episodes },
       files,
-      frames: {},
-      steps: null,
+      frames: savedFrames(files),
+      steps: read.steps,
       clip: null,
     };
   }
@@ -145,6 +226,7 @@ async function readOne(label: string, files: Map<string, Blob>): Promise<LocalRu
     label,
     read: { state: "finished", header, manifest, digest },
     report,
+    journal: null,
     files,
     frames: savedFrames(files),
     steps: null,

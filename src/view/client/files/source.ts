@@ -5,10 +5,19 @@
  * and `provael view --bundle` folders or zips (their answers are already written out). Nothing
  * is sent anywhere: images and clips are shown from object URLs of the dropped files.
  */
+import type { PlanSpec } from "../../../core/plan.js";
 import { caveatsWith, viaOfManifest } from "../../../report/caveat-list.js";
 import { RUN_FILES } from "../../../rundir/names.js";
-import type { FramesIndex } from "../../../rundir/schema/index.js";
-import { compareAnswer, episodeAnswer, findPair, runAnswer, summarize } from "../../answers.js";
+import type { FramesIndex, ReportFile } from "../../../rundir/schema/index.js";
+import {
+  compareAnswer,
+  episodeAnswer,
+  findPair,
+  partialReport,
+  reportArmsFrom,
+  runAnswer,
+  summarize,
+} from "../../answers.js";
 import type { PageFacts } from "../../facts.js";
 import type {
   ComparePayload,
@@ -22,17 +31,27 @@ import type { Source } from "../source.js";
 import type { LocalFile } from "./drop.js";
 import { type LocalRun, readRuns, stepsOf } from "./run-files.js";
 
+/** An episode's frames replayed in the page, with a note on what they show (null: none). */
+export interface ReplayedFrames {
+  index: FramesIndex;
+  url(name: string): string;
+  note: string | null;
+}
+
 /**
- * Replays an episode in the page for its frames, once the physics and the policies run in a
- * browser; until then the page shows the frames a run saved and the recorded steps.
+ * Replays an episode in the page for its frames (./replayer.ts: MuJoCo in a Web Worker, where
+ * the page is served with the playground), or says why it cannot.
  */
 export type Replayer = (
   run: LocalRun,
   episode: EpisodeRecordPayload,
-) => Promise<{ index: FramesIndex; url(name: string): string } | null>;
+) => Promise<ReplayedFrames | { reason: string }>;
+
+const NOT_BUILT_IN =
+  "a run in progress with arms or defenses that are not built in: open it with `provael view` for its rates so far";
 
 const NO_REPLAY =
-  "this page does not replay episodes (the physics engine is not loaded in the page); open the run with `provael view` for every frame";
+  "this copy of the page carries no physics engine (the playground's copy, viewer/open.html, replays the built-in suites' episodes); open the run with `provael view` for every frame";
 
 interface Bundle {
   answers: Map<string, unknown>;
@@ -90,28 +109,53 @@ export function filesSource(facts: PageFacts, replayer?: Replayer): FilesSource 
     }
     return u;
   };
-  const replayed = new Map<string, { index: FramesIndex; url(name: string): string } | null>();
+  const replayed = new Map<string, ReplayedFrames | { reason: string }>();
 
   const origin = (id: string): Origin => {
     const o = origins.get(id);
     if (!o) throw new Error(`no run ${id} among the dropped files`);
     return o;
   };
-  const got = (run: LocalRun) => (run.report ? { report: run.report, partial: false } : null);
+  /** A run in progress's report so far, built once (null, with why, when it cannot be). */
+  const partials = new Map<LocalRun, { report: ReportFile | null; problem: string | null }>();
+  const partialOf = (run: LocalRun) => {
+    const j = run.journal;
+    if (!j) return { report: null, problem: null };
+    let p = partials.get(run);
+    if (!p) {
+      const arms = reportArmsFrom(facts, j.header.plan as PlanSpec);
+      try {
+        p = arms
+          ? { report: partialReport(j.header, j.episodes, arms), problem: null }
+          : { report: null, problem: NOT_BUILT_IN };
+      } catch (e) {
+        p = { report: null, problem: `its report so far cannot be built: ${(e as Error).message}` };
+      }
+      partials.set(run, p);
+    }
+    return p;
+  };
+  /** A finished run's report, or a run in progress's report so far (marked partial). */
+  const got = (run: LocalRun) => {
+    if (run.report) return { report: run.report, partial: false };
+    const p = partialOf(run).report;
+    return p ? { report: p, partial: true } : null;
+  };
   const summaryOf = (run: LocalRun): RunSummary => {
     const s = summarize(run, run.read, got(run));
-    return run.read.state === "in-progress"
-      ? { ...s, problem: "a run in progress: open it with `provael view` for its rates so far" }
-      : s;
+    const problem = partialOf(run).problem;
+    return problem ? { ...s, problem } : s;
   };
   const fromBundle = <T>(b: Bundle, key: string): T => {
     if (!b.answers.has(key)) throw new Error(`not in this bundle: ${key}`);
     return b.answers.get(key) as T;
   };
-  const finished = (id: string) => {
+  /** A run directory with episodes to show: finished, or in progress. */
+  const readable = (id: string) => {
     const o = origin(id);
-    if (o.kind !== "dir" || !o.run.report) throw new Error(`run ${id} has no finished report`);
-    return { run: o.run, report: o.run.report };
+    const r = o.kind === "dir" ? got(o.run) : null;
+    if (o.kind !== "dir" || !r) throw new Error(`run ${id} has no report and no journal to read`);
+    return { run: o.run, report: r.report };
   };
 
   return {
@@ -138,9 +182,10 @@ export function filesSource(facts: PageFacts, replayer?: Replayer): FilesSource 
       const o = origin(id);
       if (o.kind === "bundle") return fromBundle(o.bundle, `runs/${id}`);
       const { run } = o;
-      return runAnswer(summaryOf(run), got(run), Object.keys(run.frames), () =>
-        run.report
-          ? caveatsWith(run.report, facts.caveats, {
+      const r = got(run);
+      return runAnswer(summaryOf(run), r, Object.keys(run.frames), () =>
+        r
+          ? caveatsWith(r.report, facts.caveats, {
               dir: run.label,
               via: viaOfManifest(run.read.state === "finished" ? run.read.manifest : null),
             }).map((c) => c.text)
@@ -150,7 +195,7 @@ export function filesSource(facts: PageFacts, replayer?: Replayer): FilesSource 
     async episode(id, cell): Promise<EpisodePayload> {
       const o = origin(id);
       if (o.kind === "bundle") return fromBundle(o.bundle, `runs/${id}/episode/${cell}`);
-      const { run, report } = finished(id);
+      const { run, report } = readable(id);
       const pair = findPair(report, cell);
       return episodeAnswer({
         run: summaryOf(run),
@@ -168,17 +213,18 @@ export function filesSource(facts: PageFacts, replayer?: Replayer): FilesSource 
     async frames(id, cell): Promise<FramesPayload> {
       const o = origin(id);
       if (o.kind === "bundle") return fromBundle(o.bundle, `runs/${id}/frames/${cell}`);
-      const { run, report } = finished(id);
+      const { run, report } = readable(id);
       const { episode } = findPair(report, cell);
       const na = episode.termination === "not_applicable";
+      let why = na ? "the arm was not applicable: nothing was played" : NO_REPLAY;
       if (replayer && !na) {
         const key = `${id}/${cell}`;
         if (!replayed.has(key)) replayed.set(key, await replayer(run, episode));
-        const r = replayed.get(key);
-        if (r) return { cell, index: r.index, reason: null };
+        const r = replayed.get(key) as ReplayedFrames | { reason: string };
+        if ("index" in r) return { cell, index: r.index, reason: r.note };
+        why = `it cannot be replayed in this page: ${r.reason}`;
       }
       const saved = run.frames[cell] ?? null;
-      const why = na ? "the arm was not applicable: nothing was played" : NO_REPLAY;
       return {
         cell,
         index: saved,
@@ -192,8 +238,8 @@ export function filesSource(facts: PageFacts, replayer?: Replayer): FilesSource 
         return fromBundle(oa.bundle, `compare/${a}/${b}`);
       if (oa.kind === "bundle" || ob.kind === "bundle")
         throw new Error("compare two run directories, or two runs of one bundle");
-      const A = finished(a);
-      const B = finished(b);
+      const A = readable(a);
+      const B = readable(b);
       return compareAnswer(
         { summary: summaryOf(A.run), report: A.report },
         { summary: summaryOf(B.run), report: B.report },
@@ -203,7 +249,9 @@ export function filesSource(facts: PageFacts, replayer?: Replayer): FilesSource 
       const o = origin(id);
       if (o.kind === "bundle") return url(o.bundle.files.get(`files/${id}/${cell}/${name}`));
       const r = replayed.get(`${id}/${cell}`);
-      return r ? r.url(name) : url(o.run.files.get(`${RUN_FILES.frames}/${cell}/${name}`));
+      return r && "url" in r
+        ? r.url(name)
+        : url(o.run.files.get(`${RUN_FILES.frames}/${cell}/${name}`));
     },
     showcaseUrl(id) {
       const o = origins.get(id);
