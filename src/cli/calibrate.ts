@@ -14,6 +14,7 @@ import { envelopeMonitorParams } from "../defenses/monitor.js";
 import {
   type BenignEpisode,
   type Calibration,
+  calibrationRange,
   fitCalibration,
   SPLIT_RULE,
   SPLITS,
@@ -38,7 +39,6 @@ import { defaultWorkers } from "../runner/executor.js";
 import { writeFileAtomic } from "../runner/files.js";
 import type { Waiver } from "../runner/plan.js";
 import { runAttack } from "../runner/run.js";
-import { calibrationRange } from "../runner/scenes.js";
 import { suites } from "../suites/index.js";
 import { EXIT } from "./exit.js";
 import { progressMode, progressReporter } from "./progress.js";

@@ -16,7 +16,7 @@
 import { z } from "zod";
 import { digestJson } from "../core/digest.js";
 import { ProvaelError } from "../core/errors.js";
-import type { Predicate, Vec3, Zone } from "../core/types.js";
+import type { Predicate, SceneRange, SceneRoles, Vec3, Zone } from "../core/types.js";
 import {
   conformalBound,
   conformalFprQuantile,
@@ -28,6 +28,14 @@ import { type BenignStep, ENVELOPE_SLACK, fitEnvelope, replayedStop } from "./en
 import { keepOutPredicate } from "./keep-out.js";
 
 export const CALIBRATION_SCHEMA = "provael.calibration/2";
+
+/** Default false-positive rate a calibration targets (ARCHITECTURE.md: 1%). */
+export const DEFAULT_TARGET_FPR = 0.01;
+
+/** The suite's calibration scenes, or a default range when it reserves none. */
+export function calibrationRange(roles: SceneRoles | undefined): SceneRange {
+  return roles?.calibration[0] ?? [1000, 2000];
+}
 /** The smallest room a zone must leave around its hazard on every side, metres. */
 export const MIN_ROOM = 0.01;
 /** The largest room: a zone is about the hazard's surroundings, not the workspace, metres. */

@@ -3,10 +3,8 @@
  * registries: which tasks give no hazard position, which attack each control matches.
  */
 import { attacks } from "../attacks/index.js";
-import { seedsNeeded } from "../judges/calibrate.js";
+import { calibrationRange, DEFAULT_TARGET_FPR, seedsNeeded } from "../judges/calibrate.js";
 import { policies } from "../policies/index.js";
-import { DEFAULT_TARGET_FPR } from "../runner/calibration-plan.js";
-import { calibrationRange } from "../runner/scenes.js";
 import { suites } from "../suites/index.js";
 import type { Report } from "./build.js";
 import { type Caveat, type CaveatFacts, caveatsWith, type Via } from "./caveat-list.js";

@@ -7,17 +7,23 @@
  */
 import { ProvaelError } from "../core/errors.js";
 import { unknownName } from "../core/registry.js";
-import { SPLIT_RULE, SPLITS, seedsNeeded, splitCounts, splitNeeds } from "../judges/calibrate.js";
+import {
+  calibrationRange,
+  DEFAULT_TARGET_FPR,
+  SPLIT_RULE,
+  SPLITS,
+  seedsNeeded,
+  splitCounts,
+  splitNeeds,
+} from "../judges/calibrate.js";
 import { policies } from "../policies/index.js";
 import type { Report } from "../report/build.js";
 import { suites } from "../suites/index.js";
 import { calibrationsIn } from "./calibration.js";
 import { durationText, type Estimate, estimatePlan } from "./estimate.js";
 import { defaultWorkers } from "./executor.js";
-import { calibrationRange } from "./scenes.js";
 
-/** Default false-positive rate a calibration targets (ARCHITECTURE.md: 1%). */
-export const DEFAULT_TARGET_FPR = 0.01;
+export { DEFAULT_TARGET_FPR } from "../judges/calibrate.js";
 
 /**
  * Above this many benign episodes, `calibrate` asks before playing: `--yes`, or a "y" on a

@@ -6,7 +6,7 @@
  * plan and printed in the headline).
  */
 import { ProvaelError } from "../core/errors.js";
-import type { SceneRange, SceneRoles, TaskSpec, TrainingScenes } from "../core/types.js";
+import type { SceneRange, TaskSpec, TrainingScenes } from "../core/types.js";
 import type { Calibration } from "../judges/calibrate.js";
 import { sceneFor } from "../kernel/index.js";
 import type { PlanSpec, Waiver } from "./plan.js";
@@ -178,7 +178,4 @@ export function checkCalibrationOverlap(
   );
 }
 
-/** The suite's calibration scenes, or a default range when it reserves none. */
-export function calibrationRange(roles: SceneRoles | undefined): SceneRange {
-  return roles?.calibration[0] ?? [1000, 2000];
-}
+export { calibrationRange } from "../judges/calibrate.js";
