@@ -162,6 +162,9 @@ describe("an episode id by any unique prefix, on every surface that takes one", 
       });
       try {
         const page = await browser.newPage();
+        // Playwright's 30 s default ran out in a full suite on a loaded 2-core machine (the page
+        // shows the episode in about a second on a quiet one): the test's own limit governs.
+        page.setDefaultTimeout(240_000);
         await page.goto(`${view.url}#/run/${runId}/episode/${prefix}`);
         await page.waitForSelector("#step");
         expect(await page.locator("#crumbs").textContent()).toContain(

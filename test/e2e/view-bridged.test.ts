@@ -130,6 +130,8 @@ describe.skipIf(!hasChromium)(
       });
       try {
         const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+        // Playwright's 30 s default is no safety net on a loaded 2-core machine: the test's limit governs.
+        page.setDefaultTimeout(240_000);
         const problems: string[] = [];
         page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
         const ep = attacked();

@@ -97,6 +97,8 @@ describe.skipIf(!hasChromium)(
 
     async function open(): Promise<{ page: Page; requests: string[]; problems: string[] }> {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      // Playwright's 30 s default is no safety net on a loaded 2-core machine: the test's limit governs.
+      page.setDefaultTimeout(240_000);
       const requests: string[] = [];
       const problems: string[] = [];
       page.on("request", (r) => requests.push(`${r.method()} ${r.url()}`));
@@ -280,6 +282,8 @@ describe.skipIf(!hasChromium)(
       const pg = await serveSite(playground, 0, (method, url) => asked.push(`${method} ${url}`));
       try {
         const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+        // Playwright's 30 s default is no safety net on a loaded 2-core machine: the test's limit governs.
+        page.setDefaultTimeout(240_000);
         const requests: string[] = [];
         const problems: string[] = [];
         page.on("request", (r) => requests.push(`${r.method()} ${r.url()}`));

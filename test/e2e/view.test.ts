@@ -283,6 +283,8 @@ describe.skipIf(!hasChromium)(
 
     async function open(url: string): Promise<{ page: Page; problems: string[] }> {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      // Playwright's 30 s default is no safety net on a loaded 2-core machine: the test's limit governs.
+      page.setDefaultTimeout(240_000);
       const problems: string[] = [];
       page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
       page.on("console", (m) => {
@@ -453,7 +455,7 @@ describe.skipIf(!hasChromium)(
       await page.waitForFunction(
         (s) => ((document.querySelector(s) as HTMLVideoElement | null)?.readyState ?? 0) >= 1,
         sel,
-        { timeout: 15_000 },
+        { timeout: 120_000 },
       );
       return page.evaluate((s) => {
         const v = document.querySelector(s) as HTMLVideoElement;
@@ -537,7 +539,7 @@ describe.skipIf(!hasChromium)(
       await page.waitForFunction(
         () => document.querySelectorAll("#episodes tr.ep-row").length === 7,
         undefined,
-        { timeout: 10_000 },
+        { timeout: 120_000 },
       );
       await shot(page, "view-live.png");
       expect(problems).toEqual([]);
