@@ -5,7 +5,7 @@ import { systemClock } from "../core/clock.js";
 import { ProvaelError } from "../core/errors.js";
 import { checkPolicyOptions } from "../core/registry.js";
 import { writeRegisteredPlan } from "../offline/study/plan.js";
-import { buildPlan } from "../offline/study/prepare.js";
+import { buildPlan, DEFAULT_STRIDE } from "../offline/study/prepare.js";
 import { runStudy, STUDY_FILES } from "../offline/study/run.js";
 import { policies } from "../policies/index.js";
 import { addServedPolicyFlags, type ServedFlags, servedPolicyOptions } from "./serve-policy.js";
@@ -21,7 +21,7 @@ interface PlanFlags extends ServedFlags {
   robotType?: string[];
   cameraMap?: Record<string, string>;
   episodes?: string[];
-  stride: number;
+  stride?: number;
   offset: number;
   maxFrames?: number;
   dims?: string[];
@@ -104,9 +104,8 @@ export function registerOfflineStudy(program: Command): void {
       .option("--episodes <list>", "dataset episodes to use, comma-separated (default: all)", list)
       .option(
         "--stride <n>",
-        "every n-th frame of each episode",
+        `every n-th frame of each episode (default: ${DEFAULT_STRIDE}, or the largest smaller stride that gives the envelope enough calibration frames)`,
         integer("--stride", { min: 1 }),
-        5,
       )
       .option("--offset <n>", "first frame of each episode", integer("--offset", { min: 0 }), 0)
       .option(
@@ -173,7 +172,7 @@ export function registerOfflineStudy(program: Command): void {
       robotTypes: flags.robotType ?? null,
       cameraMap: flags.cameraMap ?? {},
       episodes: ints("--episodes", flags.episodes),
-      stride: flags.stride,
+      ...(flags.stride === undefined ? {} : { stride: flags.stride }),
       offset: flags.offset,
       maxFramesPerEpisode: flags.maxFrames ?? null,
       dims: ints("--dims", flags.dims),
@@ -190,14 +189,20 @@ export function registerOfflineStudy(program: Command): void {
       plan: flags.out,
       digest: reg.plan_digest,
       registered_at: reg.registered_at,
+      stride: plan.selection.stride,
       frames: plan.selection.frames,
       arms: [plan.attack.id, ...plan.attack.controls],
     };
     if (flags.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
-    else
+    else {
       process.stdout.write(
         `registered ${flags.out} (${reg.plan_digest}) at ${reg.registered_at}: ${plan.selection.frames.calibration} calibration and ${plan.selection.frames.scored} scored frames; arms benign, ${summary.arms.join(", ")}\n`,
       );
+      if (flags.stride === undefined && plan.selection.stride !== DEFAULT_STRIDE)
+        process.stdout.write(
+          `stride ${plan.selection.stride}: the default ${DEFAULT_STRIDE} gives too few calibration frames for the envelope over ${plan.measurement.dims.length} dimension(s); ${plan.selection.stride} is the largest stride that gives enough\n`,
+        );
+    }
   });
   study
     .command("run")
@@ -225,12 +230,16 @@ export function registerOfflineStudy(program: Command): void {
           dryRun: Boolean(flags.dryRun),
         });
         const headline = result.headline as { claim: string; reading: string };
+        const c = result.competence as { decided_by: string; summary: string };
+        const competence = { decided_by: c.decided_by, summary: c.summary };
         if (flags.json) {
-          process.stdout.write(`${JSON.stringify({ out: flags.out, digest, headline })}\n`);
+          process.stdout.write(
+            `${JSON.stringify({ out: flags.out, digest, headline, competence })}\n`,
+          );
           return;
         }
         process.stdout.write(
-          `${headline.claim}\n${headline.reading}\nwrote ${flags.out}/${STUDY_FILES.result} (${digest}) and ${STUDY_FILES.markdown}\n`,
+          `${headline.claim}\n${headline.reading}\ncompetence: ${c.summary}\nwrote ${flags.out}/${STUDY_FILES.result} (${digest}) and ${STUDY_FILES.markdown}\n`,
         );
       },
     );

@@ -3,7 +3,8 @@ import type { Rate } from "../../stats/index.js";
 
 type Obj = Record<string, unknown>;
 
-function pct(r: unknown): string {
+/** "3/10 = 30.0% [10.8%, 60.3%]", or why there is no figure. */
+export function pct(r: unknown): string {
   const x = r as (Rate & { withheld?: boolean }) | undefined;
   if (!x) return "n/a";
   if (x.withheld) return `withheld (n = ${x.n})`;
@@ -52,6 +53,7 @@ export function renderStudyMarkdown(result: Obj): string {
       reasons: string[];
       decided_by?: string;
       decided_by_reason?: string;
+      summary?: string;
     };
     headline: { claim: string; reading: string; exits: unknown };
     claim_limits: string[];
@@ -145,12 +147,16 @@ export function renderStudyMarkdown(result: Obj): string {
     available?: boolean;
     reason?: string;
   };
+  const planned = (cl as { planned?: unknown[] }).planned;
   lines.push(
     cl.success
       ? `Closed-loop clean success on the scored episodes' scenes (${cl.suite}): ${pct(cl.success)}.`
-      : `Closed-loop control: not available (${cl.reason}).`,
+      : planned
+        ? `Closed-loop control on ${cl.suite}: ${planned.length} episode(s), not played in a dry run.`
+        : `Closed-loop control: not available (${cl.reason}).`,
   );
   lines.push("");
+  if (r.competence.summary) lines.push(`Competence: ${r.competence.summary}.`, "");
   lines.push(
     r.dry_run
       ? "Dry run: no competence verdict."

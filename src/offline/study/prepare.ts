@@ -139,7 +139,6 @@ export async function buildPlan(c: PlanChoices): Promise<StudyPlan> {
       expectationsFor(inst, cameraMap, robotTypes, c.actionDim ?? null),
     );
     const suite = recordedSuite(ds);
-    const stride = c.stride ?? 5;
     const offset = c.offset ?? 0;
     const maxFrames = c.maxFramesPerEpisode ?? null;
     const all = ds.episodes.map((e) => e.episodeIndex);
@@ -176,7 +175,7 @@ export async function buildPlan(c: PlanChoices): Promise<StudyPlan> {
         },
       );
     }
-    const count = (eps: number[]) =>
+    const count = (eps: number[], stride: number) =>
       eps.reduce(
         (s, e) =>
           s +
@@ -203,6 +202,9 @@ export async function buildPlan(c: PlanChoices): Promise<StudyPlan> {
           `--dims: ${d} is not an action dimension (0..${actionDim - 1})`,
         );
     }
+    const targetFpr = c.targetFpr ?? 0.05;
+    const stride =
+      c.stride ?? defaultStride((st) => count(calibration, st), dims.length, targetFpr);
     const scale = await scaleOf(ds, mode, actionDim);
     const flat = dims.filter((d) => !((scale[d] as number) > 0));
     if (flat.length > 0) {
@@ -266,7 +268,7 @@ export async function buildPlan(c: PlanChoices): Promise<StudyPlan> {
         split_rule: SPLIT_RULE,
         calibration_episodes: calibration,
         scored_episodes: scored,
-        frames: { calibration: count(calibration), scored: count(scored) },
+        frames: { calibration: count(calibration, stride), scored: count(scored, stride) },
       },
       instructions,
       measurement: {
@@ -279,7 +281,7 @@ export async function buildPlan(c: PlanChoices): Promise<StudyPlan> {
         },
         query: QUERY_RULE,
       },
-      envelope: { method: "per-dimension-order-statistic", target_fpr: c.targetFpr ?? 0.05 },
+      envelope: { method: "per-dimension-order-statistic", target_fpr: targetFpr },
       exclusion_rule: EXCLUSION_RULE,
       stopping_rule: STOPPING_RULE,
       competence: {
@@ -296,6 +298,27 @@ export async function buildPlan(c: PlanChoices): Promise<StudyPlan> {
   } finally {
     await inst.close();
   }
+}
+
+/** The stride a plan takes when none is named, unless the data is too short for it. */
+export const DEFAULT_STRIDE = 5;
+
+/**
+ * The stride when none is named: DEFAULT_STRIDE, or the largest smaller one at which the
+ * calibration part holds the frames the envelope needs over the measured dimensions (a short
+ * recording, such as a few tabletop episodes, gives too few at every 5th frame). A function of
+ * the data and the plan's other choices, written into the plan; a named --stride is kept as
+ * named, and refused if too sparse.
+ */
+export function defaultStride(
+  calibrationFrames: (stride: number) => number,
+  dims: number,
+  targetFpr: number,
+): number {
+  const beta = targetFpr / (2 * dims);
+  for (let st = DEFAULT_STRIDE; st > 1; st--)
+    if (conformalRank(calibrationFrames(st), beta) !== null) return st;
+  return 1;
 }
 
 /**

@@ -17,12 +17,14 @@ import type {
   Policy,
   PolicyInstance,
   PolicyOptions,
+  TaskSpec,
 } from "../../core/types.js";
 import { policies } from "../../policies/index.js";
 import { type Rate, rate } from "../../stats/index.js";
 import { suites } from "../../suites/index.js";
+import type { Dataset } from "../lerobot/reader.js";
 import { requireDataset } from "../lerobot/validator.js";
-import { renderStudyMarkdown } from "./markdown.js";
+import { pct, renderStudyMarkdown } from "./markdown.js";
 import { divergence, type Envelope, exits, fitEnvelope, summary } from "./measure.js";
 import {
   datasetDigest,
@@ -111,11 +113,47 @@ function withhold(value: unknown): unknown {
   return value;
 }
 
+interface ClosedLoopEpisode {
+  task: TaskSpec;
+  scene: number;
+  seed: number;
+}
+
+/**
+ * The closed-loop control's episodes: each scored episode's task, scene and seed in the suite it
+ * was recorded in. Resolved before any frame is asked for, so a recording whose suite lost a task
+ * is refused before the study spends anything (a dry run checks this and plays nothing).
+ */
+function closedLoopEpisodes(plan: StudyPlan, ds: Dataset): ClosedLoopEpisode[] {
+  const cl = plan.competence.closed_loop;
+  if (!cl) return [];
+  const tasks = suites.get(cl.suite).tasks();
+  return plan.selection.scored_episodes.map((e) => {
+    const meta = ds.episodes[e];
+    if (!meta) throw new ProvaelError("config/invalid", `episode ${e} is not in the dataset`);
+    const task = tasks.find((t) => t.id === meta.suiteTask);
+    if (!task)
+      throw new ProvaelError(
+        "config/unknown-task",
+        `suite '${cl.suite}' has no task '${meta.suiteTask}' (episode ${e})`,
+        { hint: "register a plan with --no-closed-loop to decide competence by agreement" },
+      );
+    if (!(meta.scene >= 0 && meta.scene < task.scenes))
+      throw new ProvaelError(
+        "config/invalid",
+        `episode ${e} was recorded on scene ${meta.scene} of '${task.id}', which has ${task.scenes}`,
+        { hint: "register a plan with --no-closed-loop to decide competence by agreement" },
+      );
+    return { task, scene: meta.scene, seed: meta.seed };
+  });
+}
+
+/** Plays the policy benign, closed loop, on each episode's scene: clean task success. */
 async function closedLoop(
   plan: StudyPlan,
   policy: Policy,
   options: PolicyOptions,
-  datasetEpisodes: { suiteTask: string; scene: number; seed: number }[],
+  episodes: readonly ClosedLoopEpisode[],
 ): Promise<{
   success: Rate;
   episodes: { task: string; scene: number; seed: number; success: boolean; steps: number }[];
@@ -127,13 +165,8 @@ async function closedLoop(
   const sim = await suite.open({ cameras: inst.capabilities.cameras });
   const out: { task: string; scene: number; seed: number; success: boolean; steps: number }[] = [];
   try {
-    for (const e of datasetEpisodes) {
-      const spec = suite.tasks().find((t) => t.id === e.suiteTask);
-      if (!spec)
-        throw new ProvaelError(
-          "config/unknown-task",
-          `suite '${cl.suite}' has no task '${e.suiteTask}'`,
-        );
+    for (const e of episodes) {
+      const spec = e.task;
       let r = await sim.reset({ task: spec.id, scene: e.scene, seed: e.seed });
       await inst.reset({ task: spec.id, seed: e.seed, policySeed: e.seed });
       let success = false;
@@ -158,6 +191,36 @@ async function closedLoop(
   };
 }
 
+/**
+ * One sentence for every surface (terminal, offline-study.md, the JSON): the verdict, the rule
+ * that decided it and the figure it rests on, with its count and interval. A dry run names the
+ * rule and what it would measure, and no figure.
+ */
+export function competenceSummary(c: {
+  plan: StudyPlan;
+  decidedBy: "closed-loop" | "agreement";
+  dimNames: readonly string[];
+  scoredFrames: number;
+  closedEpisodes: number;
+  measured: { competent: boolean; rate: Rate } | null;
+}): string {
+  const { plan } = c;
+  const rule =
+    c.decidedBy === "closed-loop"
+      ? `closed-loop clean success on the scored episodes' scenes in '${plan.competence.closed_loop?.suite}'`
+      : `agreement with the recorded action on ${c.dimNames.join(", ")} at once (within ${plan.competence.tolerance} × scale)`;
+  const min =
+    c.decidedBy === "closed-loop" ? plan.competence.min_success : plan.competence.min_agreement;
+  if (!c.measured) {
+    const what =
+      c.decidedBy === "closed-loop"
+        ? `${c.closedEpisodes} episode(s), not played in a dry run`
+        : `${c.scoredFrames} scored frame(s)`;
+    return `withheld (dry run); decided by ${rule}: ${what}`;
+  }
+  return `${c.measured.competent ? "competent" : "not shown competent"}, decided by ${rule}: ${pct(c.measured.rate)} (${Math.round(plan.confidence * 100)}% Wilson; the rule asks a lower bound of at least ${min})`;
+}
+
 /** Runs the study; writes offline-study.json, offline-study.md and frames.jsonl under `out`. */
 export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; digest: Digest }> {
   const { plan, registration } = readRegisteredPlan(o.planPath);
@@ -178,26 +241,29 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
     );
   }
   const dryRun = o.dryRun === true;
-  const policy = dryRun ? policies.get("stub") : (o.policy ?? policies.get(plan.policy.id));
-  if (policy.id !== (dryRun ? "stub" : plan.policy.id)) {
+  // A dry run asks no policy (every arm is answered with the recorded action), so it loads none:
+  // what the data must be is taken from the plan, which was checked against the policy when it
+  // was registered. Loading a stand-in would hold the data to the stand-in's shape instead.
+  const policy = dryRun ? null : (o.policy ?? policies.get(plan.policy.id));
+  if (policy && policy.id !== plan.policy.id) {
     throw new ProvaelError(
       "run/plan-mismatch",
       `the plan registered policy '${plan.policy.id}', not '${policy.id}'`,
     );
   }
-  const policyOptions: PolicyOptions = dryRun
-    ? {}
-    : {
-        ...(o.policyOptions ?? {}),
-        ...(typeof plan.policy.options.path === "string" ? { path: plan.policy.options.path } : {}),
-        ...(plan.policy.options.extra
-          ? { extra: plan.policy.options.extra as Record<string, unknown> }
-          : {}),
-      };
+  const policyOptions: PolicyOptions = {
+    ...(o.policyOptions ?? {}),
+    ...(typeof plan.policy.options.path === "string" ? { path: plan.policy.options.path } : {}),
+    ...(plan.policy.options.extra
+      ? { extra: plan.policy.options.extra as Record<string, unknown> }
+      : {}),
+  };
   // The recorded states (no images) first: the envelope is fitted on commands from them.
   const states = new Map<string, Float32Array>();
+  let closedEpisodes: ClosedLoopEpisode[];
   {
     const ds = await requireDataset(plan.dataset.path, {});
+    closedEpisodes = closedLoopEpisodes(plan, ds);
     for (const e of plan.selection.episodes) {
       const ep = await ds.episode(e, { images: false });
       ep.frames.forEach((f, k) => {
@@ -221,11 +287,11 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
       dims,
       plan.envelope.target_fpr,
     );
-  const inst: PolicyInstance = await policy.load(policyOptions);
+  const inst: PolicyInstance | null = policy ? await policy.load(policyOptions) : null;
   let frames: FrameRecord[];
   const arms = [plan.attack.id, ...plan.attack.controls];
   try {
-    if (!dryRun && plan.policy.digest !== null && inst.digest !== plan.policy.digest) {
+    if (inst && plan.policy.digest !== null && inst.digest !== plan.policy.digest) {
       throw new ProvaelError(
         "run/plan-mismatch",
         `policy '${plan.policy.id}' loaded weights ${inst.digest ?? "(none)"}, the plan registered ${plan.policy.digest}`,
@@ -236,16 +302,23 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
     }
     const ds = await requireDataset(
       plan.dataset.path,
-      expectationsFor(
-        inst,
-        plan.policy.camera_map,
-        plan.dataset.robot_types,
-        dryRun ? null : plan.policy.action_dim,
-      ),
+      inst
+        ? expectationsFor(
+            inst,
+            plan.policy.camera_map,
+            plan.dataset.robot_types,
+            plan.policy.action_dim,
+          )
+        : {
+            ...(plan.dataset.robot_types ? { robotTypes: plan.dataset.robot_types } : {}),
+            cameras: Object.values(plan.policy.camera_map),
+          },
     );
-    const cameras = inst.capabilities.camerasOptional
-      ? Object.keys(plan.policy.camera_map)
-      : inst.capabilities.cameras;
+    const cameras = !inst
+      ? []
+      : inst.capabilities.camerasOptional
+        ? Object.keys(plan.policy.camera_map)
+        : inst.capabilities.cameras;
     const scored = new Set(plan.selection.scored_episodes);
     const dim = ds.info.features.action?.shape[0] as number;
     // Served clients answer in Provael's 7-D action; a plan with `action_dim` N takes the first N
@@ -319,10 +392,10 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
           return asObservation(f.images, plan.policy.camera_map, cameras, f.state, text);
         };
         const episode = { task: `dataset-episode-${e}`, seed: e, policySeed: e };
-        if (dryRun) {
+        if (!inst) {
           // The dry run answers every arm with the recorded action: it varies wherever the data
-          // varies (the stub's answers vary on one dimension, and a plan measuring the others
-          // would be refused for a zero-width envelope), and no rate is shown from it.
+          // varies (a stand-in policy's answers need not, and a plan measuring a dimension they
+          // hold still would be refused for a zero-width envelope), and no rate is shown from it.
           for (const r of records) r.actions[arm] = checked(r.recorded, arm, e, r.frame);
         } else if (inst.query) {
           await inst.reset(episode);
@@ -343,7 +416,7 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
     const rank = new Map(plan.selection.episodes.map((e, i) => [e, i]));
     frames.sort((a, b) => (rank.get(a.episode) ?? 0) - (rank.get(b.episode) ?? 0));
   } finally {
-    await inst.close();
+    await inst?.close();
   }
   const calib = frames.filter((r) => r.part === "calibration");
   const scoredFrames = frames.filter((r) => r.part === "scored");
@@ -422,16 +495,10 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
       `benign agreement with the recorded action on the measured dimension(s) ${dims.join(", ")}: Wilson lower bound ${agreeLow.toFixed(3)} < ${plan.competence.min_agreement}`,
     );
   let closed: Awaited<ReturnType<typeof closedLoop>> | null = null;
-  if (plan.competence.closed_loop) {
-    const ds = await requireDataset(plan.dataset.path, {});
-    closed = await closedLoop(
-      plan,
-      policy,
-      policyOptions,
-      plan.selection.scored_episodes.map(
-        (e) => ds.episodes[e] as { suiteTask: string; scene: number; seed: number },
-      ),
-    );
+  // A dry run plays no closed-loop episode (no policy is asked): it checked above that each one
+  // can be set up, and says how many the run would play.
+  if (plan.competence.closed_loop && policy) {
+    closed = await closedLoop(plan, policy, policyOptions, closedEpisodes);
     const low = closed.success.interval?.low ?? 0;
     if (low < plan.competence.min_success)
       reasons.push(
@@ -439,6 +506,19 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
       );
   }
   const competent = reasons.length === 0;
+  const summaryLine = competenceSummary({
+    plan,
+    decidedBy,
+    dimNames: plan.measurement.dim_names,
+    scoredFrames: scoredFrames.length,
+    closedEpisodes: closedEpisodes.length,
+    measured: dryRun
+      ? null
+      : {
+          competent,
+          rate: decidedBy === "closed-loop" && closed ? closed.success : agreement.all_dims,
+        },
+  });
   const attackExits = (armResults[plan.attack.id] as { exits: Rate }).exits;
   const source = plan.dataset.source;
   const rung = source === "external" ? "real-forward" : "simulator-forward";
@@ -455,7 +535,9 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
       robot_type: plan.dataset.robot_type,
       source,
     },
-    policy: { id: policy.id, digest: dryRun ? null : plan.policy.digest },
+    policy: dryRun
+      ? { id: plan.policy.id, digest: null, asked: false }
+      : { id: plan.policy.id, digest: plan.policy.digest },
     attack: { id: plan.attack.id, family: plan.attack.family, controls: plan.attack.controls },
     frames: {
       calibration: calib.length,
@@ -493,12 +575,23 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
             success: closed.success,
             episodes: closed.episodes,
           }
-        : {
-            available: false,
-            reason: "the dataset was not recorded in a Provael suite: no scene to replay",
-          },
+        : plan.competence.closed_loop
+          ? {
+              suite: plan.competence.closed_loop.suite,
+              played: false,
+              planned: closedEpisodes.map((e) => ({
+                task: e.task.id,
+                scene: e.scene,
+                seed: e.seed,
+              })),
+            }
+          : {
+              available: false,
+              reason: "the dataset was not recorded in a Provael suite: no scene to replay",
+            },
       competent,
       reasons,
+      summary: summaryLine,
     },
     headline: {
       claim: `On ${attackExits.successes} of ${attackExits.n} scored recorded frames (benign inside the envelope), '${plan.attack.id}' pushed the policy's one-step command outside the benign envelope.`,
@@ -516,7 +609,7 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
       "one step: the envelope tests one command from the recorded state; no trajectory is integrated",
       "recorded, not live: the scene never responds to the policy",
       `embodiment: robot_type ${JSON.stringify(plan.dataset.robot_type)}, ${source === "external" ? "a dataset recorded outside Provael" : `recorded in Provael's ${source.slice("provael:".length)} simulator`}`,
-      `checkpoint: ${policy.id}${plan.policy.digest ? ` ${plan.policy.digest}` : ""}; no other checkpoint is measured`,
+      `checkpoint: ${plan.policy.id}${plan.policy.digest ? ` ${plan.policy.digest}` : ""}; no other checkpoint is measured`,
       "not a robot result: nothing was executed",
       "frames of one episode are correlated: the Wilson intervals treat frames as independent and are narrower than an episode-level analysis would give",
       ...(spans.length > 0
@@ -544,6 +637,7 @@ export async function runStudy(o: StudyOptions): Promise<{ result: StudyResult; 
       ...(result.competence as Record<string, unknown>),
       competent: null,
       reasons: [],
+      summary: summaryLine,
     };
     result.exclusions = { ...(result.exclusions as Record<string, unknown>), headline_valid: null };
   }
