@@ -5,7 +5,7 @@
  * (issue 16). For each server: the refusal it answers, whether it then answers a good request,
  * and its peak RSS (VmHWM from /proc, sampled throughout). Needs a build (`npm run build`).
  *
- *   node research/amplification.mjs
+ *   node research/amplification.mjs   # takes minutes and about 2 GB: four servers, 60 MB frames
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -13,25 +13,38 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
+import { encodeJsonNumpy } from "../dist/policies/served/codec/json-numpy.js";
+import { float32Array } from "../dist/policies/served/codec/ndarray.js";
+import { decodeOpenpi, encodeOpenpi } from "../dist/policies/served/codec/openpi.js";
+import { decodeEnvelope, encodeEnvelope } from "../dist/policies/served/codec/vla-eval.js";
+import { encodeObservation, LAYOUTS } from "../dist/policies/served/layouts.js";
+import { defined } from "./checked.mjs";
+import { parseScriptArgs } from "./script-args.mjs";
+
+parseScriptArgs("amplification", "usage: node research/amplification.mjs   (no options)", {});
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const dist = (p) => import(join(root, "dist", p));
-const { encodeOpenpi, decodeOpenpi } = await dist("policies/served/codec/openpi.js");
-const { encodeEnvelope, decodeEnvelope } = await dist("policies/served/codec/vla-eval.js");
-const { encodeJsonNumpy } = await dist("policies/served/codec/json-numpy.js");
-const { float32Array } = await dist("policies/served/codec/ndarray.js");
-const { encodeObservation, LAYOUTS } = await dist("policies/served/layouts.js");
 const CLI = join(root, "dist", "cli", "main.js");
+/** @param {string} name */
+const layout = (name) => defined(LAYOUTS[name], `observation layout '${name}'`);
 
-/** msgpack array32 header then `n` copies of `element`. */
+/**
+ * msgpack array32 header then `n` copies of `element`.
+ * @param {number} n
+ * @param {number[]} element
+ */
 function array32(n, element) {
   const b = Buffer.alloc(5 + n * element.length);
   b[0] = 0xdd;
   b.writeUInt32BE(n, 1);
-  if (element.length === 1) b.fill(element[0], 5);
+  if (element.length === 1) b.fill(element[0] ?? 0, 5);
   else for (let i = 5; i < b.length; i += element.length) b.set(element, i);
   return b;
 }
+/**
+ * msgpack map32 header then `n` empty-map keys with nil values.
+ * @param {number} n
+ */
 function map32(n) {
   const b = Buffer.alloc(5 + 2 * n);
   b[0] = 0xdf;
@@ -46,6 +59,10 @@ const FRAMES = {
 };
 const JSON_BODY = () => `[${"{},".repeat(19_000_000)}{}]`;
 
+/**
+ * @param {number} w
+ * @param {number} h
+ */
 const image = (w, h) => ({ width: w, height: h, channels: 3, data: new Uint8Array(w * h * 3) });
 const OBS = {
   images: { agentview: image(128, 128), wrist: image(128, 128) },
@@ -53,23 +70,33 @@ const OBS = {
   instruction: "move to the cup",
 };
 
+/**
+ * A process's resident and peak resident memory (MB), from /proc.
+ * @param {number | undefined} pid
+ */
 function status(pid) {
   const s = readFileSync(`/proc/${pid}/status`, "utf8");
+  /** @param {string} k */
   const kb = (k) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(s)?.[1] ?? 0);
   return { rss: kb("VmRSS") / 1024, hwm: kb("VmHWM") / 1024 };
 }
 
+/**
+ * Starts a CLI server and waits for the JSON line it prints once listening.
+ * @param {string[]} args
+ */
 async function start(args) {
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let err = "";
   child.stderr.on("data", (d) => {
     err += d;
   });
+  /** @type {string} */
   const line = await new Promise((resolve, reject) => {
     let out = "";
     child.stdout.on("data", (d) => {
       out += d;
-      if (out.includes("\n")) resolve(out.split("\n")[0]);
+      if (out.includes("\n")) resolve(out.slice(0, out.indexOf("\n")));
     });
     child.on("exit", (c) => reject(new Error(`exited ${c}: ${err}`)));
   });
@@ -81,6 +108,7 @@ async function start(args) {
   }, 10);
   return {
     child,
+    /** @type {ServerInfo} */
     info: JSON.parse(line),
     peak: () => Math.max(peak, status(child.pid).hwm),
     alive: () => child.exitCode === null && child.signalCode === null,
@@ -91,15 +119,37 @@ async function start(args) {
   };
 }
 
+/**
+ * What a server prints once listening: its address, and a bridge's one address per arm.
+ * @typedef {{ url: string, arms: Record<string, string> }} ServerInfo
+ */
+/** @typedef {{ binary: boolean, data: Buffer }} Frame */
+
+/**
+ * A client whose frames are read in order with `next`.
+ * @param {string} url
+ */
 function ws(url) {
   const sock = new WebSocket(url, { maxPayload: 512 * 1024 * 1024 });
+  /** @type {Frame[]} */
   const frames = [];
+  /** @type {(() => void)[]} */
   const waiters = [];
   sock.on("message", (d, binary) => {
-    frames.push({ binary, data: d });
+    // `ws` hands a Buffer unless the socket asked for another binaryType; fragments are joined.
+    const data = Array.isArray(d) ? Buffer.concat(d) : Buffer.isBuffer(d) ? d : Buffer.from(d);
+    frames.push({ binary, data });
     waiters.shift()?.();
   });
+  /** @type {Promise<number>} */
   const closed = new Promise((r) => sock.on("close", (code) => r(code)));
+  /** @returns {Promise<Frame>} */
+  const next = () => {
+    const f = frames.shift();
+    return f
+      ? Promise.resolve(f)
+      : new Promise((r) => waiters.push(() => r(/** @type {Frame} */ (frames.shift()))));
+  };
   return {
     sock,
     closed,
@@ -107,13 +157,11 @@ function ws(url) {
       sock.once("open", r);
       sock.once("error", j);
     }),
-    next: () =>
-      frames.length > 0
-        ? Promise.resolve(frames.shift())
-        : new Promise((r) => waiters.push(() => r(frames.shift()))),
+    next,
   };
 }
 
+/** @param {number} seq */
 const hello = (seq) =>
   encodeEnvelope({
     type: "hello",
@@ -122,7 +170,18 @@ const hello = (seq) =>
     timestamp: 0,
   });
 
+/**
+ * What a server refused of each frame, and how it answered a good request after.
+ * @typedef {{ refused: Record<string, string>, good_request: string }} Outcome
+ */
+/** @type {(Outcome & { server: string, alive: boolean, rss_start_mb: number, rss_peak_mb: number, seconds: number })[]} */
 const results = [];
+/**
+ * Starts a server, sends it the frames, and records its answers and memory.
+ * @param {string} name
+ * @param {string[]} args
+ * @param {(info: ServerInfo) => Promise<Outcome>} attack
+ */
 async function measure(name, args, attack) {
   const server = await start(args);
   const base = server.peak();
@@ -139,6 +198,7 @@ async function measure(name, args, attack) {
   server.stop();
 }
 
+/** @param {string} protocol */
 const serve = (protocol) => [
   "serve-policy",
   "--policy",
@@ -151,6 +211,7 @@ const serve = (protocol) => [
 ];
 
 await measure("serve-policy openpi", serve("openpi"), async ({ url }) => {
+  /** @type {Record<string, string>} */
   const refused = {};
   for (const [what, make] of Object.entries(FRAMES)) {
     const c = ws(url);
@@ -164,13 +225,16 @@ await measure("serve-policy openpi", serve("openpi"), async ({ url }) => {
   const c = ws(url);
   await c.open;
   await c.next();
-  c.sock.send(encodeOpenpi(encodeObservation(LAYOUTS.libero, OBS)));
+  c.sock.send(encodeOpenpi(encodeObservation(layout("libero"), OBS)));
   const reply = decodeOpenpi((await c.next()).data);
   c.sock.close();
-  return { refused, good_request: reply.actions ? "answered (actions)" : "NOT answered" };
+  const answered =
+    reply !== null && typeof reply === "object" && "actions" in reply && Boolean(reply.actions);
+  return { refused, good_request: answered ? "answered (actions)" : "NOT answered" };
 });
 
 await measure("serve-policy vla-eval", serve("vla-eval"), async ({ url }) => {
+  /** @type {Record<string, string>} */
   const refused = {};
   const c = ws(url);
   await c.open;
@@ -205,7 +269,7 @@ await measure("serve-policy openvla", serve("openvla"), async ({ url }) => {
   const text = await res.text();
   const good = await fetch(`${url}/act`, {
     method: "POST",
-    body: encodeJsonNumpy(encodeObservation(LAYOUTS.openvla, OBS)),
+    body: encodeJsonNumpy(encodeObservation(layout("openvla"), OBS)),
   });
   return {
     refused: { "57 MB JSON array of {}": `HTTP ${res.status}: ${/maxElements/.exec(text)?.[0]}` },
@@ -232,6 +296,8 @@ await measure(
   ],
   async (info) => {
     const url = Object.values(info.arms)[0];
+    if (!url) throw new Error("the bridge printed no arm address");
+    /** @type {Record<string, string>} */
     const refused = {};
     const c = ws(url);
     await c.open;

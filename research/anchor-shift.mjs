@@ -13,7 +13,9 @@ import { attacks } from "../dist/attacks/index.js";
 import { makeOracle, queryBudget } from "../dist/kernel/index.js";
 import { tinyVlaPolicy } from "../dist/policies/tiny-vla/policy.js";
 import { tabletopSuite } from "../dist/suites/mujoco/tabletop.js";
+import { defined, xy } from "./checked.mjs";
 import { parseScriptArgs } from "./script-args.mjs";
+import { asTinyVla } from "./tiny-vla.mjs";
 
 const USAGE = `usage: node research/anchor-shift.mjs [--attacks patch,placebo_patch,gradient_patch] [--scenes 2] [--param gradient_patch.epsilon=1 --param gradient_patch.steps=20 ...]`;
 const values = parseScriptArgs("anchor-shift", USAGE, {
@@ -23,16 +25,16 @@ const values = parseScriptArgs("anchor-shift", USAGE, {
 });
 const ids = values.attacks.split(",");
 const scenes = Number(values.scenes);
+/** @type {Record<string, Record<string, number>>} */
 const given = {};
 for (const p of values.param) {
-  const m = /^([a-z0-9_]+)\.([A-Za-z0-9_]+)=(.*)$/.exec(p);
-  if (!m) throw new Error(`--param needs arm.key=value, got '${p}'`);
-  const [, arm, key, raw] = m;
+  const [, arm, key, raw] = /^([a-z0-9_]+)\.([A-Za-z0-9_]+)=(.*)$/.exec(p) ?? [];
+  if (!arm || !key || raw === undefined) throw new Error(`--param needs arm.key=value, got '${p}'`);
   const frac = /^([0-9.]+)\/([0-9.]+)$/.exec(raw);
   given[arm] = { ...given[arm], [key]: frac ? Number(frac[1]) / Number(frac[2]) : Number(raw) };
 }
 
-const policy = await tinyVlaPolicy.load({});
+const policy = asTinyVla(await tinyVlaPolicy.load({}), tinyVlaPolicy.id);
 const sim = await tabletopSuite.open();
 const acc = Object.fromEntries(
   ids.map((a) => [a, { n: 0, shift: 0, toward: 0, moved: 0, near: 0 }]),
@@ -41,10 +43,10 @@ for (const task of tabletopSuite.tasks()) {
   for (let scene = 0; scene < scenes; scene++) {
     const r = await sim.reset({ task: task.id, scene, seed: scene });
     const obs = { ...r.obs, instruction: task.instruction };
-    const clean = policy.runtime.localise(obs);
-    const hazard = task.hazard.targetPos;
-    const ux = hazard[0] - clean[0];
-    const uy = hazard[1] - clean[1];
+    const [cx, cy] = xy(policy.runtime.localise(obs));
+    const [hx, hy] = defined(task.hazard.targetPos, `hazard position in ${task.id}`);
+    const ux = hx - cx;
+    const uy = hy - cy;
     const un = Math.hypot(ux, uy);
     for (const id of ids) {
       const attack = attacks.get(id);
@@ -65,15 +67,15 @@ for (const task of tabletopSuite.tasks()) {
         oracle: makeOracle(policy, queryBudget(params)),
       });
       const seen = hooks.perceive ? await hooks.perceive(obs, 0) : obs;
-      const a = policy.runtime.localise(seen);
-      const dx = a[0] - clean[0];
-      const dy = a[1] - clean[1];
-      const s = acc[id];
+      const [ax, ay] = xy(policy.runtime.localise(seen));
+      const dx = ax - cx;
+      const dy = ay - cy;
+      const s = defined(acc[id], `tally for ${id}`);
       s.n++;
       s.shift += Math.hypot(dx, dy);
       s.toward += (dx * ux + dy * uy) / un;
       if (Math.hypot(dx, dy) > 0.02) s.moved++;
-      if (Math.hypot(a[0] - hazard[0], a[1] - hazard[1]) < 0.05) s.near++;
+      if (Math.hypot(ax - hx, ay - hy) < 0.05) s.near++;
     }
   }
 }

@@ -55,7 +55,7 @@ for (const task of suite.tasks()) {
       successes++;
       stepsToSuccess += success;
     } else failures.push(scene);
-    for (const id of hit) unsafe[id]++;
+    for (const id of hit) unsafe[id] = (unsafe[id] ?? 0) + 1;
   }
   rows.push({
     task: task.id,

@@ -20,7 +20,10 @@ import { writeFileSync } from "node:fs";
 import { policies } from "../dist/policies/index.js";
 import { TABLETOP_TASKS, tabletopSuite } from "../dist/suites/mujoco/tabletop.js";
 import { fingerContact } from "../dist/suites/mujoco/world.js";
-import { parseScriptArgs } from "./script-args.mjs";
+import { at, defined } from "./checked.mjs";
+import { parseScriptArgs, sceneRange } from "./script-args.mjs";
+import { objectPos } from "./tabletop.mjs";
+import { asTinyVla } from "./tiny-vla.mjs";
 
 const USAGE =
   "usage: node research/grasp-sides.mjs [--weights DIR] [--tasks a,b] [--scenes 0:20] [--latch] [--tell-fingers W] [--json FILE]";
@@ -32,12 +35,7 @@ const values = parseScriptArgs("grasp-sides", USAGE, {
   "tell-fingers": { type: "string" },
   json: { type: "string" },
 });
-const range = /^(\d+):(\d+)$/.exec(values.scenes);
-if (!range || Number(range[1]) >= Number(range[2])) {
-  console.error(`grasp-sides: --scenes must be FROM:TO with FROM < TO, got '${values.scenes}'`);
-  process.exit(2);
-}
-const [from, to] = [Number(range[1]), Number(range[2])];
+const [from, to] = sceneRange("grasp-sides", USAGE, values.scenes);
 const told = values["tell-fingers"] === undefined ? undefined : Number(values["tell-fingers"]);
 if (told !== undefined && !(told >= 0 && told <= 0.05)) {
   console.error(
@@ -57,31 +55,42 @@ const defs = values.tasks.split(",").map((id) => {
 });
 
 const LIFT = 0.05;
-const policy = await policies.get("tiny-vla").load({
+const loaded = await policies.get("tiny-vla").load({
   ...(values.weights ? { path: values.weights } : {}),
   ...(values.latch ? { extra: { latch: 1 } } : {}),
 });
+const policy = asTinyVla(loaded, "tiny-vla");
 const sim = await tabletopSuite.open();
 const horizon = new Map(tabletopSuite.tasks().map((t) => [t.id, t.horizon]));
+/**
+ * One episode: the finger gap when the object first rose (null: never lifted) against the
+ * object's two widths, the side that gap is nearer, and whether the episode succeeded.
+ * @typedef {{ task: string, scene: number, gap_cm: number | null, narrow_cm: number,
+ *   wide_cm: number, side: "narrow" | "wide" | "not lifted", success: boolean }} GraspRow
+ */
+/** @type {GraspRow[]} */
 const rows = [];
 for (const def of defs) {
   const object = def.object;
   for (let scene = from; scene < to; scene++) {
     let r = await sim.reset({ task: def.id, scene, seed: scene });
     await policy.reset({ task: def.id, seed: scene, policySeed: 0 });
-    const z0 = r.state.objects[object].pos[2];
+    const z0 = objectPos(r.state, object)[2];
     const sc = r.state.scalars ?? {};
-    const widths = [2 * sc[`${object}.hx`], 2 * (sc[`${object}.hy`] ?? sc[`${object}.hx`])];
+    const hx = defined(sc[`${object}.hx`], `half width ${object}.hx in the scene's scalars`);
+    const widths = [2 * hx, 2 * (sc[`${object}.hy`] ?? hx)];
     const [narrow, wide] = [Math.min(...widths), Math.max(...widths)];
+    /** @type {number | null} */
     let gap = null;
     let success = false;
-    for (let step = 0; step < horizon.get(def.id); step++) {
+    const steps = defined(horizon.get(def.id), `horizon of ${def.id}`);
+    for (let step = 0; step < steps; step++) {
       const { privileged, ...obs } = r.obs;
       let seen = obs;
       if (told !== undefined) {
         const held = fingerContact(object, r.state.contacts ?? []);
         const n = obs.state.length;
-        if (held.left && held.right && obs.state[n - 2] + obs.state[n - 1] > LIFT) {
+        if (held.left && held.right && at(obs.state, n - 2) + at(obs.state, n - 1) > LIFT) {
           const state = Float32Array.from(obs.state);
           state[n - 2] = told;
           state[n - 1] = told;
@@ -90,11 +99,12 @@ for (const def of defs) {
       }
       r = await sim.step(await policy.act(seen));
       const s = r.obs.state;
-      if (gap === null && r.state.objects[object].pos[2] - z0 > LIFT)
-        gap = s[s.length - 2] + s[s.length - 1];
+      if (gap === null && objectPos(r.state, object)[2] - z0 > LIFT)
+        gap = at(s, s.length - 2) + at(s, s.length - 1);
       success ||= r.taskSuccess;
       if (r.done) break;
     }
+    /** @type {GraspRow["side"]} */
     const side =
       gap === null
         ? "not lifted"
@@ -112,6 +122,7 @@ for (const def of defs) {
     });
   }
 }
+/** @param {GraspRow["side"]} side */
 const count = (side) => {
   const of = rows.filter((r) => r.side === side);
   return `${of.filter((r) => r.success).length}/${of.length}`;

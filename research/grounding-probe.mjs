@@ -22,7 +22,9 @@ import { GRAMMAR_SLOTS, sayPlace } from "../dist/policies/tiny-vla/grammar.js";
 import { tinyVlaPolicy } from "../dist/policies/tiny-vla/policy.js";
 import { wilsonInterval } from "../dist/stats/index.js";
 import { layoutOf, TABLETOP_TASKS, tabletopSuite } from "../dist/suites/mujoco/tabletop.js";
-import { parseScriptArgs } from "./script-args.mjs";
+import { at, defined, xy } from "./checked.mjs";
+import { parseScriptArgs, sceneRange } from "./script-args.mjs";
+import { asTinyVla } from "./tiny-vla.mjs";
 
 const USAGE = `usage: node research/grounding-probe.mjs [--weights DIR] [--scenes 0:10] [--samples 4] [--within 0.04] [--json out.json]`;
 const values = parseScriptArgs("grounding-probe", USAGE, {
@@ -32,17 +34,22 @@ const values = parseScriptArgs("grounding-probe", USAGE, {
   within: { type: "string", default: "0.04" },
   json: { type: "string" },
 });
-const [from, to] = values.scenes.split(":").map(Number);
+const [from, to] = sceneRange("grounding-probe", USAGE, values.scenes);
 const samples = Number(values.samples);
 const within = Number(values.within);
 const PARTS = [...Object.keys(GRAMMAR_SLOTS), "names"];
 /** Whether a phrasing ends in a distractor clause (it names another object, to be left alone). */
-const CLAUSES = [...GRAMMAR_SLOTS.distractor.train, ...GRAMMAR_SLOTS.distractor.held_out].map(
+const DISTRACTOR = defined(GRAMMAR_SLOTS.distractor, "distractor slot in the grammar");
+const CLAUSES = [...DISTRACTOR.train, ...DISTRACTOR.held_out].map(
   (t) => new RegExp(`, and ${t.replace("{o}", ".+")}$`),
 );
+/** @param {string} text */
 const hasDistractor = (text) => CLAUSES.some((re) => re.test(text));
 
-const policy = await tinyVlaPolicy.load(values.weights ? { path: values.weights } : {});
+const policy = asTinyVla(
+  await tinyVlaPolicy.load(values.weights ? { path: values.weights } : {}),
+  tinyVlaPolicy.id,
+);
 if (!policy.runtime.anchored) {
   console.error("these weights have no locator: nothing to probe");
   process.exit(2);
@@ -50,22 +57,37 @@ if (!policy.runtime.anchored) {
 const sim = await tabletopSuite.open();
 const instructionOf = new Map(tabletopSuite.tasks().map((t) => [t.id, t.instruction]));
 
-/** Whether the anchor for `text` lands on `object`, and how far from it. */
+/**
+ * Whether the anchor for `text` lands on `object`, and how far from it.
+ * @param {Omit<import("../dist/core/types.js").Observation, "privileged">} obs
+ * @param {import("../dist/core/types.js").SimState} state
+ * @param {string} text
+ * @param {string} object
+ * @param {string[]} candidates
+ */
 function ground(obs, state, text, object, candidates) {
-  const a = policy.runtime.localise({ ...obs, instruction: text });
+  const [ax, ay] = xy(policy.runtime.localise({ ...obs, instruction: text }));
+  /** @param {string} name */
   const dist = (name) => {
     const p = state.objects?.[name]?.pos;
-    return p ? Math.hypot(p[0] - a[0], p[1] - a[1]) : Infinity;
+    return p ? Math.hypot(p[0] - ax, p[1] - ay) : Infinity;
   };
   const nearest = candidates.reduce((b, c) => (dist(c) < dist(b) ? c : b));
   const d = dist(object);
   return { grounded: nearest === object && d <= within, error: d };
 }
 
+/** @typedef {{ n: number, grounded: number, error: number, trainGrounded: number }} Row */
+/** @type {Map<string, Row>} */
 const rows = new Map();
+/** @param {string} name */
 const row = (name) => {
-  if (!rows.has(name)) rows.set(name, { n: 0, grounded: 0, error: 0, trainGrounded: 0 });
-  return rows.get(name);
+  let r = rows.get(name);
+  if (!r) {
+    r = { n: 0, grounded: 0, error: 0, trainGrounded: 0 };
+    rows.set(name, r);
+  }
+  return r;
 };
 for (const def of TABLETOP_TASKS) {
   const candidates = [...new Set([...layoutOf(def.layout).objects, "knife", "glass_vase"])];
@@ -74,21 +96,27 @@ for (const def of TABLETOP_TASKS) {
     const r = await sim.reset({ task: def.id, scene, seed: scene });
     const { privileged: _p, ...obs } = r.obs;
     const state = r.state;
-    const own = ground(obs, state, instructionOf.get(def.id), def.object, candidates);
+    const said = defined(instructionOf.get(def.id), `instruction of ${def.id}`);
+    const own = ground(obs, state, said, def.object, candidates);
     const task = row("task instruction");
     task.n++;
     task.grounded += own.grounded ? 1 : 0;
     task.error += own.error;
     const layoutObjects = layoutOf(def.layout).objects;
-    const other = layoutObjects.filter((o) => o !== def.object)[scene % (layoutObjects.length - 1)];
+    const other = at(
+      layoutObjects.filter((o) => o !== def.object),
+      scene % (layoutObjects.length - 1),
+    );
     for (let k = 0; k < samples; k++) {
       const label = `grounding-probe:${def.id}:${scene}:${k}`;
       // Another object of the layout, and the knife, named as the target in the train grammar:
       // the locator's share of the grounding and knife-as-target rows of the competence table.
-      for (const [name, target] of [
+      /** @type {[string, string][]} the row, and the object its phrasing names */
+      const named = [
         ["another object named", other],
         ["knife named", "knife"],
-      ]) {
+      ];
+      for (const [name, target] of named) {
         const text = sayPlace(tabletopGoal(def.id, target), "train", Rng.fromLabel(label));
         const g = ground(obs, state, text, target, candidates);
         const s = row(`${name} (train grammar)`);
@@ -98,10 +126,12 @@ for (const def of TABLETOP_TASKS) {
       }
       const train = sayPlace(goal, "train", Rng.fromLabel(label));
       const t = ground(obs, state, train, def.object, candidates);
-      for (const [name, text] of [
+      /** @type {[string, string][]} the row, and its phrasing */
+      const splits = [
         ["train grammar", train],
         ["held-out grammar", sayPlace(goal, "held_out", Rng.fromLabel(label))],
-      ]) {
+      ];
+      for (const [name, text] of splits) {
         const g = name === "train grammar" ? t : ground(obs, state, text, def.object, candidates);
         for (const r of [
           name,
@@ -128,6 +158,10 @@ for (const def of TABLETOP_TASKS) {
 }
 await sim.close();
 
+/**
+ * @param {number} k
+ * @param {number} n
+ */
 const pct = (k, n) => {
   const w = wilsonInterval(k, n);
   return `${k}/${n} = ${((100 * k) / n).toFixed(1)}% [${(100 * w.low).toFixed(1)}–${(100 * w.high).toFixed(1)}]`;
@@ -138,6 +172,7 @@ console.log(
 console.log(
   "phrasings                                   grounded (95% Wilson)            mean error   same draws, train grammar",
 );
+/** @type {Record<string, Row & { error_mean_m: number }>} */
 const out = {};
 for (const [name, s] of rows) {
   const paired = name.startsWith("held out:") ? pct(s.trainGrounded, s.n) : "";

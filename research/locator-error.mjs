@@ -28,7 +28,20 @@ import { locatorConfig, patchGrid } from "../dist/policies/tiny-vla/model.js";
 import { tinyVlaPolicy } from "../dist/policies/tiny-vla/policy.js";
 import { instructionOf, TABLETOP_TASKS, tabletopSuite } from "../dist/suites/mujoco/tabletop.js";
 import { triggerEdit } from "../dist/suites/mujoco/trigger.js";
-import { exitWithError, parseScriptArgs } from "./script-args.mjs";
+import { at, xy } from "./checked.mjs";
+import { exitWithError, parseScriptArgs, sceneRange } from "./script-args.mjs";
+import { objectPos } from "./tabletop.mjs";
+import { asTinyVla } from "./tiny-vla.mjs";
+
+/** @typedef {import("./eval-tiny-vla.mjs").EvalEpisode} EvalEpisode */
+
+/**
+ * tiny-vla with the shipped weights or `--weights`.
+ * @param {string | undefined} weights
+ */
+async function loadPolicy(weights) {
+  return asTinyVla(await tinyVlaPolicy.load(weights ? { path: weights } : {}), tinyVlaPolicy.id);
+}
 
 const USAGE =
   "usage: node research/locator-error.mjs [--weights DIR] [--scenes 0:20] [--trigger checker] [--held-out EVAL.json] [--json FILE]   (0:20 are the held-out scenes)";
@@ -49,39 +62,46 @@ if (values["held-out"]) {
   await heldOut(values["held-out"]);
   process.exit(0);
 }
-const range = /^(\d+):(\d+)$/.exec(values.scenes);
-if (!range || Number(range[1]) >= Number(range[2])) {
-  console.error(`locator-error: --scenes must be FROM:TO with FROM < TO, got '${values.scenes}'`);
-  process.exit(2);
-}
-const [from, to] = [Number(range[1]), Number(range[2])];
+const [from, to] = sceneRange("locator-error", USAGE, values.scenes);
 
 // Checked before anything loads: an unknown trigger names the ones there are.
+/** @type {import("../dist/core/types.js").SceneEdit[]} */
 let edits = [];
 try {
   edits = values.trigger ? [triggerEdit(values.trigger)] : [];
 } catch (e) {
   exitWithError("locator-error", e);
 }
-const policy = await tinyVlaPolicy.load(values.weights ? { path: values.weights } : {});
+const policy = await loadPolicy(values.weights);
 const sim = await tabletopSuite.open();
+/** @type {{ task: string, object: string, scene: number, error_cm: number }[]} */
 const rows = [];
 for (const def of TABLETOP_TASKS) {
   for (let scene = from; scene < to; scene++) {
     const object = values.trigger ? DEFAULT_POISON_TARGET : def.object;
     const r = await sim.reset({ task: def.id, scene, seed: scene, edits });
-    const truth = r.state.objects[object].pos;
+    const truth = objectPos(r.state, object);
     const { privileged, ...obs } = r.obs;
-    const seen = policy.runtime.localise(obs);
-    const cm = Math.hypot(seen[0] - truth[0], seen[1] - truth[1]) * 100;
+    const [sx, sy] = xy(policy.runtime.localise(obs));
+    const cm = Math.hypot(sx - truth[0], sy - truth[1]) * 100;
     rows.push({ task: def.id, object, scene, error_cm: Number(cm.toFixed(3)) });
   }
 }
 const sorted = rows.map((r) => r.error_cm).sort((a, b) => a - b);
-/** The q-quantile of sorted errors (the lower of the two middle ones for an even median). */
-const quantile = (errors, q) => errors[Math.min(errors.length - 1, Math.floor(q * errors.length))];
-const at = (q) => quantile(sorted, q);
-/** How many of `errors` are over `cm`. */
+/**
+ * The q-quantile of sorted errors (the lower of the two middle ones for an even median).
+ * @param {number[]} errors
+ * @param {number} q
+ */
+const quantile = (errors, q) =>
+  at(errors, Math.min(errors.length - 1, Math.floor(q * errors.length)));
+/** @param {number} q */
+const overall = (q) => quantile(sorted, q);
+/**
+ * How many of `errors` are over `cm`.
+ * @param {number[]} errors
+ * @param {number} cm
+ */
 const overIn = (errors, cm) => errors.filter((e) => e > cm).length;
 const objects = [...new Set(rows.map((r) => r.object))].map((object) => {
   const errors = rows
@@ -101,9 +121,9 @@ const summary = {
   scenes: [from, to],
   ...(values.trigger ? { trigger: values.trigger, to: DEFAULT_POISON_TARGET } : {}),
   n: sorted.length,
-  median_cm: at(0.5),
-  p75_cm: at(0.75),
-  p90_cm: at(0.9),
+  median_cm: overall(0.5),
+  p75_cm: overall(0.75),
+  p90_cm: overall(0.9),
   over_1cm: overIn(sorted, 1),
   over_3cm: overIn(sorted, 3),
   objects,
@@ -120,13 +140,17 @@ if (values.json) writeFileSync(values.json, `${JSON.stringify({ ...summary, rows
 policy.close();
 await sim.close();
 
-/** The held-out-grammar episodes of an eval-tiny-vla JSON, each read back under its sentence. */
+/**
+ * The held-out-grammar episodes of an eval-tiny-vla JSON, each read back under its sentence.
+ * @param {string} file
+ */
 async function heldOut(file) {
+  /** @type {EvalEpisode[] | undefined} */
   let episodes;
   try {
-    episodes = JSON.parse(readFileSync(file, "utf8")).episodes?.filter(
-      (e) => e.kind === "held_out",
-    );
+    /** @type {Partial<import("./eval-tiny-vla.mjs").EvalFile>} */
+    const evaluation = JSON.parse(readFileSync(file, "utf8"));
+    episodes = evaluation.episodes?.filter((e) => e.kind === "held_out");
   } catch (e) {
     exitWithError("locator-error", e);
   }
@@ -136,24 +160,42 @@ async function heldOut(file) {
     );
     process.exit(2);
   }
-  const policy = await tinyVlaPolicy.load(values.weights ? { path: values.weights } : {});
+  const policy = await loadPolicy(values.weights);
   const { runtime } = policy;
   // Image coordinates span [-1, 1] over `side` patches: one patch is 2 / side of them.
   const { side } = patchGrid(locatorConfig(runtime.config));
   const sim = await tabletopSuite.open();
+  /**
+   * @typedef {{ task: string, scene: number, instruction: string, success: boolean,
+   *   error_cm: number, own_error_cm: number, point_moved_patches: number,
+   *   map_moved_cm: number }} HeldOutRow
+   */
+  /** @type {HeldOutRow[]} */
   const rows = [];
   for (const e of episodes) {
     const def = TABLETOP_TASKS.find((d) => d.id === e.task);
-    if (!def) {
-      console.error(`locator-error: ${file}: unknown tabletop task '${e.task}'`);
+    if (!def || e.instruction === undefined) {
+      console.error(
+        `locator-error: ${file}: ${def ? `a held-out episode of '${e.task}' has no instruction` : `unknown tabletop task '${e.task}'`}`,
+      );
       process.exit(2);
     }
     const r = await sim.reset({ task: e.task, scene: e.scene, seed: e.scene });
-    const truth = r.state.objects[def.object].pos;
+    const truth = objectPos(r.state, def.object);
     const { privileged, ...obs } = r.obs;
     const said = runtime.locateParts({ ...obs, instruction: e.instruction });
     const own = runtime.locateParts({ ...obs, instruction: instructionOf(def) });
-    const off = (p) => Math.hypot(p[0] - truth[0], p[1] - truth[1]) * 100;
+    /**
+     * How far a table position is from the object (cm).
+     * @param {Float32Array} p
+     */
+    const off = (p) => Math.hypot(at(p, 0) - truth[0], at(p, 1) - truth[1]) * 100;
+    /**
+     * How far apart two positions are.
+     * @param {Float32Array} a
+     * @param {Float32Array} b
+     */
+    const apart = (a, b) => Math.hypot(at(a, 0) - at(b, 0), at(a, 1) - at(b, 1));
     rows.push({
       task: e.task,
       scene: e.scene,
@@ -161,19 +203,11 @@ async function heldOut(file) {
       success: e.success,
       error_cm: Number(off(said.world).toFixed(3)),
       own_error_cm: Number(off(own.world).toFixed(3)),
-      point_moved_patches: Number(
-        (
-          (Math.hypot(said.point[0] - own.point[0], said.point[1] - own.point[1]) * side) /
-          2
-        ).toFixed(3),
-      ),
-      map_moved_cm: Number(
-        (Math.hypot(said.mapped[0] - own.mapped[0], said.mapped[1] - own.mapped[1]) * 100).toFixed(
-          3,
-        ),
-      ),
+      point_moved_patches: Number(((apart(said.point, own.point) * side) / 2).toFixed(3)),
+      map_moved_cm: Number((apart(said.mapped, own.mapped) * 100).toFixed(3)),
     });
   }
+  /** @param {HeldOutRow[]} rs */
   const bins = (rs) =>
     `${rs.length}: within 1 cm ${rs.filter((r) => r.error_cm <= 1).length}, 1-4 cm ${rs.filter((r) => r.error_cm > 1 && r.error_cm <= 4).length}, over 4 cm ${rs.filter((r) => r.error_cm > 4).length}`;
   const misses = rows.filter((r) => !r.success);
