@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { loadAcceptance } from "../config/acceptance.js";
-import { DEFAULTS } from "../config/defaults.js";
 import { integer, type ParamValue } from "../config/parse.js";
 import {
   addPlanFlags,
@@ -14,6 +13,7 @@ import {
 import { loadPlugins, pluginSource } from "../config/plugins.js";
 import {
   applyRecipe as applyRecipeTo,
+  effectiveDefaults,
   loadRecipe,
   RECIPES,
   type Recipe,
@@ -226,29 +226,6 @@ export function registerAttack(program: Command): void {
   addServedPolicyFlags(program.commands.find((c) => c.name() === "attack") as Command);
   // A vla-eval benchmark launched per arm (--suite vla-eval).
   addBenchmarkFlags(program.commands.find((c) => c.name() === "attack") as Command);
-}
-
-/** The defaults as they apply, per-suite overrides included (help text and list-recipes). */
-export function effectiveDefaults(recipe: Recipe = loadRecipe("quick")): string {
-  const lines = [
-    `With no flags: --recipe ${recipe.name}: --attacks ${recipe.attacks.join(",")} (plus their matched controls), --seeds ${recipe.seeds ?? DEFAULTS.seeds}, every task of the suite.`,
-  ];
-  for (const [suite, o] of Object.entries(recipe.suites ?? {})) {
-    lines.push(
-      `On ${suite}, when no --attacks and no --tasks are given: ${[
-        o.attacks ? `--attacks ${o.attacks.join(",")} (plus their matched controls)` : null,
-        o.tasks ? `--tasks ${o.tasks.join(",")}` : null,
-        o.seeds ? `--seeds ${o.seeds}` : null,
-        o.horizon ? `--horizon ${o.horizon}` : null,
-      ]
-        .filter((x) => x !== null)
-        .join(", ")}.`,
-    );
-  }
-  lines.push(
-    "Naming --attacks or --tasks plays exactly what is named, on the suite's other defaults.",
-  );
-  return lines.join("\n");
 }
 
 /** The plan of `--from FILE`, refusing flags that would change what it plays. */
