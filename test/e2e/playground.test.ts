@@ -131,10 +131,10 @@ describe.skipIf(!existsSync(CHROMIUM))("the playground in Chromium", () => {
     expect(outcome(page)).toEqual(outcome(ref));
   });
 
-  // Chromium's Math.sin, Math.exp, … differ from Node's in the last bit (V8 built with another
-  // libm), and the controller and scene code call them: positions drift at the 17th digit, so the
-  // bytes differ while every outcome above is the same. When the episode path uses host-independent
-  // math this starts to fail: make it a plain `it` then.
+  // The bytes differ from the first episode's step 10 on (pose[1], last bit, the action the
+  // same): not tfjs (both hosts load the SIMD .wasm) nor MuJoCo's WebAssembly (it imports no JS
+  // Math); the controller's JavaScript math is what is left (docs/playground.md). When the cause
+  // is removed this starts to fail: make it a plain `it` then.
   it.fails("report.json is byte for byte the CLI's (not yet: host math differs)", () => {
     expect(sha(played.report)).toBe(sha(cli));
   });
