@@ -4,7 +4,7 @@
  * the page holds one).
  */
 import { isRendered } from "../core/lazy-images.js";
-import type { Image, PolicyInstance, SuiteInstance } from "../core/types.js";
+import type { Image, Observation, PolicyInstance, SuiteInstance } from "../core/types.js";
 import { policies } from "../policies/index.js";
 import type { Cell, PlanSpec } from "../runner/plan.js";
 import { type CellResult, type ExecutorSetup, playCell } from "../runner/play-cell.js";
@@ -49,8 +49,14 @@ export class Player {
     };
   }
 
-  /** Plays one cell; `onFrame` sees each step's images the policy read. */
+  /**
+   * Plays one cell; `onFrame` sees each step's images the policy read. A step's observation is
+   * seen before the policy acts on it, when its cameras are not rendered yet (they render when
+   * the policy reads them, and reading one here would render a camera the run does not), so
+   * each step's frame is sent at the next step, before the suite renders into its buffers again.
+   */
   play(setup: ExecutorSetup, cell: Cell, onFrame?: (f: SeenFrame) => void): Promise<CellResult> {
+    let previous: { step: number; seen: Observation } | null = null;
     return playCell(
       setup,
       cell,
@@ -58,14 +64,17 @@ export class Player {
       this.policy,
       onFrame
         ? (step, seen) => {
-            const images: Record<string, Image> = {};
-            // Only cameras already rendered for the policy: reading another would render it.
-            for (const k of Object.keys(seen.images)) {
-              if (!isRendered(seen.images, k)) continue;
-              const im = seen.images[k] as Image;
-              images[k] = { ...im, data: im.data.slice() };
+            if (previous) {
+              const images: Record<string, Image> = {};
+              // Only cameras rendered for the policy: reading another would render it.
+              for (const k of Object.keys(previous.seen.images)) {
+                if (!isRendered(previous.seen.images, k)) continue;
+                const im = previous.seen.images[k] as Image;
+                images[k] = { ...im, data: im.data.slice() };
+              }
+              if (Object.keys(images).length > 0) onFrame({ step: previous.step, images });
             }
-            onFrame({ step, images });
+            previous = { step, seen };
           }
         : undefined,
     );

@@ -22,6 +22,8 @@ const PLAN = {
 };
 const root = tempDir("provael-playground-");
 const sha = (b: string | Buffer) => createHash("sha256").update(b).digest("hex");
+/** Set to a folder (e.g. docs/images) to save a screenshot of the page mid-run. */
+const SCREENSHOTS = process.env.PROVAEL_SCREENSHOTS;
 
 interface Played {
   report: string;
@@ -30,6 +32,8 @@ interface Played {
   requests: string[];
   problems: string[];
   origin: string;
+  /** The cameras of the episode in progress, drawn while the page played: [camera, pixels lit]. */
+  live: [string, number][];
 }
 
 describe.skipIf(!existsSync(CHROMIUM))("the playground in Chromium", () => {
@@ -77,6 +81,27 @@ describe.skipIf(!existsSync(CHROMIUM))("the playground in Chromium", () => {
       page.on("worker", (wk) => requests.push(wk.url()));
       const q = new URLSearchParams({ ...PLAN, workers: "1", autostart: "1" });
       await page.goto(`${served.url}?${q}`);
+      // While it plays: every camera of the episode in progress, drawn from the worker's frames.
+      await page.waitForSelector("#views canvas[data-camera]", { timeout: 600_000 });
+      await page.waitForFunction(
+        () => document.querySelectorAll("#views canvas[data-camera]").length >= 2,
+        undefined,
+        { timeout: 600_000 },
+      );
+      const live = await page.$$eval("#views canvas[data-camera]", (cs) =>
+        (cs as HTMLCanvasElement[]).map((c): [string, number] => {
+          const px = c.getContext("2d")?.getImageData(0, 0, c.width, c.height).data ?? [];
+          let lit = 0;
+          for (let i = 0; i < px.length; i += 4)
+            if ((px[i] ?? 0) + (px[i + 1] ?? 0) + (px[i + 2] ?? 0) > 0) lit++;
+          return [c.dataset.camera ?? "", lit];
+        }),
+      );
+      if (SCREENSHOTS)
+        await page.screenshot({
+          path: join(SCREENSHOTS, "playground-running.png"),
+          fullPage: true,
+        });
       await page.waitForSelector("#digest", { timeout: 1_200_000 });
       const download = page.waitForEvent("download");
       await page.click("#dl-report\\.json");
@@ -88,6 +113,7 @@ describe.skipIf(!existsSync(CHROMIUM))("the playground in Chromium", () => {
         requests,
         problems,
         origin: served.url,
+        live,
       };
     } finally {
       await browser.close();
@@ -104,6 +130,11 @@ describe.skipIf(!existsSync(CHROMIUM))("the playground in Chromium", () => {
       `provael attack --tasks ${PLAN.tasks} --attacks ${PLAN.attacks} --seeds ${PLAN.seeds} --out run`,
     );
     expect(played.digestShown).toBe(`sha256:${sha(played.report)}`);
+  });
+
+  it("shows every camera of the episode in progress while it plays", () => {
+    expect(played.live.map(([camera]) => camera).sort()).toEqual(["agentview", "wrist"]);
+    for (const [camera, lit] of played.live) expect(lit, camera).toBeGreaterThan(1000);
   });
 
   it("no request leaves 127.0.0.1", () => {

@@ -219,6 +219,7 @@ async function play() {
             run ??= new PageRun(plan, cells, m.probe);
             next(w, i);
           } else if (m.type === "frame") {
+            if (firstFrame === null) status.textContent = `playing: 0/${cells.length} episodes`;
             firstFrame ??= performance.now() - started;
             const view = views[i] as HTMLElement;
             for (const [cam, im] of Object.entries(m.images)) {
