@@ -6,10 +6,9 @@
 // report.json, report.md, trajectories and the manifest (no report.html). Wall time of each
 // flow, alternated over rounds, medians and their ratio. Goal: one command / by hand <= 1.02.
 //
-// Measured on the shared 2-core host at load average 22-23, `node bench/launch.bench.mjs 3 4`:
-// by hand 24.38 s, one command 17.57 s (ratio 0.721). At that load the spread between rounds is
-// larger than either flow's own cost; the by-hand flow pays one more Node process (the bridge's)
-// and its start-up before any benchmark is launched. To be checked on a quiet machine.
+// Figures: docs/benchmarks.md ("What the one command costs over the by-hand flow"). Quiet, on
+// the stub peer's short episodes, the ratio is 1.015-1.085: about 0.1 s once and 10 ms per
+// episode more, over the goal on plans this short.
 //
 // Run after `npm run build`: node bench/launch.bench.mjs [rounds] [episodes per task]
 import { spawn } from "node:child_process";
