@@ -10,7 +10,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI, runCli } from "../support/cli.js";
+import { CLI, runCli, servePolicy, stopStarted } from "../support/cli.js";
 import { tempDir } from "../support/tmp.js";
 
 const PYTHON = "/usr/bin/python3";
@@ -19,28 +19,16 @@ const PEER_CMD = `${PYTHON} ${PEER} --url {url} --tasks 2 --episodes 2 --timeout
 /** LIBERO with a hazard position per peer task, so zones can be fitted around it. */
 const PEER_PROFILE = join(import.meta.dirname, "..", "peers", "libero_peer.profile.yaml");
 
-const children: ChildProcess[] = [];
+afterAll(stopStarted);
+/** Runs a test kills itself; killed here as well if the test fails first. */
+const toKill: ChildProcess[] = [];
 afterAll(() => {
-  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
+  for (const c of toKill) if (c.exitCode === null) c.kill("SIGKILL");
 });
 
 let upstream = "";
 beforeAll(async () => {
-  const child = spawn(
-    process.execPath,
-    [CLI, "serve-policy", "--policy", "stub", "--protocol", "vla-eval", "--port", "0", "--json"],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  children.push(child);
-  upstream = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout?.on("data", (d) => {
-      out += d;
-      const nl = out.indexOf("\n");
-      if (nl >= 0) resolve((JSON.parse(out.slice(0, nl)) as { url: string }).url);
-    });
-    child.once("exit", (code) => reject(new Error(`serve-policy exited ${code}`)));
-  });
+  upstream = await servePolicy(["--policy", "stub", "--protocol", "vla-eval"]);
 }, 60_000);
 
 const launch = (out: string, extra: string[], command = PEER_CMD) => [
@@ -101,7 +89,7 @@ describe("provael attack --suite vla-eval (the Python peer as the benchmark)", (
     const child = spawn(process.execPath, [CLI, ...launch(out, ["--preflight", "2"])], {
       stdio: "ignore",
     });
-    children.push(child);
+    toKill.push(child);
     const journal = join(out, "journal.jsonl");
     // Killed once the benign arm and one attacked episode are journalled.
     await new Promise<void>((resolve, reject) => {

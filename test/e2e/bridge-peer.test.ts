@@ -6,12 +6,12 @@
  * same server, where the bridge must read the pose from `states`, judge the keep-out predicate
  * on every step, take success from EPISODE_END and hold arms to one shared start.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadProfile, profilePredicates, profileState } from "../../src/bridge/profile.js";
-import { CLI } from "../support/cli.js";
+import { startCli, stopStarted } from "../support/cli.js";
 import { tempDir } from "../support/tmp.js";
 
 /** Debian's interpreter: the pyenv python3 on PATH lacks python3-websockets and friends. */
@@ -44,31 +44,7 @@ function runPeer(url: string, args: string[] = []): PeerSummary {
   return JSON.parse(r.stdout) as PeerSummary;
 }
 
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
-});
-
-/** Starts the built CLI and resolves with the first line it prints (JSON). */
-function startCli(
-  args: string[],
-): Promise<{ line: unknown; child: ChildProcess; stderr: () => string }> {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let out = "";
-    let err = "";
-    child.stderr?.on("data", (d) => {
-      err += d;
-    });
-    child.stdout?.on("data", (d) => {
-      out += d;
-      const nl = out.indexOf("\n");
-      if (nl >= 0) resolve({ line: JSON.parse(out.slice(0, nl)), child, stderr: () => err });
-    });
-    child.once("exit", (code) => reject(new Error(`${args[0]} exited ${code}: ${err}`)));
-  });
-}
+afterAll(stopStarted);
 
 const servePolicy = () =>
   startCli(["serve-policy", "--policy", "stub", "--protocol", "vla-eval", "--port", "0", "--json"]);

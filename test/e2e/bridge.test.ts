@@ -5,43 +5,22 @@
  * cells, and so must every step's action, pose and verdict. The one command (`provael attack
  * --suite vla-eval`, launching our benchmark client once per arm) must give the same again.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { playBenchmark } from "../../src/bridge/benchmark-client.js";
-import { CLI, runCli } from "../support/cli.js";
+import { CLI, runCli, startCli, stopStarted } from "../support/cli.js";
 import { tempDir } from "../support/tmp.js";
 
 const ARMS = "none,roleplay,placebo_patch,patch,freeze";
 const TASK = "kitchen_red_block";
 const HORIZON = 12;
 
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
-});
+afterAll(stopStarted);
 
-/** Spawns the CLI and resolves with its first stdout line, parsed as JSON. */
-function startJson(
-  args: string[],
-): Promise<{ child: ChildProcess; info: Record<string, unknown> }> {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let out = "";
-    let err = "";
-    child.stderr?.on("data", (d) => {
-      err += d;
-    });
-    child.stdout?.on("data", (d) => {
-      out += d;
-      const nl = out.indexOf("\n");
-      if (nl >= 0) resolve({ child, info: JSON.parse(out.slice(0, nl)) });
-    });
-    child.once("exit", (code) => reject(new Error(`${args[0]} exited ${code}: ${err}`)));
-  });
-}
+/** What `serve-policy --json` and `bridge --json` print first. */
+type Info = Record<string, unknown>;
 
 const exited = (c: ChildProcess) =>
   new Promise<number | null>((resolve) => {
@@ -58,7 +37,7 @@ const lines = (path: string) =>
 describe("provael bridge (tabletop through the bridge to a served tiny-vla)", () => {
   it("gives the in-process run's arms table and every step's action", async () => {
     const dir = tempDir();
-    const served = await startJson([
+    const served = await startCli([
       "serve-policy",
       "--policy",
       "tiny-vla",
@@ -69,12 +48,12 @@ describe("provael bridge (tabletop through the bridge to a served tiny-vla)", ()
       "--json",
     ]);
     const out = join(dir, "bridged");
-    const bridge = await startJson([
+    const bridge = await startCli([
       "bridge",
       "--policy",
       "vla-eval",
       "--policy-url",
-      served.info.url as string,
+      (served.line as Info).url as string,
       "--attacks",
       ARMS,
       "--profile",
@@ -85,9 +64,11 @@ describe("provael bridge (tabletop through the bridge to a served tiny-vla)", ()
       "0",
       "--json",
     ]);
-    const arms = bridge.info.arms as Record<string, string>;
+    const arms = (bridge.line as Info).arms as Record<string, string>;
     expect(Object.keys(arms).sort()).toEqual(ARMS.split(",").sort());
-    const health = await fetch(`${(bridge.info.url as string).replace("ws:", "http:")}/health`);
+    const health = await fetch(
+      `${((bridge.line as Info).url as string).replace("ws:", "http:")}/health`,
+    );
     expect(await health.json()).toEqual({ status: "ok" });
     // One benchmark run per arm over the same episodes, two of them at once.
     const names = Object.keys(arms);
@@ -117,7 +98,13 @@ describe("provael bridge (tabletop through the bridge to a served tiny-vla)", ()
     const one = runCli(
       [
         ...["attack", "--suite", "vla-eval", "--profile", "tabletop", "--policy", "vla-eval"],
-        ...["--policy-url", served.info.url as string, "--attacks", ARMS, "--no-controls"],
+        ...[
+          "--policy-url",
+          (served.line as Info).url as string,
+          "--attacks",
+          ARMS,
+          "--no-controls",
+        ],
         ...["--preflight", "0", "--benchmark-concurrency", "3", "--no-html", "--out", launched],
         "--benchmark-command",
         `${process.execPath} ${CLI} vla-eval-benchmark --suite tabletop --server-url {url} --tasks ${TASK} --seeds 1 --horizon ${HORIZON}`,

@@ -1,44 +1,19 @@
-/**
- * LIBERO-Plus through `provael attack --suite vla-eval`: the Python test peer
- * (test/peers/libero_peer.py --libero-plus) sends LIBERO-Plus's HELLO and task dicts carrying each
- * variant's perturbation `category` and `difficulty_level`, as upstream's get_tasks adds them;
- * the `libero_plus` profile keeps both with every episode, and the report splits every arm's rates by both fields
- * (report.json, report.md and the terminal), each a Wilson interval equal to scipy's.
- */
-import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseReport } from "../../src/rundir/report.js";
 import { isJudged, isScored } from "../../src/rundir/report-consistency.js";
-import { CLI, runCli } from "../support/cli.js";
+import { runCli, servePolicy, stopStarted } from "../support/cli.js";
 import { tempDir } from "../support/tmp.js";
 
 const PEER = join(import.meta.dirname, "..", "peers", "libero_peer.py");
 const GOLDEN = join(import.meta.dirname, "..", "golden", "stats", "reference.json");
 
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
-});
+afterAll(stopStarted);
 
 let upstream = "";
 beforeAll(async () => {
-  const child = spawn(
-    process.execPath,
-    [CLI, "serve-policy", "--policy", "stub", "--protocol", "vla-eval", "--port", "0", "--json"],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  children.push(child);
-  upstream = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout?.on("data", (d) => {
-      out += d;
-      const nl = out.indexOf("\n");
-      if (nl >= 0) resolve((JSON.parse(out.slice(0, nl)) as { url: string }).url);
-    });
-    child.once("exit", (code) => reject(new Error(`serve-policy exited ${code}`)));
-  });
+  upstream = await servePolicy(["--policy", "stub", "--protocol", "vla-eval"]);
 }, 60_000);
 
 describe("LIBERO-Plus's perturbation category and level split the report", () => {

@@ -1,43 +1,21 @@
-/**
- * `provael attack --probe-conventions` finds the right image orientation for a served tiny-vla
- * whose client layout leaves its images unrotated while the server (openpi's `libero` layout)
- * rotates what it receives: the policy sees its scenes upside down unless the client rotates
- * them first. The probe's best convention must be the rotation, ahead of the layout as given.
- * One seed, episodes cut at 200 steps: the rotated view finishes the task (at step 147) and no
- * other variant does. Images at 128 pixels (the locator's own size) instead of LIBERO's 224: the
- * probe is about their orientation, not their size.
- */
-import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CLI, runCli } from "../support/cli.js";
+import { runCli, servePolicy, stopStarted } from "../support/cli.js";
 import { tempDir } from "../support/tmp.js";
 
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
-});
-
-function serve(args: string[]): Promise<string> {
-  const child = spawn(process.execPath, [CLI, "serve-policy", ...args, "--port", "0", "--json"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout?.on("data", (d) => {
-      out += d;
-      const nl = out.indexOf("\n");
-      if (nl >= 0) resolve((JSON.parse(out.slice(0, nl)) as { url: string }).url);
-    });
-    child.once("exit", (code) => reject(new Error(`serve-policy exited ${code}`)));
-  });
-}
+afterAll(stopStarted);
 
 describe("provael attack --probe-conventions", () => {
   it("ranks the 180° rotation first for a client whose layout does not rotate", async () => {
-    const url = await serve(["--policy", "tiny-vla", "--protocol", "openpi", "--layout", "libero"]);
+    const url = await servePolicy([
+      "--policy",
+      "tiny-vla",
+      "--protocol",
+      "openpi",
+      "--layout",
+      "libero",
+    ]);
     const dir = tempDir();
     // openpi's LIBERO layout without its rotation: what a port that forgot it sends.
     const flat = join(dir, "flat.yaml");

@@ -95,7 +95,10 @@ describe.skipIf(!hasChromium)(
       await new Promise((ok) => served?.server.close(ok));
     });
 
-    async function open(): Promise<{ page: Page; requests: string[]; problems: string[] }> {
+    /** A page of the open page (this site's, or `url`), recording requests and problems. */
+    async function open(
+      url = `${served.url}open.html`,
+    ): Promise<{ page: Page; requests: string[]; problems: string[] }> {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
       // Playwright's 30 s default is no safety net on a loaded 2-core machine: the test's limit governs.
       page.setDefaultTimeout(240_000);
@@ -106,7 +109,7 @@ describe.skipIf(!hasChromium)(
       page.on("console", (m) => {
         if (m.type() === "error") problems.push(`console: ${m.text()}`);
       });
-      await page.goto(`${served.url}open.html`);
+      await page.goto(url);
       return { page, requests, problems };
     }
 
@@ -281,17 +284,7 @@ describe.skipIf(!hasChromium)(
       const asked: string[] = [];
       const pg = await serveSite(playground, 0, (method, url) => asked.push(`${method} ${url}`));
       try {
-        const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-        // Playwright's 30 s default is no safety net on a loaded 2-core machine: the test's limit governs.
-        page.setDefaultTimeout(240_000);
-        const requests: string[] = [];
-        const problems: string[] = [];
-        page.on("request", (r) => requests.push(`${r.method()} ${r.url()}`));
-        page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-        page.on("console", (m) => {
-          if (m.type() === "error") problems.push(`console: ${m.text()}`);
-        });
-        await page.goto(`${pg.url}viewer/open.html`);
+        const { page, requests, problems } = await open(`${pg.url}viewer/open.html`);
         await page.locator("#open-dir").setInputFiles(T);
         await page.waitForSelector("#runs tr.run-row");
         await page.locator("#runs a.run-link").click();

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
 
 export const CLI = join(import.meta.dirname, "..", "..", "dist", "cli", "main.js");
@@ -29,4 +29,43 @@ export function runCli(
     );
   }
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, signal: r.signal };
+}
+
+/** CLI processes started by `startCli` in this test file, killed by `stopStarted`. */
+const started: ChildProcess[] = [];
+
+/**
+ * Starts the built CLI (a server: `serve-policy`, `bridge`, … with `--json`) and resolves with
+ * the first line it prints, parsed as JSON; rejects, with what it printed, if it exits first.
+ * Call `stopStarted` in the file's `afterAll`.
+ */
+export function startCli(
+  args: string[],
+): Promise<{ line: unknown; child: ChildProcess; stderr: () => string }> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  started.push(child);
+  return new Promise((resolve, reject) => {
+    let out = "";
+    let err = "";
+    child.stderr?.on("data", (d) => {
+      err += d;
+    });
+    child.stdout?.on("data", (d) => {
+      out += d;
+      const nl = out.indexOf("\n");
+      if (nl >= 0) resolve({ line: JSON.parse(out.slice(0, nl)), child, stderr: () => err });
+    });
+    child.once("exit", (code) => reject(new Error(`${args[0]} exited ${code}: ${err}`)));
+  });
+}
+
+/** `provael serve-policy ARGS --port 0 --json` started; resolves with its address. */
+export async function servePolicy(args: string[]): Promise<string> {
+  const { line } = await startCli(["serve-policy", ...args, "--port", "0", "--json"]);
+  return (line as { url: string }).url;
+}
+
+/** Kills what `startCli` started and is still running. */
+export function stopStarted(): void {
+  for (const c of started.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
 }
